@@ -1,0 +1,39 @@
+"""polars-cumdev: cumulative deviation of subpopulations and calibration, as lazy Polars queries.
+
+Importing the package registers the ``cumdev`` namespace on
+:class:`polars.DataFrame` and :class:`polars.LazyFrame`.
+"""
+
+from __future__ import annotations
+
+from polars_cumdev import namespace as _namespace  # noqa: F401  (registers `cumdev`)
+from polars_cumdev.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    CumdevError,
+    EmptySubpopulationError,
+    InvalidParameterError,
+    InvalidValuesError,
+    OverlapError,
+    TiedScoresError,
+)
+from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
+from polars_cumdev.subpopulation import curve, screen
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ColumnNotFoundError",
+    "ColumnTypeError",
+    "CumdevError",
+    "EmptySubpopulationError",
+    "InvalidParameterError",
+    "InvalidValuesError",
+    "OverlapError",
+    "TiedScoresError",
+    "__version__",
+    "curve",
+    "ks_pvalue",
+    "kuiper_pvalue",
+    "screen",
+]

@@ -1,0 +1,52 @@
+"""Exceptions raised by polars-cumdev.
+
+Every problem with a user's data or arguments surfaces as a subclass of
+:class:`CumdevError`, which is also a :class:`ValueError`, so callers can catch
+one type and still rely on the standard hierarchy.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CumdevError",
+    "ColumnNotFoundError",
+    "ColumnTypeError",
+    "InvalidValuesError",
+    "EmptySubpopulationError",
+    "InvalidParameterError",
+    "OverlapError",
+    "TiedScoresError",
+]
+
+
+class CumdevError(ValueError):
+    """Base class of every error raised by polars-cumdev."""
+
+
+class ColumnNotFoundError(CumdevError):
+    """A column named in the call does not exist in the frame."""
+
+
+class ColumnTypeError(CumdevError):
+    """A column has a data type the method cannot use (e.g. a string score)."""
+
+
+class InvalidValuesError(CumdevError):
+    """A column holds values the method cannot use: nulls, NaN, infinities,
+    non-positive weights or values outside a required range."""
+
+
+class EmptySubpopulationError(CumdevError):
+    """A subpopulation selects no rows, or too few distinct scores."""
+
+
+class InvalidParameterError(CumdevError):
+    """A keyword argument has a value outside its documented set or range."""
+
+
+class OverlapError(CumdevError):
+    """Two selections that must be disjoint share rows."""
+
+
+class TiedScoresError(CumdevError):
+    """Two subpopulations share scores where the method requires none."""

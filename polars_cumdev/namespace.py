@@ -1,0 +1,90 @@
+"""The ``cumdev`` namespace on :class:`polars.DataFrame` and :class:`polars.LazyFrame`.
+
+The classes are thin: each method forwards to the module that implements it.
+On a LazyFrame every method returns a LazyFrame; on a DataFrame it returns the
+collected DataFrame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Generic, TypeVar
+
+import polars as pl
+
+from polars_cumdev import subpopulation
+
+__all__ = ["CumdevFrame", "CumdevLazyFrame"]
+
+F = TypeVar("F", pl.DataFrame, pl.LazyFrame)
+
+
+class _Namespace(Generic[F]):
+    """Methods shared by both frame kinds; ``_out`` decides eager or lazy output."""
+
+    def __init__(self, frame: F) -> None:
+        self._frame = frame
+
+    def _out(self, result: pl.LazyFrame) -> F:
+        raise NotImplementedError
+
+    def screen(
+        self,
+        by: str | Sequence[str],
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        variance: str = "auto",
+    ) -> F:
+        """Screen every subpopulation of ``by`` against the full population.
+
+        See :func:`polars_cumdev.subpopulation.screen` (equations (12)-(13),
+        (25)-(28), (31)-(32)).
+        """
+        return self._out(
+            subpopulation.screen(self._frame, by, score, response, weight, variance=variance)
+        )
+
+    def curve(
+        self,
+        subpop: pl.Expr | str,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        variance: str = "auto",
+        fraction: float = 1.0,
+    ) -> F:
+        """Drill-down frame of cumulative differences for one subpopulation.
+
+        See :func:`polars_cumdev.subpopulation.curve` (equations (25)-(28),
+        Remark 3).
+        """
+        return self._out(
+            subpopulation.curve(
+                self._frame,
+                subpop,
+                score,
+                response,
+                weight,
+                variance=variance,
+                fraction=fraction,
+            )
+        )
+
+
+@pl.api.register_dataframe_namespace("cumdev")
+class CumdevFrame(_Namespace[pl.DataFrame]):
+    """``df.cumdev``: eager results."""
+
+    def _out(self, result: pl.LazyFrame) -> pl.DataFrame:
+        return result.collect()
+
+
+@pl.api.register_lazyframe_namespace("cumdev")
+class CumdevLazyFrame(_Namespace[pl.LazyFrame]):
+    """``lf.cumdev``: lazy results that chain into further queries."""
+
+    def _out(self, result: pl.LazyFrame) -> pl.LazyFrame:
+        return result

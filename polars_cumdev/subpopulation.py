@@ -1,0 +1,196 @@
+"""Subpopulation versus full population: the screen and the drill-down curve.
+
+These two functions compose the pipeline stages (prepare -> ties -> bins ->
+accumulate -> statistics) into one lazy query each. The ``cumdev`` namespace
+on frames delegates here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_cumdev import _names as nm
+from polars_cumdev.accumulate import accumulate, check_fraction
+from polars_cumdev.bins import full_population_prefix, locate_bins
+from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.prepare import (
+    FrameLike,
+    Prepared,
+    as_lazy,
+    mask_checks,
+    prepare,
+    resolve_mask,
+)
+from polars_cumdev.statistics import (
+    STATISTIC_COLUMNS,
+    check_variance,
+    chosen_sigma,
+    is_binary,
+    normalize,
+    sigma_terms,
+    summarize,
+)
+from polars_cumdev.ties import merge_ties
+
+__all__ = ["CURVE_COLUMNS", "curve", "screen"]
+
+CURVE_COLUMNS = (
+    "k",
+    "a",
+    "k_over_n",
+    "score",
+    "cumdiff",
+    "full_mean",
+    "response_mean",
+    "weight",
+    "sigma",
+)
+
+
+def _prepare(
+    frame: FrameLike,
+    score: str,
+    response: str,
+    weight: str | None,
+    variance: str,
+    **kwargs: object,
+) -> Prepared:
+    check_variance(variance)
+    response_range = (0.0, 1.0) if variance == "bernoulli" else None
+    return prepare(
+        frame,
+        score=score,
+        response=response,
+        weight=weight,
+        response_range=response_range,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def _binned(prepared: Prepared, subpopulation: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
+    full = prepared.frame.select(nm.SCORE, nm.RESPONSE, nm.WEIGHT)
+    return locate_bins(merge_ties(subpopulation, keys), full_population_prefix(full), keys)
+
+
+def screen(
+    frame: FrameLike,
+    by: str | Sequence[str],
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    variance: str = "auto",
+) -> pl.LazyFrame:
+    """Screen every subpopulation ``by`` defines against the full population.
+
+    Each group is compared with all rows of ``frame``: its tied scores are
+    merged (method.md 1.1), each merged score gets the midpoint bin of
+    equations (6)-(7) in the full population, the weighted cumulative
+    differences (25)-(28) are accumulated, and the Kuiper (13) and
+    Kolmogorov-Smirnov (12) statistics are divided by sigma, (31) or (32).
+    All groups are handled in one lazy query.
+
+    Parameters
+    ----------
+    frame
+        The full population (DataFrame or LazyFrame).
+    by
+        Column(s) defining the subpopulations.
+    score, response, weight
+        Column names of S, R and W; ``weight=None`` weights rows equally.
+    variance
+        ``"bernoulli"`` (31), ``"empirical"`` (32) or ``"auto"``: Bernoulli
+        when every response is 0 or 1.
+
+    Returns
+    -------
+    pl.LazyFrame
+        One row per group: the ``by`` columns, then ``n``, ``n_scores``,
+        ``weight``, ``kuiper``, ``ks``, ``delta`` (C_n), ``sigma``,
+        ``kuiper_z``, ``ks_z``, ``kuiper_p``, ``ks_p`` (method.md 4),
+        ``kuiper_q``, ``ks_q`` (Benjamini-Hochberg over the groups),
+        ``variance`` and ``note``. Sorted by ``kuiper_z``, largest first.
+    """
+    if by is None:
+        raise InvalidParameterError("`by` is required: name the column(s) defining the groups")
+    prepared = _prepare(frame, score, response, weight, variance, by=by, reserved=STATISTIC_COLUMNS)
+    keys = prepared.keys
+    accumulated = accumulate(_binned(prepared, prepared.frame, keys), keys)
+    stats = normalize(summarize(accumulated, keys), keys, is_binary(prepared.frame, variance))
+    return prepared.guarded(stats)
+
+
+def curve(
+    frame: FrameLike,
+    subpop: pl.Expr | str,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    variance: str = "auto",
+    fraction: float = 1.0,
+) -> pl.LazyFrame:
+    """The drill-down: cumulative differences of one subpopulation, point by point.
+
+    Parameters
+    ----------
+    frame
+        The full population (DataFrame or LazyFrame).
+    subpop
+        Boolean expression, or name of a boolean column, selecting the
+        subpopulation.
+    score, response, weight
+        Column names of S, R and W.
+    variance
+        As in :func:`screen`.
+    fraction
+        Remark 3's zoom q in (0, 1]: keep the first floor(n q) merged scores
+        and renormalize (method.md 1.7).
+
+    Returns
+    -------
+    pl.LazyFrame
+        An origin row (k = 0) and one row per merged score: ``k``, ``a``
+        (A_k, equation (28)), ``k_over_n``, ``score`` (S'_k; null at the
+        origin), ``cumdiff`` (C_k = F_k - Ft_k), ``full_mean`` (Rt_k, (26)),
+        ``response_mean`` (R'_k), ``weight`` (W'_k) and ``sigma`` (the same
+        on every row).
+    """
+    fraction = check_fraction(fraction)
+    lazy = as_lazy(frame)
+    mask = resolve_mask(lazy, subpop)
+    prepared = _prepare(
+        lazy, score, response, weight, variance, carry=[mask.alias(nm.MEMBER)]
+    )
+    prepared.checks += mask_checks(mask, f"subpop {subpop}")
+    members = prepared.frame.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
+    accumulated = accumulate(_binned(prepared, members, []), [], fraction=fraction)
+    bern, emp = sigma_terms()
+    with_sigma = accumulated.join(is_binary(prepared.frame, variance), how="cross", maintain_order="left").with_columns(
+        chosen_sigma(bern.sum(), emp.sum()).alias("sigma")
+    )
+    body = with_sigma.select(
+        pl.col(nm.K).alias("k"),
+        pl.col(nm.A).alias("a"),
+        (pl.col(nm.K) / pl.col(nm.N)).alias("k_over_n"),
+        pl.col(nm.SCORE).alias("score"),
+        pl.col(nm.CUMDIFF).alias("cumdiff"),
+        pl.col(nm.REFERENCE).alias("full_mean"),
+        pl.col(nm.RESPONSE).alias("response_mean"),
+        pl.col(nm.WEIGHT).alias("weight"),
+        pl.col("sigma"),
+    )
+    origin = body.select(
+        pl.lit(0, dtype=pl.Int64).alias("k"),
+        pl.lit(0.0).alias("a"),
+        pl.lit(0.0).alias("k_over_n"),
+        pl.lit(None, dtype=pl.Float64).alias("score"),
+        pl.lit(0.0).alias("cumdiff"),
+        pl.lit(None, dtype=pl.Float64).alias("full_mean"),
+        pl.lit(None, dtype=pl.Float64).alias("response_mean"),
+        pl.lit(None, dtype=pl.Float64).alias("weight"),
+        pl.col("sigma").first(),
+    )
+    return prepared.guarded(pl.concat([origin, body]).sort("k"))

@@ -1,0 +1,52 @@
+"""Stage 2a: merge rows of a subpopulation that share exactly the same score (method.md 1.1)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_cumdev import _names as nm
+
+__all__ = ["merge_ties"]
+
+
+def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
+    """Collapse each (group, score) to one point, sorted by group then score.
+
+    For the rows of one group sharing a score, the merged point has weight
+    W' = sum W, response R' = sum(W R) / sum W and tie factor
+    f = sum(W^2) / (sum W)^2 (1 for a score that occurs once). This is the
+    deterministic, order-independent treatment of ties of method.md 1.1, in
+    place of the random perturbation the papers use.
+
+    Parameters
+    ----------
+    frame
+        Standardized rows (see :func:`polars_cumdev.prepare.prepare`): columns
+        ``keys`` plus ``_names.SCORE``, ``_names.RESPONSE``, ``_names.WEIGHT``.
+    keys
+        Grouping columns; each group is merged separately.
+
+    Returns
+    -------
+    pl.LazyFrame
+        One row per distinct (keys, score): the keys, ``SCORE``, ``WEIGHT``
+        (W'), ``RESPONSE`` (R'), ``TIE`` (f) and ``ROWS`` (rows merged),
+        sorted by keys and then score.
+    """
+    w = pl.col(nm.WEIGHT)
+    merged = frame.group_by([*keys, nm.SCORE]).agg(
+        w.sum().alias(nm.WEIGHT),
+        (w * pl.col(nm.RESPONSE)).sum().alias("_wr"),
+        (w * w).sum().alias("_ww"),
+        pl.len().alias(nm.ROWS),
+    )
+    return (
+        merged.with_columns(
+            (pl.col("_wr") / w).alias(nm.RESPONSE),
+            (pl.col("_ww") / (w * w)).alias(nm.TIE),
+        )
+        .drop("_wr", "_ww")
+        .sort([*keys, nm.SCORE])
+    )

@@ -1,4 +1,4 @@
-"""Stage 2b: midpoint bins in the full population (method.md 1.2-1.3, equations (6)-(7), (26), (33)).
+"""Stage 2b: midpoint bins in the full population (method.md 1.2-1.3; (6)-(7), (26), (33)).
 
 Each merged subpopulation score S'_k owns the bin of full-population rows with
 B_{k-1} < S <= B_k, where B_k is the midpoint between S'_k and S'_{k+1}. The

@@ -8,12 +8,12 @@ one type and still rely on the standard hierarchy.
 from __future__ import annotations
 
 __all__ = [
-    "CumdevError",
     "ColumnNotFoundError",
     "ColumnTypeError",
-    "InvalidValuesError",
+    "CumdevError",
     "EmptySubpopulationError",
     "InvalidParameterError",
+    "InvalidValuesError",
     "OverlapError",
     "TiedScoresError",
 ]

@@ -12,7 +12,7 @@ from typing import Generic, TypeVar
 
 import polars as pl
 
-from polars_cumdev import subpopulation
+from polars_cumdev import calibration, subpopulation
 
 __all__ = ["CumdevFrame", "CumdevLazyFrame"]
 
@@ -71,6 +71,37 @@ class _Namespace(Generic[F]):
                 variance=variance,
                 fraction=fraction,
             )
+        )
+
+    def calibration(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        by: str | Sequence[str] | None = None,
+    ) -> F:
+        """ECCE-R and ECCE-MAD of predicted probabilities, overall or per group.
+
+        See :func:`polars_cumdev.calibration.calibration` (method.md 2,
+        appendix A equations (44)-(50)).
+        """
+        return self._out(calibration.calibration(self._frame, score, response, weight, by=by))
+
+    def calibration_curve(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        fraction: float = 1.0,
+    ) -> F:
+        """Drill-down frame of cumulative miscalibration (same columns as :meth:`curve`).
+
+        See :func:`polars_cumdev.calibration.calibration_curve`.
+        """
+        return self._out(
+            calibration.calibration_curve(self._frame, score, response, weight, fraction=fraction)
         )
 
 

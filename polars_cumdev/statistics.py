@@ -98,15 +98,15 @@ def chosen_sigma(bernoulli_sum: pl.Expr, empirical_sum: pl.Expr) -> pl.Expr:
 
     Needs the ``BINARY`` column of :func:`is_binary` joined in.
     """
-    return (
-        pl.when(pl.col(nm.BINARY))
-        .then(_root(bernoulli_sum))
-        .otherwise(_root(empirical_sum))
-    )
+    return pl.when(pl.col(nm.BINARY)).then(_root(bernoulli_sum)).otherwise(_root(empirical_sum))
 
 
 def summarize(
-    accumulated: pl.LazyFrame, keys: Sequence[str], *, reference: str = nm.REFERENCE
+    accumulated: pl.LazyFrame,
+    keys: Sequence[str],
+    *,
+    reference: str = nm.REFERENCE,
+    empirical: bool = True,
 ) -> pl.LazyFrame:
     """Per-group Kuiper D (13), Kolmogorov-Smirnov G (12), C_n and both sigma candidates.
 
@@ -119,6 +119,9 @@ def summarize(
     reference
         Column used in the Bernoulli variance p(1 - p): Rt_k, or the score for
         calibration.
+    empirical
+        Whether the points carry ``BIN_VARIANCE`` for (32); calibration has
+        only the Bernoulli form (method.md 2).
 
     Returns
     -------
@@ -137,7 +140,7 @@ def summarize(
         c.abs().max().alias("ks"),
         c.sort_by(nm.K).last().alias("delta"),
         bern.sum().alias(_SIGMA_B),
-        emp.sum().alias(_SIGMA_E),
+        (emp.sum() if empirical else pl.lit(None, dtype=pl.Float64)).alias(_SIGMA_E),
     ]
     if keys:
         return accumulated.group_by(keys).agg(aggs)

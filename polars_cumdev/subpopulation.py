@@ -34,7 +34,7 @@ from polars_cumdev.statistics import (
 )
 from polars_cumdev.ties import merge_ties
 
-__all__ = ["CURVE_COLUMNS", "curve", "screen"]
+__all__ = ["CURVE_COLUMNS", "curve", "curve_frame", "screen"]
 
 CURVE_COLUMNS = (
     "k",
@@ -161,17 +161,24 @@ def curve(
     fraction = check_fraction(fraction)
     lazy = as_lazy(frame)
     mask = resolve_mask(lazy, subpop)
-    prepared = _prepare(
-        lazy, score, response, weight, variance, carry=[mask.alias(nm.MEMBER)]
-    )
+    prepared = _prepare(lazy, score, response, weight, variance, carry=[mask.alias(nm.MEMBER)])
     prepared.checks += mask_checks(mask, f"subpop {subpop}")
     members = prepared.frame.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
     accumulated = accumulate(_binned(prepared, members, []), [], fraction=fraction)
     bern, emp = sigma_terms()
-    with_sigma = accumulated.join(is_binary(prepared.frame, variance), how="cross", maintain_order="left").with_columns(
-        chosen_sigma(bern.sum(), emp.sum()).alias("sigma")
-    )
-    body = with_sigma.select(
+    with_sigma = accumulated.join(
+        is_binary(prepared.frame, variance), how="cross", maintain_order="left"
+    ).with_columns(chosen_sigma(bern.sum(), emp.sum()).alias("sigma"))
+    return prepared.guarded(curve_frame(with_sigma))
+
+
+def curve_frame(accumulated: pl.LazyFrame) -> pl.LazyFrame:
+    """Tidy drill-down frame from accumulated points carrying a ``sigma`` column.
+
+    Renames the internal columns to the public ones of :data:`CURVE_COLUMNS`
+    and puts the origin row (k = 0, A_0 = C_0 = 0) first.
+    """
+    body = accumulated.select(
         pl.col(nm.K).alias("k"),
         pl.col(nm.A).alias("a"),
         (pl.col(nm.K) / pl.col(nm.N)).alias("k_over_n"),
@@ -193,4 +200,4 @@ def curve(
         pl.lit(None, dtype=pl.Float64).alias("weight"),
         pl.col("sigma").first(),
     )
-    return prepared.guarded(pl.concat([origin, body]).sort("k"))
+    return pl.concat([origin, body]).sort("k")

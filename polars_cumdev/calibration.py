@@ -1,0 +1,138 @@
+"""Calibration of predicted probabilities: ECCE-R and ECCE-MAD (method.md 2).
+
+Here the scores are predicted probabilities and each merged score is compared
+with the responses at that score directly: C_k = sum_{j<=k} a_j (R'_j - S'_j)
+(equations (44)-(47) of appendix A; ``calibration-cumulative-plots.md``).
+The Kuiper range of C is the ECCE-R, its largest absolute value the ECCE-MAD,
+and sigma = sqrt(sum_k a_k^2 S'_k (1 - S'_k) f_k) is the scale of random
+fluctuations under perfect calibration, (50). The same accumulation and
+statistics stages as the subpopulation screen are used, with the score as the
+reference instead of the full-population average.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_cumdev import _names as nm
+from polars_cumdev.accumulate import accumulate, check_fraction
+from polars_cumdev.prepare import FrameLike, Prepared, prepare
+from polars_cumdev.statistics import STATISTIC_COLUMNS, normalize, sigma_terms, summarize
+from polars_cumdev.subpopulation import curve_frame
+from polars_cumdev.ties import merge_ties
+
+__all__ = ["CALIBRATION_COLUMNS", "calibration", "calibration_curve"]
+
+_RENAME = {
+    "kuiper": "ecce_r",
+    "ks": "ecce_mad",
+    "kuiper_z": "ecce_r_z",
+    "ks_z": "ecce_mad_z",
+    "kuiper_p": "ecce_r_p",
+    "ks_p": "ecce_mad_p",
+    "kuiper_q": "ecce_r_q",
+    "ks_q": "ecce_mad_q",
+}
+
+CALIBRATION_COLUMNS = tuple(_RENAME.get(c, c) for c in STATISTIC_COLUMNS if c != "variance")
+
+_UNIT = (0.0, 1.0)
+
+
+def _points(
+    frame: FrameLike, score: str, response: str, weight: str | None, by: str | Sequence[str] | None
+) -> tuple[Prepared, pl.LazyFrame, list[str]]:
+    prepared = prepare(
+        frame,
+        score=score,
+        response=response,
+        weight=weight,
+        by=by,
+        score_range=_UNIT,
+        response_range=_UNIT,
+        reserved=CALIBRATION_COLUMNS,
+    )
+    return prepared, merge_ties(prepared.frame, prepared.keys), prepared.keys
+
+
+def calibration(
+    frame: FrameLike,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    by: str | Sequence[str] | None = None,
+) -> pl.LazyFrame:
+    """ECCE-R and ECCE-MAD with sigma and p-values, overall or per group.
+
+    Parameters
+    ----------
+    frame
+        DataFrame or LazyFrame of predictions.
+    score
+        Predicted probabilities S in [0, 1].
+    response
+        Observed outcomes R in [0, 1] (0/1 labels, or soft labels).
+    weight
+        Optional positive weights.
+    by
+        Optional grouping column(s): one row per group, computed in one query.
+
+    Returns
+    -------
+    pl.LazyFrame
+        One row (per group): ``n``, ``n_scores``, ``weight``, ``ecce_r``
+        (Kuiper range of C, (49)), ``ecce_mad`` (max |C_k|, (48)), ``delta``
+        (C_n), ``sigma`` ((50), method.md 2), ``ecce_r_z``, ``ecce_mad_z``,
+        ``ecce_r_p``, ``ecce_mad_p`` (method.md 4), ``ecce_r_q``,
+        ``ecce_mad_q`` (Benjamini-Hochberg across groups) and ``note``;
+        sorted by ``ecce_r_z``, largest first.
+    """
+    prepared, points, keys = _points(frame, score, response, weight, by)
+    accumulated = accumulate(points, keys, reference=nm.SCORE)
+    stats = summarize(accumulated, keys, reference=nm.SCORE, empirical=False)
+    bernoulli = pl.LazyFrame({nm.BINARY: [True]})
+    out = normalize(stats, keys, bernoulli).drop("variance").rename(_RENAME)
+    return prepared.guarded(out)
+
+
+def calibration_curve(
+    frame: FrameLike,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    fraction: float = 1.0,
+) -> pl.LazyFrame:
+    """Drill-down frame of the cumulative differences between responses and predictions.
+
+    Same columns as :func:`polars_cumdev.subpopulation.curve`, so
+    :func:`polars_cumdev.charts.cumulative` draws it; ``full_mean`` is
+    replaced by the reference the response is compared with, the score
+    itself (C_k of method.md 2, equations (44)-(47)).
+
+    Parameters
+    ----------
+    frame, score, response, weight
+        As in :func:`calibration`.
+    fraction
+        Remark 3's zoom q in (0, 1] (method.md 1.7).
+
+    Returns
+    -------
+    pl.LazyFrame
+        Origin row then one row per merged score: ``k``, ``a``, ``k_over_n``,
+        ``score``, ``cumdiff``, ``full_mean`` (= ``score``),
+        ``response_mean``, ``weight``, ``sigma``.
+    """
+    fraction = check_fraction(fraction)
+    prepared, points, _ = _points(frame, score, response, weight, None)
+    accumulated = accumulate(points, [], reference=nm.SCORE, fraction=fraction)
+    bern, _ = sigma_terms(nm.SCORE)
+    with_sigma = accumulated.with_columns(
+        bern.sum().clip(lower_bound=0.0).sqrt().alias("sigma"),
+        pl.col(nm.SCORE).alias(nm.REFERENCE),
+    )
+    return prepared.guarded(curve_frame(with_sigma))

@@ -3,8 +3,9 @@
 Each merged subpopulation score S'_k owns the bin of full-population rows with
 B_{k-1} < S <= B_k, where B_k is the midpoint between S'_k and S'_{k+1}. The
 bin sums are differences of prefix sums over the full population sorted by
-score, found with one as-of join for all groups at once: no loop over groups
-and no per-group pass over the full population.
+score; the prefix at every midpoint of every group is found by one binary
+search in that single sorted order. No loop over groups, no per-group pass
+over the full population, and no sort beyond the one by score.
 """
 
 from __future__ import annotations
@@ -20,58 +21,59 @@ __all__ = ["full_population_prefix", "locate_bins", "midpoints"]
 # Prefix sums carried from the full population to the bins.
 _SUMS = ("_pw", "_pww", "_pwr", "_pwrr", "_pn")
 _UPPER = f"{nm.PREFIX}upper"
+_QUERY = f"{nm.PREFIX}query"
+_CENTRE = "_centre"
 
 
 def full_population_prefix(full: pl.LazyFrame) -> pl.LazyFrame:
-    """Prefix sums of the full population at each distinct score.
+    """Prefix sums of the full population in increasing order of score.
 
-    Responses are centred on their median before squaring; the bin mean and
-    variance are unchanged mathematically, and the centring keeps the
-    prefix-sum differences accurate when responses are far from zero. (The
-    median of 0/1 responses is 0, 0.5 or 1, so 0/1 responses with integer
-    weights still give exact sums.)
+    Responses are centred on c = round(2 mean) / 2 before squaring; the bin
+    mean and variance are unchanged mathematically, the centring keeps the
+    prefix-sum differences accurate when responses are far from zero, and
+    because c is a multiple of 1/2, 0/1 responses with integer weights still
+    give exact sums.
 
     Parameters
     ----------
     full
         Standardized rows of the full population (``SCORE``, ``RESPONSE``,
-        ``WEIGHT``).
+        ``WEIGHT``), sorted by score (:func:`polars_cumdev.ties.sort_by_score`).
 
     Returns
     -------
     pl.LazyFrame
-        Sorted by ``SCORE``; columns ``SCORE``, cumulative ``_pw`` (sum W),
-        ``_pww`` (sum W^2), ``_pwr`` (sum W r), ``_pwrr`` (sum W r^2), ``_pn``
-        (rows) for S <= that score, with r = R - ``_centre``; and ``_centre``.
+        One row per full-population row, sorted by ``SCORE``: ``SCORE`` and
+        the running sums ``_pw`` (W), ``_pww`` (W^2), ``_pwr`` (W r),
+        ``_pwrr`` (W r^2) and ``_pn`` (rows) up to and including that row,
+        with r = R - c; and ``_centre`` (c).
     """
     w = pl.col(nm.WEIGHT)
-    r = pl.col(nm.RESPONSE) - pl.col(nm.RESPONSE).median()
-    rows = full.select(
+    centre = (pl.col(nm.RESPONSE).mean() * 2.0).round() / 2.0
+    r = pl.col(nm.RESPONSE) - centre
+    return full.select(
         nm.SCORE,
-        w.alias("_pw"),
-        (w * w).alias("_pww"),
-        (w * r).alias("_pwr"),
-        (w * r * r).alias("_pwrr"),
-        pl.lit(1, dtype=pl.Int64).alias("_pn"),
-        pl.col(nm.RESPONSE).median().alias("_centre"),
-    )
-    return (
-        rows.group_by(nm.SCORE)
-        .agg(*[pl.col(c).sum() for c in _SUMS], pl.col("_centre").first())
-        .sort(nm.SCORE)
-        .with_columns(*[pl.col(c).cum_sum() for c in _SUMS])
+        w.cum_sum().alias("_pw"),
+        (w * w).cum_sum().alias("_pww"),
+        (w * r).cum_sum().alias("_pwr"),
+        (w * r * r).cum_sum().alias("_pwrr"),
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("_pn"),
+        centre.alias(_CENTRE),
     )
 
 
-def midpoints(points: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.Expr:
+def _over(expr: pl.Expr, keys: Sequence[str]) -> pl.Expr:
+    return expr.over(keys) if keys else expr
+
+
+def midpoints(keys: Sequence[str] = ()) -> pl.Expr:
     """Expression for B_k, the upper bound of each point's bin, equation (7).
 
-    ``points`` must be sorted by keys and score (as :func:`merge_ties` returns
-    them). The last point of each group gets +inf.
+    Evaluated on merged points in increasing order of score (as
+    :func:`polars_cumdev.ties.merge_ties` returns them); the last point of
+    each group gets +inf.
     """
-    nxt = pl.col(nm.SCORE).shift(-1)
-    if keys:
-        nxt = nxt.over(keys)
+    nxt = _over(pl.col(nm.SCORE).shift(-1), keys)
     return ((pl.col(nm.SCORE) + nxt) / 2).fill_null(float("inf"))
 
 
@@ -96,20 +98,32 @@ def locate_bins(
         ``BIN_ROWS``, ``REFERENCE`` (Rt_k, equation (26)) and ``BIN_VARIANCE``
         (V_k of equation (33) with the unbiasing factor u_k of method.md 1.3;
         0 for a bin of one row).
+
+    Notes
+    -----
+    The points and the sorted full population are stacked into one frame so
+    that a single expression can binary-search every upper midpoint in the
+    full population's scores (``search_sorted``) and gather the prefix sums
+    there; the lower end of a bin is the previous point's upper end.
     """
-    located = (
-        points.with_columns(midpoints(points, keys).alias(_UPPER))
-        .sort(_UPPER)
-        .join_asof(prefix, left_on=_UPPER, right_on=nm.SCORE, strategy="backward", suffix="_full")
-        .drop(f"{nm.SCORE}_full")
-        .sort([*keys, nm.SCORE])
+    queries = points.with_columns(midpoints(keys).alias(_UPPER), pl.lit(True).alias(_QUERY))
+    stacked = pl.concat(
+        [prefix.with_columns(pl.lit(False).alias(_QUERY)), queries], how="diagonal_relaxed"
     )
-    diffs = []
-    for c in _SUMS:
-        below = pl.col(c).shift(1)
-        if keys:
-            below = below.over(keys)
-        diffs.append((pl.col(c) - below.fill_null(0)).alias(c))
+    is_query = pl.col(_QUERY)
+    full_rows = ~is_query
+    position = (
+        pl.col(nm.SCORE).filter(full_rows).search_sorted(pl.col(_UPPER).filter(is_query), "right")
+        - 1
+    )
+    carried = [c for c in queries.collect_schema().names() if c not in (_QUERY,)]
+    # One struct gather: the binary search runs once for all five sums.
+    located = stacked.select(
+        *[pl.col(c).filter(is_query) for c in carried],
+        pl.struct(_SUMS).filter(full_rows).gather(position).struct.unnest(),
+        pl.col(_CENTRE).filter(full_rows).first(),
+    )
+    diffs = [(pl.col(c) - _over(pl.col(c).shift(1), keys).fill_null(0)).alias(c) for c in _SUMS]
     bw = pl.col("_pw")
     mean_c = pl.col("_pwr") / bw
     spread = pl.col("_pwrr") / bw - mean_c * mean_c
@@ -120,8 +134,8 @@ def locate_bins(
         .with_columns(
             bw.alias(nm.BIN_WEIGHT),
             pl.col("_pn").alias(nm.BIN_ROWS),
-            (pl.col("_centre") + mean_c).alias(nm.REFERENCE),
+            (pl.col(_CENTRE) + mean_c).alias(nm.REFERENCE),
             (unbias * spread).alias(nm.BIN_VARIANCE),
         )
-        .drop(*_SUMS, "_centre", _UPPER)
+        .drop(*_SUMS, _CENTRE, _UPPER)
     )

@@ -21,7 +21,7 @@ from polars_cumdev.accumulate import accumulate, check_fraction
 from polars_cumdev.prepare import FrameLike, Prepared, prepare
 from polars_cumdev.statistics import STATISTIC_COLUMNS, normalize, sigma_terms, summarize
 from polars_cumdev.subpopulation import curve_frame
-from polars_cumdev.ties import merge_ties
+from polars_cumdev.ties import merge_ties, sort_by_score
 
 __all__ = ["CALIBRATION_COLUMNS", "calibration", "calibration_curve"]
 
@@ -54,7 +54,7 @@ def _points(
         response_range=_UNIT,
         reserved=CALIBRATION_COLUMNS,
     )
-    return prepared, merge_ties(prepared.frame, prepared.keys), prepared.keys
+    return prepared, merge_ties(sort_by_score(prepared.frame), prepared.keys), prepared.keys
 
 
 def calibration(

@@ -76,7 +76,10 @@ def _screen(args: argparse.Namespace) -> None:
     print(f"reading {args.path} ...", file=sys.stderr)
     frame = _scan(args.path)
     table = frame.cumdev.screen(
-        by=args.by, score=args.score, response=args.response, weight=args.weight,
+        by=args.by,
+        score=args.score,
+        response=args.response,
+        weight=args.weight,
         variance=args.variance,
     ).collect()
     _print_table(table, args.by, args.rows)
@@ -107,13 +110,13 @@ def _parser() -> argparse.ArgumentParser:
     screen.add_argument("--score", required=True, help="score column")
     screen.add_argument("--response", required=True, help="response column")
     screen.add_argument("--weight", default=None, help="weight column (optional)")
-    screen.add_argument(
-        "--variance", default="auto", choices=["auto", "bernoulli", "empirical"]
-    )
+    screen.add_argument("--variance", default="auto", choices=["auto", "bernoulli", "empirical"])
     screen.add_argument("--rows", type=int, default=20, help="rows of the table to print")
     screen.add_argument("--output", "-o", default=None, help="also save the table to this file")
     screen.add_argument(
-        "--format", choices=["csv", "json", "parquet"], default=None,
+        "--format",
+        choices=["csv", "json", "parquet"],
+        default=None,
         help="format of --output (default: from its suffix)",
     )
     screen.set_defaults(run=_screen)

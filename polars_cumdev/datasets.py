@@ -81,9 +81,7 @@ def census(n: int = 134_094, *, seed: int = 20211) -> pl.DataFrame:
     median = np.median(score)
 
     p_internet = _logistic(3.2 * (score - 4.3))
-    p_internet = np.where(
-        (names == "Cedar") & (score < median), p_internet * 0.7, p_internet
-    )
+    p_internet = np.where((names == "Cedar") & (score < median), p_internet * 0.7, p_internet)
     p_internet = np.where(names == "Marlow", np.minimum(1.0, p_internet + 0.06), p_internet)
     has_internet = (rng.uniform(size=n) < p_internet).astype(np.int64)
 

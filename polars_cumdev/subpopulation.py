@@ -32,7 +32,7 @@ from polars_cumdev.statistics import (
     sigma_terms,
     summarize,
 )
-from polars_cumdev.ties import merge_ties
+from polars_cumdev.ties import merge_ties, sort_by_score
 
 __all__ = ["CURVE_COLUMNS", "curve", "curve_frame", "screen"]
 
@@ -69,8 +69,8 @@ def _prepare(
     )
 
 
-def _binned(prepared: Prepared, subpopulation: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
-    full = prepared.frame.select(nm.SCORE, nm.RESPONSE, nm.WEIGHT)
+def _binned(full: pl.LazyFrame, subpopulation: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
+    """Merged points of ``subpopulation`` with their bins in ``full`` (both sorted by score)."""
     return locate_bins(merge_ties(subpopulation, keys), full_population_prefix(full), keys)
 
 
@@ -117,7 +117,8 @@ def screen(
         raise InvalidParameterError("`by` is required: name the column(s) defining the groups")
     prepared = _prepare(frame, score, response, weight, variance, by=by, reserved=STATISTIC_COLUMNS)
     keys = prepared.keys
-    accumulated = accumulate(_binned(prepared, prepared.frame, keys), keys)
+    ordered = sort_by_score(prepared.frame)
+    accumulated = accumulate(_binned(ordered, ordered, keys), keys)
     stats = normalize(summarize(accumulated, keys), keys, is_binary(prepared.frame, variance))
     return prepared.guarded(stats)
 
@@ -163,8 +164,9 @@ def curve(
     mask = resolve_mask(lazy, subpop)
     prepared = _prepare(lazy, score, response, weight, variance, carry=[mask.alias(nm.MEMBER)])
     prepared.checks += mask_checks(mask, f"subpop {subpop}")
-    members = prepared.frame.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
-    accumulated = accumulate(_binned(prepared, members, []), [], fraction=fraction)
+    ordered = sort_by_score(prepared.frame)
+    members = ordered.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
+    accumulated = accumulate(_binned(ordered, members, []), [], fraction=fraction)
     bern, emp = sigma_terms()
     with_sigma = accumulated.join(
         is_binary(prepared.frame, variance), how="cross", maintain_order="left"

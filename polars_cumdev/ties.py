@@ -8,11 +8,11 @@ import polars as pl
 
 from polars_cumdev import _names as nm
 
-__all__ = ["merge_ties"]
+__all__ = ["merge_ties", "sort_by_score"]
 
 
 def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
-    """Collapse each (group, score) to one point, sorted by group then score.
+    """Collapse each (group, score) to one point, in increasing order of score.
 
     For the rows of one group sharing a score, the merged point has weight
     W' = sum W, response R' = sum(W R) / sum W and tie factor
@@ -20,11 +20,19 @@ def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
     deterministic, order-independent treatment of ties of method.md 1.1, in
     place of the random perturbation the papers use.
 
+    The rows must arrive sorted by score (:func:`sort_by_score`); they are
+    aggregated in order of first appearance, so the points come out sorted by
+    score with the groups interleaved. Every later per-group step uses
+    ``.over(keys)``, which needs each group's rows in score order but not the
+    groups contiguous. The caller sorts once and feeds the same sorted frame
+    to :func:`polars_cumdev.bins.full_population_prefix`.
+
     Parameters
     ----------
     frame
-        Standardized rows (see :func:`polars_cumdev.prepare.prepare`): columns
-        ``keys`` plus ``_names.SCORE``, ``_names.RESPONSE``, ``_names.WEIGHT``.
+        Standardized rows (see :func:`polars_cumdev.prepare.prepare`) sorted
+        by score: columns ``keys`` plus ``_names.SCORE``, ``_names.RESPONSE``,
+        ``_names.WEIGHT``.
     keys
         Grouping columns; each group is merged separately.
 
@@ -33,20 +41,26 @@ def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
     pl.LazyFrame
         One row per distinct (keys, score): the keys, ``SCORE``, ``WEIGHT``
         (W'), ``RESPONSE`` (R'), ``TIE`` (f) and ``ROWS`` (rows merged),
-        sorted by keys and then score.
+        in increasing order of score.
     """
     w = pl.col(nm.WEIGHT)
-    merged = frame.group_by([*keys, nm.SCORE]).agg(
+    merged = frame.group_by([*keys, nm.SCORE], maintain_order=True).agg(
         w.sum().alias(nm.WEIGHT),
         (w * pl.col(nm.RESPONSE)).sum().alias("_wr"),
         (w * w).sum().alias("_ww"),
         pl.len().alias(nm.ROWS),
     )
-    return (
-        merged.with_columns(
-            (pl.col("_wr") / w).alias(nm.RESPONSE),
-            (pl.col("_ww") / (w * w)).alias(nm.TIE),
-        )
-        .drop("_wr", "_ww")
-        .sort([*keys, nm.SCORE])
-    )
+    return merged.with_columns(
+        (pl.col("_wr") / w).alias(nm.RESPONSE),
+        (pl.col("_ww") / (w * w)).alias(nm.TIE),
+    ).drop("_wr", "_ww")
+
+
+def sort_by_score(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """The one sort of the method: rows in increasing order of score.
+
+    Both :func:`merge_ties` and :func:`polars_cumdev.bins.full_population_prefix`
+    read rows in this order; sorting once and passing the result to both is
+    what keeps a screen at the cost of one sort.
+    """
+    return frame.sort(nm.SCORE)

@@ -3,9 +3,9 @@
 Each merged subpopulation score S'_k owns the bin of full-population rows with
 B_{k-1} < S <= B_k, where B_k is the midpoint between S'_k and S'_{k+1}. The
 bin sums are differences of prefix sums over the full population sorted by
-score; the prefix at every midpoint of every group is found by one binary
-search in that single sorted order. No loop over groups, no per-group pass
-over the full population, and no sort beyond the one by score.
+score; the prefix at every midpoint of every group is found by one as-of join
+against that single sorted order. No loop over groups and no per-group pass
+over the full population.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ __all__ = ["full_population_prefix", "locate_bins", "midpoints"]
 # Prefix sums carried from the full population to the bins.
 _SUMS = ("_pw", "_pww", "_pwr", "_pwrr", "_pn")
 _UPPER = f"{nm.PREFIX}upper"
-_QUERY = f"{nm.PREFIX}query"
+_KEY = "_pscore"
+_ROW = "_prow"
 _CENTRE = "_centre"
 
 
@@ -43,7 +44,7 @@ def full_population_prefix(full: pl.LazyFrame) -> pl.LazyFrame:
     Returns
     -------
     pl.LazyFrame
-        One row per full-population row, sorted by ``SCORE``: ``SCORE`` and
+        One row per full-population row, sorted: ``_pscore`` (the score) and
         the running sums ``_pw`` (W), ``_pww`` (W^2), ``_pwr`` (W r),
         ``_pwrr`` (W r^2) and ``_pn`` (rows) up to and including that row,
         with r = R - c; and ``_centre`` (c).
@@ -52,7 +53,7 @@ def full_population_prefix(full: pl.LazyFrame) -> pl.LazyFrame:
     centre = (pl.col(nm.RESPONSE).mean() * 2.0).round() / 2.0
     r = pl.col(nm.RESPONSE) - centre
     return full.select(
-        nm.SCORE,
+        pl.col(nm.SCORE).alias(_KEY),
         w.cum_sum().alias("_pw"),
         (w * w).cum_sum().alias("_pww"),
         (w * r).cum_sum().alias("_pwr"),
@@ -69,9 +70,9 @@ def _over(expr: pl.Expr, keys: Sequence[str]) -> pl.Expr:
 def midpoints(keys: Sequence[str] = ()) -> pl.Expr:
     """Expression for B_k, the upper bound of each point's bin, equation (7).
 
-    Evaluated on merged points in increasing order of score (as
-    :func:`polars_cumdev.ties.merge_ties` returns them); the last point of
-    each group gets +inf.
+    Evaluated on merged points with each group's rows in increasing order of
+    score (as :func:`polars_cumdev.ties.merge_ties` returns them); the last
+    point of each group gets +inf.
     """
     nxt = _over(pl.col(nm.SCORE).shift(-1), keys)
     return ((pl.col(nm.SCORE) + nxt) / 2).fill_null(float("inf"))
@@ -94,48 +95,44 @@ def locate_bins(
     Returns
     -------
     pl.LazyFrame
-        ``points`` (same order) plus ``BIN_WEIGHT`` (sum W in the bin),
-        ``BIN_ROWS``, ``REFERENCE`` (Rt_k, equation (26)) and ``BIN_VARIANCE``
-        (V_k of equation (33) with the unbiasing factor u_k of method.md 1.3;
-        0 for a bin of one row).
+        The points, ordered by their upper midpoints (so each group's points
+        are still in increasing order of score), plus ``BIN_WEIGHT`` (sum W
+        in the bin), ``BIN_ROWS``, ``REFERENCE`` (Rt_k, equation (26)) and
+        ``BIN_VARIANCE`` (V_k of equation (33) with the unbiasing factor u_k
+        of method.md 1.3; 0 for a bin of one row).
 
     Notes
     -----
-    The points and the sorted full population are stacked into one frame so
-    that a single expression can binary-search every upper midpoint in the
-    full population's scores (``search_sorted``) and gather the prefix sums
-    there; the lower end of a bin is the previous point's upper end.
+    Within a group the upper midpoints increase with the score, so ordering
+    all points by midpoint keeps every group in score order while letting one
+    as-of join (a linear merge with the sorted full population) find the
+    prefix sums at every midpoint of every group. The points arrive almost
+    sorted by midpoint already, which makes that sort cheap. The lower end of
+    a bin is the previous point's upper end in the same group, fetched by one
+    gather.
     """
-    queries = points.with_columns(midpoints(keys).alias(_UPPER), pl.lit(True).alias(_QUERY))
-    stacked = pl.concat(
-        [prefix.with_columns(pl.lit(False).alias(_QUERY)), queries], how="diagonal_relaxed"
+    located = (
+        points.with_columns(midpoints(keys).alias(_UPPER))
+        .sort(_UPPER)
+        .join_asof(prefix, left_on=_UPPER, right_on=_KEY, strategy="backward")
+        .with_row_index(_ROW)
     )
-    is_query = pl.col(_QUERY)
-    full_rows = ~is_query
-    position = (
-        pl.col(nm.SCORE).filter(full_rows).search_sorted(pl.col(_UPPER).filter(is_query), "right")
-        - 1
-    )
-    carried = [c for c in queries.collect_schema().names() if c not in (_QUERY,)]
-    # One struct gather: the binary search runs once for all five sums.
-    located = stacked.select(
-        *[pl.col(c).filter(is_query) for c in carried],
-        pl.struct(_SUMS).filter(full_rows).gather(position).struct.unnest(),
-        pl.col(_CENTRE).filter(full_rows).first(),
-    )
-    diffs = [(pl.col(c) - _over(pl.col(c).shift(1), keys).fill_null(0)).alias(c) for c in _SUMS]
+    previous = _over(pl.col(_ROW).shift(1), keys)
+    lower = pl.struct(_SUMS).gather(previous).struct.unnest().name.suffix("_lo")
+    diffs = [(pl.col(c) - pl.col(f"{c}_lo").fill_null(0)).alias(c) for c in _SUMS]
     bw = pl.col("_pw")
     mean_c = pl.col("_pwr") / bw
     spread = pl.col("_pwrr") / bw - mean_c * mean_c
     denom = bw * bw - pl.col("_pww")
     unbias = pl.when(pl.col("_pn") > 1).then(bw * bw / denom).otherwise(0.0)
     return (
-        located.with_columns(diffs)
+        located.with_columns(lower)
+        .with_columns(diffs)
         .with_columns(
             bw.alias(nm.BIN_WEIGHT),
             pl.col("_pn").alias(nm.BIN_ROWS),
             (pl.col(_CENTRE) + mean_c).alias(nm.REFERENCE),
             (unbias * spread).alias(nm.BIN_VARIANCE),
         )
-        .drop(*_SUMS, _CENTRE, _UPPER)
+        .drop(*_SUMS, *[f"{c}_lo" for c in _SUMS], _CENTRE, _UPPER, _KEY, _ROW)
     )

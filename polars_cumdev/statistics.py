@@ -138,7 +138,7 @@ def summarize(
         pl.col(nm.WEIGHT).sum().alias("weight"),
         (c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0)).alias("kuiper"),
         c.abs().max().alias("ks"),
-        c.sort_by(nm.K).last().alias("delta"),
+        c.get(pl.col(nm.K).arg_max()).alias("delta"),
         bern.sum().alias(_SIGMA_B),
         (emp.sum() if empirical else pl.lit(None, dtype=pl.Float64)).alias(_SIGMA_E),
     ]

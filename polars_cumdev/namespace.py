@@ -8,6 +8,7 @@ collected DataFrame.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Generic, TypeVar
 
 import polars as pl
@@ -102,6 +103,37 @@ class _Namespace(Generic[F]):
         """
         return self._out(
             calibration.calibration_curve(self._frame, score, response, weight, fraction=fraction)
+        )
+
+    def report(
+        self,
+        by: str | Sequence[str],
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        path: str | Path,
+        top: int = 5,
+        variance: str = "auto",
+        bins: int = 10,
+    ) -> Path:
+        """Write a self-contained HTML report (screen, then drill-downs of the top groups).
+
+        See :func:`polars_cumdev.report.report`. Runs the queries it needs at
+        once, on a LazyFrame too, and returns the path written.
+        """
+        from polars_cumdev import report
+
+        return report.report(
+            self._frame,
+            by,
+            score,
+            response,
+            weight,
+            path=path,
+            top=top,
+            variance=variance,
+            bins=bins,
         )
 
 

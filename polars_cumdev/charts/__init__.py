@@ -1,0 +1,22 @@
+"""Altair charts of the tidy frames produced by polars-cumdev.
+
+Every function takes a Polars frame with documented columns and returns an
+Altair chart; none computes statistics beyond trivial display summaries
+(e.g. the range of a column for a title). :func:`save` writes a chart as
+Vega-Lite JSON, SVG, PNG, PDF or self-contained HTML via ``vl-convert``.
+
+* :func:`cumulative` - cumulative differences against A_k (or k/n), with the
+  triangle at the origin, scores on the lower axis and k/n on the upper one.
+* :func:`reliability` - binned reliability diagram, subpopulation in black,
+  full population in gray, bootstrap resamples in light gray.
+* :func:`screen` - every group's Kuiper z, ranked, significant groups filled.
+"""
+
+from __future__ import annotations
+
+from polars_cumdev.charts.cumulative import cumulative
+from polars_cumdev.charts.export import save
+from polars_cumdev.charts.reliability import reliability
+from polars_cumdev.charts.screen import screen
+
+__all__ = ["cumulative", "reliability", "save", "screen"]

@@ -1,0 +1,156 @@
+"""Turning tidy Polars frames into data embedded in a chart.
+
+Every chart embeds its rows inline as :class:`altair.InlineData` built here,
+rather than handing the frame to Altair's data transformers. That choice is
+deliberate:
+
+* only the columns a chart draws are embedded, with float NaN and infinities
+  replaced by null (JSON has no NaN), and group keys of any dtype turned
+  into display strings by the chart that needs them;
+* Altair's ``MaxRowsError`` (raised by the default transformer above 5,000
+  rows when ``to_dict`` runs, possibly much later, e.g. in a report) never
+  fires, and no global transformer state is touched;
+* long cumulative curves are thinned for display only by
+  :func:`thin_extremes`, which keeps every bucket's first, last, lowest and
+  highest point, so the drawn line keeps its range (Kuiper's statistic) and
+  its largest excursion (Kolmogorov-Smirnov's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import altair as alt
+import polars as pl
+
+from polars_cumdev.errors import ColumnNotFoundError, ColumnTypeError, InvalidParameterError
+
+__all__ = ["as_frame", "inline", "require", "thin_extremes"]
+
+
+def as_frame(frame: Any, what: str) -> pl.DataFrame:
+    """Return ``frame`` as an eager DataFrame (a LazyFrame is collected).
+
+    Parameters
+    ----------
+    frame
+        A :class:`polars.DataFrame` or :class:`polars.LazyFrame`.
+    what
+        Name of the frame kind, for error messages.
+
+    Returns
+    -------
+    polars.DataFrame
+        The eager frame.
+
+    Raises
+    ------
+    ColumnTypeError
+        If ``frame`` is not a Polars frame.
+    """
+    if isinstance(frame, pl.LazyFrame):
+        return frame.collect()
+    if isinstance(frame, pl.DataFrame):
+        return frame
+    raise ColumnTypeError(
+        f"the {what} frame must be a polars DataFrame or LazyFrame, got {frame!r}"
+    )
+
+
+def require(frame: pl.DataFrame, columns: Sequence[str], what: str) -> None:
+    """Raise :class:`ColumnNotFoundError` unless ``frame`` has every column.
+
+    Parameters
+    ----------
+    frame
+        The frame to check.
+    columns
+        Column names that must be present.
+    what
+        Name of the frame kind, for error messages.
+    """
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ColumnNotFoundError(
+            f"the {what} frame lacks column(s) {missing}; it has {frame.columns}"
+        )
+
+
+def _clean(frame: pl.DataFrame) -> pl.DataFrame:
+    """Replace non-finite floats by null so the rows serialize as plain JSON."""
+    fixes = [
+        pl.when(pl.col(name).is_finite()).then(pl.col(name)).otherwise(None).alias(name)
+        for name, dtype in frame.schema.items()
+        if dtype.is_float()
+    ]
+    return frame.with_columns(fixes) if fixes else frame
+
+
+def inline(frame: pl.DataFrame, columns: Sequence[str] | None = None) -> alt.InlineData:
+    """Embed ``frame`` (optionally only ``columns``) as inline chart data.
+
+    Parameters
+    ----------
+    frame
+        Numeric, boolean or string columns only (callers cast other dtypes).
+    columns
+        Columns to keep; all when ``None``.
+
+    Returns
+    -------
+    altair.InlineData
+        Rows as a list of dicts; Altair moves them to the top-level
+        ``datasets`` when the chart is serialized.
+    """
+    if columns is not None:
+        frame = frame.select(columns)
+    return alt.InlineData(values=_clean(frame).to_dicts())
+
+
+def thin_extremes(frame: pl.DataFrame, x: str, y: str, max_points: int) -> pl.DataFrame:
+    """Thin a line for display, keeping each bucket's extremes (the "M4" rule).
+
+    The horizontal axis ``x`` (ascending, in [0, 1]) is cut into
+    ``max_points // 4`` equal buckets; in each bucket the rows with the
+    smallest and largest ``x`` and the smallest and largest ``y`` are kept. A
+    line through the kept rows is indistinguishable from the full line at any
+    resolution coarser than a bucket, and the overall minimum and maximum of
+    ``y`` always survive.
+
+    Parameters
+    ----------
+    frame
+        Rows sorted by ``x``.
+    x, y
+        Horizontal and vertical columns.
+    max_points
+        Frames with at most this many rows are returned unchanged.
+
+    Returns
+    -------
+    polars.DataFrame
+        The kept rows, in their original order.
+    """
+    if max_points < 8:
+        raise InvalidParameterError(f"`max_points` must be at least 8, got {max_points!r}")
+    if frame.height <= max_points:
+        return frame
+    buckets = max_points // 4
+    bucket = (pl.col(x).clip(0.0, 1.0) * buckets).floor().clip(0, buckets - 1)
+    row = pl.col("_row")
+    kept = (
+        frame.with_row_index("_row")
+        .group_by(bucket.alias("_bucket"))
+        .agg(
+            row.min().alias("first"),
+            row.max().alias("last"),
+            row.sort_by(y, nulls_last=True).first().alias("low"),
+            row.sort_by(y, descending=True, nulls_last=True).first().alias("high"),
+        )
+        .unpivot(index="_bucket")
+        .get_column("value")
+        .unique()
+        .sort()
+    )
+    return frame[kept.to_list()]

@@ -1,0 +1,124 @@
+"""Shared look of every chart: colours, stroke widths, fonts and axis presets.
+
+The styling lives on the marks and axes themselves rather than in a top-level
+``config`` block, so the charts stay composable (Altair refuses to layer or
+concatenate charts that carry their own ``config``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import altair as alt
+
+__all__ = [
+    "FONT",
+    "FULL",
+    "INK",
+    "LIGHT",
+    "MUTED",
+    "NOT_FLAGGED",
+    "REFERENCE",
+    "RESAMPLE",
+    "SIGMA",
+    "SIGNIFICANT",
+    "SUBPOPULATION",
+    "TRIANGLE_FILL",
+    "axis",
+    "title",
+]
+
+#: Foreground colour of lines, points, axes and text (the subpopulation).
+INK = "#000000"
+#: The subpopulation in reliability diagrams (black, as in the paper).
+SUBPOPULATION = INK
+#: The full population in reliability diagrams (gray, as in the paper).
+FULL = "#8a8a8a"
+#: Bootstrap resamples drawn behind the observed reliability diagram.
+RESAMPLE = "#d4d4d4"
+#: Secondary text (subtitles, reference-line labels).
+MUTED = "#555555"
+#: Very light fill, e.g. the inside of the triangle at the origin.
+LIGHT = "#ececec"
+TRIANGLE_FILL = LIGHT
+#: Reference lines (diagonal, null mean of the Kuiper statistic).
+REFERENCE = "#7a7a7a"
+#: Groups whose Benjamini-Hochberg q-value passes the threshold.
+SIGNIFICANT = "#c2281d"
+#: Groups whose q-value does not pass (or is missing).
+NOT_FLAGGED = "#8a8a8a"
+
+#: The Greek letter sigma, for text (spelled by name to keep sources ASCII-clear).
+SIGMA = "\N{GREEK SMALL LETTER SIGMA}"
+
+FONT = "sans-serif"
+TITLE_SIZE = 13
+SUBTITLE_SIZE = 11
+LABEL_SIZE = 10
+AXIS_TITLE_SIZE = 11
+MAJOR_TICK = 6
+MINOR_TICK = 3
+
+
+def axis(**overrides: Any) -> alt.Axis:
+    """Return an axis in the house style (black, no grid), updated with ``overrides``.
+
+    Parameters
+    ----------
+    **overrides
+        Any :class:`altair.Axis` property; these win over the defaults.
+
+    Returns
+    -------
+    altair.Axis
+        The axis definition.
+    """
+    props: dict[str, Any] = {
+        "grid": False,
+        "domainColor": INK,
+        "tickColor": INK,
+        "labelColor": INK,
+        "titleColor": INK,
+        "labelFont": FONT,
+        "titleFont": FONT,
+        "labelFontSize": LABEL_SIZE,
+        "titleFontSize": AXIS_TITLE_SIZE,
+        "titleFontWeight": "normal",
+        "tickSize": MAJOR_TICK,
+    }
+    props.update(overrides)
+    return alt.Axis(**props)
+
+
+def title(text: str, subtitle: str | list[str] | None = None) -> alt.TitleParams:
+    """Return a chart title (and optional subtitle lines) in the house style.
+
+    Parameters
+    ----------
+    text
+        The title.
+    subtitle
+        One line, several lines, or ``None`` for no subtitle.
+
+    Returns
+    -------
+    altair.TitleParams
+        The title definition.
+    """
+    props: dict[str, Any] = {
+        "text": text,
+        "anchor": "middle",
+        "font": FONT,
+        "fontSize": TITLE_SIZE,
+        "fontWeight": "normal",
+        "color": INK,
+        "offset": 10,
+    }
+    if subtitle:
+        props.update(
+            subtitle=subtitle,
+            subtitleFont=FONT,
+            subtitleFontSize=SUBTITLE_SIZE,
+            subtitleColor=MUTED,
+        )
+    return alt.TitleParams(**props)

@@ -1,0 +1,320 @@
+"""The plot of cumulative differences, with the triangle at the origin.
+
+The frame drawn is a *curve frame*: an origin row (``k = 0``) then one row
+per point, with columns ``k``, ``a`` (the cumulative weight A_k, equal to
+k/n without weights), ``k_over_n``, ``score`` (null at the origin),
+``cumdiff`` (C_k) and ``sigma`` (the same on every row). Deviation over a
+range of scores is the slope of the drawn line over that range; the triangle
+at the origin, 4 sigma tall, shows how far a driftless random walk of this
+size typically wanders.
+
+Layers, bottom to top: the triangle's fill and outline, the line, invisible
+points that carry the tooltips, and three axis-only layers. All layers share
+one horizontal scale (domain [0, 1]) but have independent axes, so the
+lower axis (scores) and the upper axis (k/n) both follow the interactive zoom.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import altair as alt
+import numpy as np
+import polars as pl
+
+from polars_cumdev.charts import _style
+from polars_cumdev.charts._data import as_frame, inline, require, thin_extremes
+from polars_cumdev.charts._ticks import label_expr, lower_ticks, upper_ticks
+from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
+
+__all__ = ["CURVE_COLUMNS", "TRIANGLE_APEX", "cumulative", "default_title"]
+
+#: Columns a curve frame must have.
+CURVE_COLUMNS = ("k", "a", "k_over_n", "score", "cumdiff", "sigma")
+#: Horizontal position of the triangle's apex, as a fraction of the [0, 1] span.
+TRIANGLE_APEX = 1.0 / 40.0
+
+Kind = Literal["subpopulation", "calibration", "compare"]
+_KINDS = ("subpopulation", "calibration", "compare")
+_WEIGHTED_TOLERANCE = 1e-9
+
+
+def default_title(kind: str, weighted: bool) -> str:
+    """The paper-style title for a cumulative plot.
+
+    Parameters
+    ----------
+    kind
+        ``"subpopulation"``, ``"calibration"`` or ``"compare"``.
+    weighted
+        Whether the horizontal coordinate is A_k (weights) rather than k/n.
+
+    Returns
+    -------
+    str
+        The title text.
+    """
+    variable = "A_k" if weighted else "k/n"
+    lead = {
+        "subpopulation": "subpopulation deviation",
+        "calibration": "miscalibration",
+        "compare": "deviation of first from second",
+    }[kind]
+    return f"{lead} is the slope as a function of {variable}"
+
+
+def _sigma(frame: pl.DataFrame) -> float | None:
+    """The frame's sigma when usable (finite and positive), else ``None``."""
+    values = frame.get_column("sigma").drop_nulls()
+    if values.is_empty():
+        return None
+    sigma = float(values[0])
+    return sigma if math.isfinite(sigma) and sigma > 0 else None
+
+
+def _subtitle(cumdiff: np.ndarray, sigma: float | None, n: int) -> list[str]:
+    """Kuiper's range and Kolmogorov-Smirnov's maximum of C_k, over sigma when usable."""
+    # The origin (C_0 = 0) always counts, even if the frame omitted its row.
+    kuiper = float(max(cumdiff.max(), 0.0) - min(cumdiff.min(), 0.0))
+    ks = float(np.abs(cumdiff).max())
+    s = _style.SIGMA
+    if sigma is None:
+        return [
+            f"Kuiper {kuiper:.4g}; Kolmogorov-Smirnov {ks:.4g}",
+            f"n = {n}; sigma is 0 or unavailable: not normalized, no triangle",
+        ]
+    return [
+        f"Kuiper {kuiper:.4g} = {kuiper / sigma:.4g}{s}; "
+        f"Kolmogorov-Smirnov {ks:.4g} = {ks / sigma:.4g}{s}",
+        f"n = {n}; the triangle at the origin spans ±2{s} = ±{2 * sigma:.3g}",
+    ]
+
+
+def _triangle(sigma: float, y_axis: alt.Axis) -> list[alt.Chart]:
+    """Fill and outline of the triangle: vertical side from -2 sigma to 2 sigma at a = 0."""
+    fill = (
+        alt.Chart(
+            alt.InlineData(
+                values=[
+                    {"a": 0.0, "low": -2.0 * sigma, "high": 2.0 * sigma},
+                    {"a": TRIANGLE_APEX, "low": 0.0, "high": 0.0},
+                ]
+            )
+        )
+        .mark_area(color=_style.TRIANGLE_FILL, clip=True)
+        .encode(
+            x=alt.X("a:Q", axis=None),
+            y=alt.Y("low:Q", axis=y_axis),
+            y2="high:Q",
+        )
+    )
+    outline_rows = [
+        {"a": 0.0, "cumdiff": -2.0 * sigma, "vertex": 0},
+        {"a": TRIANGLE_APEX, "cumdiff": 0.0, "vertex": 1},
+        {"a": 0.0, "cumdiff": 2.0 * sigma, "vertex": 2},
+        {"a": 0.0, "cumdiff": -2.0 * sigma, "vertex": 3},
+    ]
+    outline = (
+        alt.Chart(alt.InlineData(values=outline_rows))
+        .mark_line(color=_style.INK, strokeWidth=1, clip=True)
+        .encode(
+            x=alt.X("a:Q", axis=None),
+            y=alt.Y("cumdiff:Q", axis=y_axis),
+            order="vertex:O",
+        )
+    )
+    return [fill.properties(name="triangle_fill"), outline.properties(name="triangle")]
+
+
+def _axis_layer(name: str, values: list[float], **axis_props: Any) -> alt.Chart:
+    """An invisible layer whose only job is to draw one horizontal axis."""
+    ends = alt.InlineData(values=[{"a": 0.0}, {"a": 1.0}])
+    return (
+        alt.Chart(ends)
+        .mark_point(opacity=0, size=0)
+        .encode(x=alt.X("a:Q", axis=_style.axis(values=values, **axis_props)))
+        .properties(name=name)
+    )
+
+
+def _check(kind: str, width: int, height: int, major_ticks: int, minor_ticks: int) -> None:
+    if kind not in _KINDS:
+        raise InvalidParameterError(f"`kind` must be one of {_KINDS}, got {kind!r}")
+    for label, value, low in (
+        ("width", width, 1),
+        ("height", height, 1),
+        ("major_ticks", major_ticks, 2),
+        ("minor_ticks", minor_ticks, 0),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise InvalidParameterError(f"`{label}` must be an int >= {low}, got {value!r}")
+
+
+def cumulative(
+    curve: pl.DataFrame | pl.LazyFrame,
+    *,
+    title: str | None = None,
+    kind: Kind = "subpopulation",
+    score_label: str = "score",
+    y_label: str = "cumulative difference",
+    width: int = 420,
+    height: int = 340,
+    major_ticks: int = 11,
+    minor_ticks: int = 41,
+    max_points: int = 4000,
+) -> alt.LayerChart:
+    """Plot cumulative differences C_k against A_k, with the triangle at the origin.
+
+    Parameters
+    ----------
+    curve
+        Curve frame (origin row first; columns ``k``, ``a``, ``k_over_n``,
+        ``score``, ``cumdiff``, ``sigma``; extra columns are ignored), as
+        produced by ``df.cumdev.curve``, ``calibration_curve`` or
+        ``compare_curve``.
+    title
+        Title text; by default the paper's wording for ``kind``, naming the
+        horizontal variable A_k with weights or k/n without.
+    kind
+        ``"subpopulation"`` (a subpopulation against the full population),
+        ``"calibration"`` (responses against predicted probabilities) or
+        ``"compare"`` (two groups; pass a ``title`` saying which is
+        subtracted from which).
+    score_label
+        Title of the lower axis, which is labelled with scores.
+    y_label
+        Title of the vertical axis.
+    width, height
+        Size of the plotting area in pixels.
+    major_ticks
+        Approximate number of labelled ticks on each horizontal axis,
+        placed at equispaced k.
+    minor_ticks
+        Number of minor ticks: on the upper axis at equispaced A_k, on the
+        lower axis where the score reaches equispaced values (0 for none).
+    max_points
+        Curves with more rows are thinned for display only, keeping every
+        pixel-sized bucket's first, last, lowest and highest point (the
+        title's statistics and the ticks always use every row).
+
+    Returns
+    -------
+    altair.LayerChart
+        Layered chart; in HTML, drag to pan and scroll to zoom (e.g. into
+        the origin, Remark 3 of the paper; the triangle keeps the height
+        computed for the whole curve).
+
+    Raises
+    ------
+    ColumnNotFoundError
+        If a required column is missing.
+    InvalidValuesError
+        If the frame has no point beyond the origin.
+    InvalidParameterError
+        If ``kind`` or a size argument is invalid.
+    """
+    _check(kind, width, height, major_ticks, minor_ticks)
+    frame = as_frame(curve, "curve")
+    require(frame, CURVE_COLUMNS, "curve")
+    frame = (
+        frame.select(CURVE_COLUMNS)
+        .with_columns(pl.col("k").cast(pl.Int64), pl.exclude("k").cast(pl.Float64))
+        .sort("k")
+    )
+    if frame.filter(pl.col("k") > 0).is_empty():
+        raise InvalidValuesError("the curve frame has no point beyond the origin")
+    if frame.get_column("k")[0] != 0:  # tolerate a frame without its origin row
+        origin = {"k": [0], "a": [0.0], "k_over_n": [0.0], "score": [None], "cumdiff": [0.0]}
+        origin["sigma"] = [frame.get_column("sigma")[0]]
+        frame = pl.concat([pl.DataFrame(origin, schema=frame.schema), frame])
+
+    a = frame.get_column("a").to_numpy()
+    k_over_n = frame.get_column("k_over_n").to_numpy()
+    cumdiff = frame.get_column("cumdiff").to_numpy()
+    n = int(frame.get_column("k").max())  # type: ignore[arg-type]
+    weighted = bool(np.max(np.abs(a - k_over_n)) > _WEIGHTED_TOLERANCE)
+    sigma = _sigma(frame)
+
+    lower = lower_ticks(a, frame.get_column("score").to_numpy(), major_ticks, minor_ticks)
+    upper = upper_ticks(a, major_ticks, minor_ticks)
+    x_scale = alt.Scale(domain=[0.0, 1.0], nice=False, zero=False)
+    y_axis = _style.axis(title=y_label, tickCount=6)
+
+    shown = thin_extremes(frame, "a", "cumdiff", max_points)
+    data = inline(shown, ["k", "a", "k_over_n", "score", "cumdiff"])
+    zoom = alt.selection_interval(bind="scales", name="zoom")
+    line = (
+        alt.Chart(data)
+        .mark_line(color=_style.INK, strokeWidth=1.25, clip=True)
+        .encode(
+            x=alt.X(
+                "a:Q",
+                scale=x_scale,
+                axis=_style.axis(
+                    orient="bottom",
+                    title=score_label,
+                    values=lower.major,
+                    labelExpr=label_expr(lower.major, lower.labels),
+                    labelOverlap="greedy",
+                ),
+            ),
+            y=alt.Y("cumdiff:Q", axis=y_axis),
+        )
+        .add_params(zoom)
+        .properties(name="curve")
+    )
+    tooltip = [
+        alt.Tooltip("score:Q", title=score_label, format=".6~g"),
+        alt.Tooltip("k:Q", title="k"),
+        alt.Tooltip("k_over_n:Q", title="k/n", format=".4~g"),
+    ]
+    if weighted:
+        tooltip.append(alt.Tooltip("a:Q", title="A_k", format=".4~g"))
+    tooltip.append(alt.Tooltip("cumdiff:Q", title="C_k", format=".4~g"))
+    points = (
+        alt.Chart(data)
+        .mark_point(opacity=0, size=40, clip=True)
+        .encode(x=alt.X("a:Q", axis=None), y=alt.Y("cumdiff:Q", axis=y_axis), tooltip=tooltip)
+        .properties(name="points")
+    )
+    axes = [
+        _axis_layer(
+            "lower_minor_ticks",
+            lower.minor,
+            orient="bottom",
+            labels=False,
+            domain=False,
+            title=None,
+            tickSize=_style.MINOR_TICK,
+        ),
+        _axis_layer(
+            "upper_axis",
+            upper.major,
+            orient="top",
+            title="k/n",
+            labelExpr=label_expr(upper.major, upper.labels),
+            labelOverlap="greedy",
+        ),
+        _axis_layer(
+            "upper_minor_ticks",
+            upper.minor,
+            orient="top",
+            labels=False,
+            domain=False,
+            title=None,
+            tickSize=_style.MINOR_TICK,
+        ),
+    ]
+    layers = [*(_triangle(sigma, y_axis) if sigma is not None else []), line, points, *axes]
+    text = title if title is not None else default_title(kind, weighted)
+    return (
+        alt.layer(*layers)
+        .resolve_axis(x="independent")
+        .properties(
+            width=width,
+            height=height,
+            title=_style.title(text, _subtitle(cumdiff, sigma, n)),
+            view=alt.ViewBackground(stroke=_style.INK),
+        )
+    )

@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 
 import polars as pl
 
-from polars_cumdev import calibration, subpopulation
+from polars_cumdev import calibration, compare, subpopulation
 
 __all__ = ["CumdevFrame", "CumdevLazyFrame"]
 
@@ -103,6 +103,99 @@ class _Namespace(Generic[F]):
         """
         return self._out(
             calibration.calibration_curve(self._frame, score, response, weight, fraction=fraction)
+        )
+
+    def compare(
+        self,
+        first: pl.Expr | str,
+        second: pl.Expr | str,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        variance: str = "empirical",
+        ties: str = "error",
+        seed: int = 0,
+    ) -> F:
+        """Two disjoint subpopulations compared directly, "first minus second".
+
+        See :func:`polars_cumdev.compare.compare` (two-subpopulations spec,
+        J. Big Data 8 (2021) 158).
+        """
+        return self._out(
+            compare.compare(
+                self._frame,
+                first,
+                second,
+                score,
+                response,
+                weight,
+                variance=variance,
+                ties=ties,
+                seed=seed,
+            )
+        )
+
+    def compare_curve(
+        self,
+        first: pl.Expr | str,
+        second: pl.Expr | str,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        variance: str = "empirical",
+        ties: str = "error",
+        seed: int = 0,
+        fraction: float = 1.0,
+    ) -> F:
+        """Drill-down frame of :meth:`compare` (same columns as :meth:`curve`).
+
+        See :func:`polars_cumdev.compare.compare_curve`.
+        """
+        return self._out(
+            compare.compare_curve(
+                self._frame,
+                first,
+                second,
+                score,
+                response,
+                weight,
+                variance=variance,
+                ties=ties,
+                seed=seed,
+                fraction=fraction,
+            )
+        )
+
+    def compare_all(
+        self,
+        by: str,
+        reference: object,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        variance: str = "empirical",
+        ties: str = "error",
+        seed: int = 0,
+    ) -> F:
+        """Every group of ``by`` compared with the group ``reference``, in one query.
+
+        See :func:`polars_cumdev.compare.compare_all`.
+        """
+        return self._out(
+            compare.compare_all(
+                self._frame,
+                by,
+                reference,
+                score,
+                response,
+                weight,
+                variance=variance,
+                ties=ties,
+                seed=seed,
+            )
         )
 
     def report(

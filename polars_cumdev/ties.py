@@ -20,9 +20,9 @@ def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
     deterministic, order-independent treatment of ties of method.md 1.1, in
     place of the random perturbation the papers use.
 
-    The rows must arrive sorted by score (:func:`sort_by_score`); they are
-    aggregated in order of first appearance, so the points come out sorted by
-    score with the groups interleaved. Every later per-group step uses
+    The rows must arrive sorted by score (:func:`sort_by_score`); each tie
+    group keeps its first row, so the points come out sorted by score with the
+    groups interleaved. Every later per-group step uses
     ``.over(keys)``, which needs each group's rows in score order but not the
     groups contiguous. The caller sorts once and feeds the same sorted frame
     to :func:`polars_cumdev.bins.full_population_prefix`.
@@ -44,16 +44,24 @@ def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
         in increasing order of score.
     """
     w = pl.col(nm.WEIGHT)
-    merged = frame.group_by([*keys, nm.SCORE], maintain_order=True).agg(
-        w.sum().alias(nm.WEIGHT),
-        (w * pl.col(nm.RESPONSE)).sum().alias("_wr"),
-        (w * w).sum().alias("_ww"),
-        pl.len().alias(nm.ROWS),
+    tie = [*keys, nm.SCORE]
+    # Window sums rather than a group-by: Polars' streaming group-by adds
+    # partial sums in an order that varies from run to run, and results must be
+    # identical bit for bit on every run.
+    merged = frame.with_columns(
+        w.sum().over(tie).alias("_w"),
+        (w * pl.col(nm.RESPONSE)).sum().over(tie).alias("_wr"),
+        (w * w).sum().over(tie).alias("_ww"),
+        pl.len().over(tie).alias(nm.ROWS),
+    ).filter(pl.struct(tie).is_first_distinct())
+    return merged.select(
+        *keys,
+        nm.SCORE,
+        pl.col("_w").alias(nm.WEIGHT),
+        (pl.col("_wr") / pl.col("_w")).alias(nm.RESPONSE),
+        (pl.col("_ww") / (pl.col("_w") * pl.col("_w"))).alias(nm.TIE),
+        pl.col(nm.ROWS).cast(pl.Int64),
     )
-    return merged.with_columns(
-        (pl.col("_wr") / w).alias(nm.RESPONSE),
-        (pl.col("_ww") / (w * w)).alias(nm.TIE),
-    ).drop("_wr", "_ww")
 
 
 def sort_by_score(frame: pl.LazyFrame) -> pl.LazyFrame:

@@ -1,16 +1,27 @@
 """The ``cumdev`` command.
 
-``cumdev demo`` screens the bundled census-like data; ``cumdev screen PATH``
-screens a CSV or Parquet file. Problems with the input print one line on
-stderr and exit with status 2; no traceback.
+Subcommands:
+
+* ``cumdev demo`` screens the bundled census-like data (and, with ``--out``,
+  writes an HTML report and SVG charts);
+* ``cumdev screen PATH`` ranks every group of a CSV, Parquet, IPC or NDJSON file;
+* ``cumdev curve PATH`` (alias ``cumdev plot``) draws the drill-down of one group;
+* ``cumdev calibration PATH`` measures the calibration of predicted probabilities;
+* ``cumdev report PATH`` writes a self-contained HTML report.
+
+Progress goes to stderr, results to stdout. Any problem with the input (a
+missing file or column, unusable values) prints a single line
+``cumdev: error: ...`` on stderr and exits with status 2, without a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -19,62 +30,271 @@ from polars_cumdev.errors import CumdevError
 __all__ = ["main"]
 
 _SHOWN = ("n", "kuiper", "kuiper_z", "kuiper_p", "kuiper_q", "ks_z", "delta", "note")
+_CALIBRATION_SHOWN = (
+    "n",
+    "ecce_r",
+    "ecce_mad",
+    "sigma",
+    "ecce_r_z",
+    "ecce_mad_z",
+    "ecce_r_p",
+    "ecce_mad_p",
+    "delta",
+    "note",
+)
+_CHART_SUFFIXES = (".svg", ".png", ".pdf", ".json", ".html")
+_DATA_SUFFIXES = (".csv", ".parquet")
+_READERS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".txt": "csv",
+    ".tsv": "tsv",
+    ".ipc": "ipc",
+    ".arrow": "ipc",
+    ".feather": "ipc",
+    ".ndjson": "ndjson",
+    ".jsonl": "ndjson",
+}
 
 
-def _print_table(table: pl.DataFrame, by: Sequence[str], rows: int) -> None:
-    shown = table.select(*by, *[c for c in _SHOWN if c in table.columns])
+def _say(message: str) -> None:
+    """Progress and notes: stderr, so that stdout holds only results."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def _pretty_p(value: float | None) -> str | None:
+    """P-values in scientific notation, so tiny ones do not print as 0.0000."""
+    if value is None:
+        return None
+    return f"{value:.4f}" if value >= 0.001 else f"{value:.2e}"
+
+
+def _show(table: pl.DataFrame, columns: Sequence[str], rows: int) -> None:
+    shown = table.select([c for c in columns if c in table.columns])
+    if "note" in shown.columns and shown["note"].null_count() == shown.height:
+        shown = shown.drop("note")  # nothing to say: save the width
+    shown = shown.with_columns(
+        pl.col(c).map_elements(_pretty_p, return_dtype=pl.String)
+        for c in shown.columns
+        if c.endswith(("_p", "_q")) and shown.schema[c].is_float()
+    )
+    hidden = max(0, shown.height - rows)
+    shown = shown.head(rows)
     with pl.Config(
-        tbl_rows=rows,
+        tbl_rows=max(rows, 1),
         tbl_cols=-1,
         tbl_width_chars=160,
         float_precision=4,
         tbl_hide_dataframe_shape=True,
         tbl_hide_column_data_types=True,
+        fmt_str_lengths=40,
     ):
         print(shown)
+    if hidden:
+        print(f"... and {hidden} more rows (--rows {rows + hidden} shows all)")
 
 
 def _scan(path: str) -> pl.LazyFrame:
+    """A lazy scan of ``path``, chosen by its suffix; nothing is read yet."""
     file = Path(path)
-    if not file.is_file():
+    if not file.exists():
         raise CumdevError(f"no such file: {path}")
-    suffix = file.suffix.lower()
-    if suffix == ".parquet":
+    if not file.is_file():
+        raise CumdevError(f"not a file: {path}")
+    kind = _READERS.get(file.suffix.lower())
+    _say(f"reading {path} ...")
+    if kind == "parquet":
         return pl.scan_parquet(file)
-    if suffix in (".csv", ".txt"):
+    if kind == "csv":
         return pl.scan_csv(file, infer_schema_length=10_000)
-    raise CumdevError(f"cannot read {path}: expected a .csv or .parquet file")
+    if kind == "tsv":
+        return pl.scan_csv(file, separator="\t", infer_schema_length=10_000)
+    if kind == "ipc":
+        return pl.scan_ipc(file)
+    if kind == "ndjson":
+        return pl.scan_ndjson(file, infer_schema_length=10_000)
+    known = ", ".join(sorted(_READERS))
+    raise CumdevError(f"cannot read {path}: unknown suffix (expected one of {known})")
 
 
-def _save(table: pl.DataFrame, path: str, fmt: str) -> None:
+def _check_out(path: str | None, allowed: Sequence[str]) -> Path | None:
+    """Validate an output path before any work is done."""
+    if path is None:
+        return None
+    target = Path(path)
+    if target.suffix.lower() not in allowed:
+        raise CumdevError(f"cannot write {path}: the suffix must be one of {', '.join(allowed)}")
+    if not target.parent.exists():
+        raise CumdevError(f"cannot write {path}: no such directory {target.parent}")
+    return target
+
+
+def _save_chart(chart: Any, target: Path) -> None:
+    from polars_cumdev import charts
+
+    charts.save(chart, target)
+    _say(f"wrote {target}")
+
+
+def _save_table(table: pl.DataFrame, path: str, fmt: str | None) -> None:
+    fmt = fmt or Path(path).suffix.lower().lstrip(".") or "csv"
     if fmt == "csv":
         table.write_csv(path)
     elif fmt == "json":
         table.write_json(path)
-    else:
+    elif fmt == "parquet":
         table.write_parquet(path)
-    print(f"wrote {path}", file=sys.stderr)
+    else:
+        raise CumdevError(f"cannot write {path}: unknown format {fmt!r} (csv, json or parquet)")
+    _say(f"wrote {path}")
+
+
+def _columns(frame: pl.LazyFrame) -> list[str]:
+    try:
+        return frame.collect_schema().names()
+    except pl.exceptions.PolarsError as exc:
+        raise CumdevError(f"cannot read the file: {_first_line(exc)}") from None
+
+
+def _selection(frame: pl.LazyFrame, column: str, value: str) -> pl.Expr:
+    """``column == value``, with ``value`` parsed according to the column's dtype."""
+    schema = frame.collect_schema()
+    if column not in schema:
+        raise CumdevError(
+            f"subpopulation column {column!r} not found; the file has columns {schema.names()}"
+        )
+    dtype = schema[column]
+    col = pl.col(column)
+    try:
+        if dtype == pl.Boolean:
+            text = value.strip().lower()
+            if text not in ("true", "false", "1", "0"):
+                raise ValueError(value)
+            return col == (text in ("true", "1"))
+        if dtype.is_integer():
+            return col == int(value)
+        if dtype.is_float():
+            return col == float(value)
+    except ValueError:
+        raise CumdevError(
+            f"--subpop-value {value!r} is not a valid value of column {column!r} ({dtype})"
+        ) from None
+    return col.cast(pl.String) == value
+
+
+def _curve_summary(points: pl.DataFrame) -> dict[str, float | int | None]:
+    """Kuiper and Kolmogorov-Smirnov statistics of a drill-down frame."""
+    from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
+
+    c = points["cumdiff"]
+    kuiper = float(c.max() - c.min())  # type: ignore[operator]
+    ks = float(c.abs().max())  # type: ignore[arg-type]
+    raw_sigma = points["sigma"][0]
+    sigma = float(raw_sigma) if raw_sigma is not None else 0.0
+    n = int(points["k"].max())  # type: ignore[arg-type]
+    out: dict[str, float | int | None] = {
+        "n_scores": n,
+        "kuiper": kuiper,
+        "ks": ks,
+        "delta": float(c[-1]),
+        "sigma": sigma,
+        "kuiper_z": None,
+        "ks_z": None,
+        "kuiper_p": None,
+        "ks_p": None,
+    }
+    if sigma > 0 and n >= 2:
+        out["kuiper_z"] = kuiper / sigma
+        out["ks_z"] = ks / sigma
+        out["kuiper_p"] = float(kuiper_pvalue(kuiper / sigma))
+        out["ks_p"] = float(ks_pvalue(ks / sigma))
+    return out
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    for key, value in summary.items():
+        text = "null" if value is None else (f"{value:.6g}" if isinstance(value, float) else value)
+        print(f"{key:>10}  {text}")
+
+
+# ---------------------------------------------------------------------------
+# Subcommands
+# ---------------------------------------------------------------------------
 
 
 def _demo(args: argparse.Namespace) -> None:
     from polars_cumdev.datasets import census
 
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    _say("generating the bundled census-like data ...")
     data = census()
-    print(
-        f"Bundled census-like data: {data.height:,} households in "
-        f"{data['county'].n_unique()} counties, score log10_income, weight WGTP.",
-        file=sys.stderr,
+    groups = data["county"].n_unique()
+    _say(
+        f"{data.height:,} households in {groups} counties; score log10_income, weight WGTP; "
+        f"screening {groups} groups ..."
     )
     table = data.cumdev.screen(
         by="county", score="log10_income", response=args.response, weight="WGTP"
     )
     print(f"Screening response {args.response!r}: counties ranked by Kuiper z, largest first")
-    _print_table(table, ["county"], args.rows)
+    _show(table, ["county", *_SHOWN], args.rows)
+    if out is None:
+        return
+
+    from polars_cumdev import charts
+
+    _say("drawing charts ...")
+    _save_chart(charts.screen(table, by=["county"]), out / "screen.svg")
+    top = table.filter(pl.col("kuiper_z").is_not_null())["county"][0]
+    points = data.cumdev.curve(
+        subpop=pl.col("county") == top,
+        score="log10_income",
+        response=args.response,
+        weight="WGTP",
+    )
+    _save_chart(
+        charts.cumulative(points, score_label="log10_income"),
+        out / f"cumulative-{_slug(top)}.svg",
+    )
+    _write_report(data, ["county"], "log10_income", args.response, "WGTP", out / "report.html")
+
+
+def _slug(text: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in str(text)) or "group"
+
+
+def _write_report(
+    frame: pl.DataFrame | pl.LazyFrame,
+    by: Sequence[str],
+    score: str,
+    response: str,
+    weight: str | None,
+    path: Path,
+    *,
+    top: int = 5,
+    variance: str = "auto",
+    required: bool = False,
+) -> None:
+    try:
+        from polars_cumdev.report import report
+    except ImportError as exc:
+        if required:
+            raise CumdevError(f"the HTML report is not available: {exc}") from None
+        _say(f"skipping the HTML report (not available: {exc})")
+        return
+    _say(f"writing report {path} (top {top} groups) ...")
+    report(frame, list(by), score, response, weight, path=path, top=top, variance=variance)
+    _say(f"wrote {path}")
 
 
 def _screen(args: argparse.Namespace) -> None:
-    print(f"reading {args.path} ...", file=sys.stderr)
     frame = _scan(args.path)
+    _columns(frame)
+    _say(f"screening the groups of {', '.join(args.by)} ...")
+    started = time.perf_counter()
     table = frame.cumdev.screen(
         by=args.by,
         score=args.score,
@@ -82,17 +302,153 @@ def _screen(args: argparse.Namespace) -> None:
         weight=args.weight,
         variance=args.variance,
     ).collect()
-    _print_table(table, args.by, args.rows)
+    _say(f"screened {table.height} groups in {time.perf_counter() - started:.2f} s")
+    _show(table, [*args.by, *_SHOWN], args.rows)
     if args.output:
-        _save(table, args.output, args.format or Path(args.output).suffix.lstrip(".") or "csv")
+        _save_table(table, args.output, args.format)
+
+
+def _curve(args: argparse.Namespace) -> None:
+    target = _check_out(args.out, (*_CHART_SUFFIXES, *_DATA_SUFFIXES))
+    frame = _scan(args.path)
+    _columns(frame)
+    subpop = _selection(frame, args.subpop_column, args.subpop_value)
+    _say(f"computing the cumulative differences of {args.subpop_column} = {args.subpop_value} ...")
+    points = frame.cumdev.curve(
+        subpop=subpop,
+        score=args.score,
+        response=args.response,
+        weight=args.weight,
+        variance=args.variance,
+        fraction=args.fraction,
+    ).collect()
+    print(f"{args.subpop_column} = {args.subpop_value} against the full population")
+    _print_summary(_curve_summary(points))
+    if target is None:
+        return
+    if target.suffix.lower() in _DATA_SUFFIXES:
+        _save_table(points, str(target), target.suffix.lower().lstrip("."))
+        return
+    from polars_cumdev import charts
+
+    title = f"{args.subpop_column} = {args.subpop_value}: {args.response}"
+    _save_chart(charts.cumulative(points, score_label=args.score, title=title), target)
+
+
+def _calibration(args: argparse.Namespace) -> None:
+    target = _check_out(args.out, (*_CHART_SUFFIXES, *_DATA_SUFFIXES))
+    frame = _scan(args.path)
+    _columns(frame)
+    _say("measuring calibration ...")
+    table = frame.cumdev.calibration(
+        score=args.score, response=args.response, weight=args.weight, by=args.by
+    ).collect()
+    _show(table, [*(args.by or []), *_CALIBRATION_SHOWN], args.rows)
+    if target is None:
+        return
+    subset = frame
+    label = "all predictions"
+    if args.by:
+        ranked = table.filter(pl.col("ecce_r_z").is_not_null())
+        if ranked.height == 0:
+            raise CumdevError("no group has a defined ECCE-R z: nothing to draw")
+        row = ranked.row(0, named=True)
+        expr = pl.lit(True)
+        for key in args.by:
+            expr = expr & (pl.col(key) == row[key])
+        subset = frame.filter(expr)
+        label = ", ".join(f"{key} = {row[key]}" for key in args.by)
+        _say(f"drawing the group with the largest ECCE-R z ({label}) ...")
+    points = subset.cumdev.calibration_curve(
+        score=args.score, response=args.response, weight=args.weight, fraction=args.fraction
+    ).collect()
+    if target.suffix.lower() in _DATA_SUFFIXES:
+        _save_table(points, str(target), target.suffix.lower().lstrip("."))
+        return
+    from polars_cumdev import charts
+
+    title = f"calibration of {args.score}: {label}"
+    _save_chart(
+        charts.cumulative(points, score_label=args.score, title=title, kind="calibration"),
+        target,
+    )
+
+
+def _report(args: argparse.Namespace) -> None:
+    target = _check_out(args.out, (".html",))
+    assert target is not None
+    frame = _scan(args.path)
+    _columns(frame)
+    _write_report(
+        frame,
+        args.by,
+        args.score,
+        args.response,
+        args.weight,
+        target,
+        top=args.top,
+        variance=args.variance,
+        required=True,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Parser
+# ---------------------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0: {text!r}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1]: {text!r}")
+    return value
+
+
+def _data_arguments(parser: argparse.ArgumentParser, *, by: bool) -> None:
+    parser.add_argument("path", help="a .csv, .tsv, .parquet, .ipc/.arrow or .ndjson file")
+    if by:
+        parser.add_argument(
+            "--by", required=True, action="append", help="group column (repeatable)"
+        )
+    parser.add_argument("--score", required=True, help="score column")
+    parser.add_argument("--response", required=True, help="response column")
+    parser.add_argument("--weight", default=None, help="weight column (optional)")
+
+
+def _variance_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--variance",
+        default="auto",
+        choices=["auto", "bernoulli", "empirical"],
+        help="scale of fluctuations: Bernoulli (0/1 responses), empirical, or auto (default)",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
+    from polars_cumdev import __version__
+
     parser = argparse.ArgumentParser(
         prog="cumdev",
-        description="Cumulative deviation of subpopulations from the full population.",
+        description=(
+            "Cumulative deviation of subpopulations from the full population, and "
+            "calibration of predicted probabilities, without bins."
+        ),
     )
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = commands.add_parser("demo", help="screen the bundled census-like data")
     demo.add_argument(
@@ -101,17 +457,19 @@ def _parser() -> argparse.ArgumentParser:
         choices=["has_internet", "vehicles", "children", "rooms"],
         help="which response to screen (default: has_internet)",
     )
-    demo.add_argument("--rows", type=int, default=41, help="rows of the table to print")
+    demo.add_argument("--rows", type=_positive_int, default=41, help="rows of the table to print")
+    demo.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="also write report.html, screen.svg and the top county's cumulative plot here",
+    )
     demo.set_defaults(run=_demo)
 
-    screen = commands.add_parser("screen", help="screen every group of a CSV or Parquet file")
-    screen.add_argument("path", help="a .csv or .parquet file")
-    screen.add_argument("--by", required=True, action="append", help="group column (repeatable)")
-    screen.add_argument("--score", required=True, help="score column")
-    screen.add_argument("--response", required=True, help="response column")
-    screen.add_argument("--weight", default=None, help="weight column (optional)")
-    screen.add_argument("--variance", default="auto", choices=["auto", "bernoulli", "empirical"])
-    screen.add_argument("--rows", type=int, default=20, help="rows of the table to print")
+    screen = commands.add_parser("screen", help="rank every group of a file by its deviation")
+    _data_arguments(screen, by=True)
+    _variance_argument(screen)
+    screen.add_argument("--rows", type=_positive_int, default=20, help="rows of the table to print")
     screen.add_argument("--output", "-o", default=None, help="also save the table to this file")
     screen.add_argument(
         "--format",
@@ -120,23 +478,94 @@ def _parser() -> argparse.ArgumentParser:
         help="format of --output (default: from its suffix)",
     )
     screen.set_defaults(run=_screen)
+
+    curve = commands.add_parser(
+        "curve",
+        aliases=["plot"],
+        help="drill down: cumulative differences of one group (alias: plot)",
+    )
+    _data_arguments(curve, by=False)
+    curve.add_argument(
+        "--subpop-column", required=True, help="column that selects the subpopulation"
+    )
+    curve.add_argument(
+        "--subpop-value", required=True, help="value of that column in the subpopulation"
+    )
+    _variance_argument(curve)
+    curve.add_argument(
+        "--fraction", type=_fraction, default=1.0, help="zoom: keep this leading share of scores"
+    )
+    curve.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="chart (.svg, .png, .pdf, .json Vega-Lite, .html) or the points (.csv, .parquet)",
+    )
+    curve.set_defaults(run=_curve)
+
+    calibration = commands.add_parser(
+        "calibration", help="calibration of predicted probabilities (ECCE-R, ECCE-MAD)"
+    )
+    _data_arguments(calibration, by=False)
+    calibration.add_argument(
+        "--by", action="append", default=None, help="group column (repeatable, optional)"
+    )
+    calibration.add_argument(
+        "--fraction", type=_fraction, default=1.0, help="zoom of the chart (see curve)"
+    )
+    calibration.add_argument("--rows", type=_positive_int, default=20, help="rows to print")
+    calibration.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="cumulative chart (of the worst group with --by), or its points (.csv, .parquet)",
+    )
+    calibration.set_defaults(run=_calibration)
+
+    report = commands.add_parser("report", help="write a self-contained HTML report")
+    _data_arguments(report, by=True)
+    _variance_argument(report)
+    report.add_argument(
+        "--top", type=_positive_int, default=5, help="groups to drill into (default 5)"
+    )
+    report.add_argument("--out", required=True, metavar="FILE.html", help="the report to write")
+    report.set_defaults(run=_report)
     return parser
 
 
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``cumdev`` command line; returns the exit status."""
+    """Run the ``cumdev`` command line and return the exit status.
+
+    Parameters
+    ----------
+    argv
+        The arguments after the program name (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0 on success, 2 when the input cannot be used (a one-line message is
+        printed on stderr), 130 when interrupted.
+    """
     import polars_cumdev  # noqa: F401  (registers the namespace)
 
     args = _parser().parse_args(argv)
     try:
         args.run(args)
     except CumdevError as exc:
-        print(f"cumdev: error: {exc}", file=sys.stderr)
+        print(f"cumdev: error: {_first_line(exc)}", file=sys.stderr)
         return 2
-    except (OSError, pl.exceptions.PolarsError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"cumdev: error: {first}", file=sys.stderr)
+    except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
+        print(f"cumdev: error: {_first_line(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("cumdev: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

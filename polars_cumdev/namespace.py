@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 
 import polars as pl
 
-from polars_cumdev import calibration, compare, subpopulation
+from polars_cumdev import binned, calibration, compare, subpopulation
 
 __all__ = ["CumdevFrame", "CumdevLazyFrame"]
 
@@ -103,6 +103,100 @@ class _Namespace(Generic[F]):
         """
         return self._out(
             calibration.calibration_curve(self._frame, score, response, weight, fraction=fraction)
+        )
+
+    def reliability(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        subpop: pl.Expr | str | None = None,
+        bins: int = 10,
+        binning: str = "equispaced",
+        seed: int = 0,
+        resamples: int = 0,
+        calibration: bool = False,
+    ) -> F:
+        """Binned reliability-diagram points, tidy: one row per (population, bin).
+
+        See :func:`polars_cumdev.binned.reliability` (equations (34)-(40),
+        Remark 5; method.md 3).
+        """
+        return self._out(
+            binned.reliability(
+                self._frame,
+                score,
+                response,
+                weight,
+                subpop=subpop,
+                bins=bins,
+                binning=binning,
+                seed=seed,
+                resamples=resamples,
+                calibration=calibration,
+            )
+        )
+
+    def ece(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        bins: int = 10,
+        binning: str = "equispaced",
+        weighting: str = "width",
+        by: str | Sequence[str] | None = None,
+        seed: int = 0,
+    ) -> F:
+        """Binned expected calibration errors ECE1 and ECE2, overall or per group.
+
+        See :func:`polars_cumdev.binned.ece` (``ece-versus-ecce.md`` (3)-(4);
+        method.md 3).
+        """
+        return self._out(
+            binned.ece(
+                self._frame,
+                score,
+                response,
+                weight,
+                bins=bins,
+                binning=binning,
+                weighting=weighting,
+                by=by,
+                seed=seed,
+            )
+        )
+
+    def ece_sweep(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        bins: Sequence[int] = binned.DEFAULT_SWEEP,
+        binning: str = "equispaced",
+        weighting: str = "width",
+        by: str | Sequence[str] | None = None,
+        seed: int = 0,
+    ) -> F:
+        """ECE1 and ECE2 for each number of bins in ``bins`` (they move; the ECCEs need none).
+
+        See :func:`polars_cumdev.binned.ece_sweep`.
+        """
+        return self._out(
+            binned.ece_sweep(
+                self._frame,
+                score,
+                response,
+                weight,
+                bins=bins,
+                binning=binning,
+                weighting=weighting,
+                by=by,
+                seed=seed,
+            )
         )
 
     def compare(

@@ -10,13 +10,15 @@ Vega-Lite JSON, SVG, PNG, PDF or self-contained HTML via ``vl-convert``.
 * :func:`reliability` - binned reliability diagram, subpopulation in black,
   full population in gray, bootstrap resamples in light gray.
 * :func:`screen` - every group's Kuiper z, ranked, significant groups filled.
+* :func:`ece_sweep` - binned ECEs against the number of bins, beside the ECCEs.
 """
 
 from __future__ import annotations
 
 from polars_cumdev.charts.cumulative import cumulative
+from polars_cumdev.charts.ece import ece_sweep
 from polars_cumdev.charts.export import save
 from polars_cumdev.charts.reliability import reliability
 from polars_cumdev.charts.screen import screen
 
-__all__ = ["cumulative", "reliability", "save", "screen"]
+__all__ = ["cumulative", "ece_sweep", "reliability", "save", "screen"]

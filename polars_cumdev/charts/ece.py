@@ -1,0 +1,105 @@
+"""ECE against the number of bins, beside the ECCEs that need no bins.
+
+The frame drawn is the output of :func:`polars_cumdev.binned.ece_sweep`
+(``requested``, ``ece1``, ``ece2`` and friends). The point of the chart is the
+papers' argument: the binned ECEs move with the number of bins, while the
+ECCE-R and ECCE-MAD of the cumulative method, drawn as horizontal rules, are
+single numbers.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import polars as pl
+
+from polars_cumdev.charts import _style
+from polars_cumdev.charts._data import as_frame, inline, require
+
+__all__ = ["ece_sweep"]
+
+_SERIES = {"ece1": "ECE1 (mean |gap|)", "ece2": "ECE2 (mean squared gap)"}
+_RULES = {"ecce_r": "ECCE-R", "ecce_mad": "ECCE-MAD"}
+
+
+def ece_sweep(
+    sweep: pl.DataFrame | pl.LazyFrame,
+    *,
+    ecce: pl.DataFrame | pl.LazyFrame | None = None,
+    title: str | None = None,
+    width: int = 420,
+    height: int = 300,
+) -> alt.LayerChart:
+    """Draw ECE1 and ECE2 against the number of bins, with the ECCEs as rules.
+
+    Parameters
+    ----------
+    sweep
+        Frame with ``requested`` (bins asked for), ``ece1`` and ``ece2``
+        (``ece-versus-ecce.md`` (3)-(4)), one row per number of bins.
+    ecce
+        Optional one-row output of :func:`polars_cumdev.calibration.calibration`;
+        its ``ecce_r`` and ``ecce_mad`` are drawn as dashed horizontal rules.
+    title
+        Title text.
+    width, height
+        Size of the plotting area in pixels.
+
+    Returns
+    -------
+    altair.LayerChart
+        Lines (with points) of the ECEs, and the ECCE rules when given.
+    """
+    data = as_frame(sweep, "ece sweep")
+    require(data, ("requested", "ece1", "ece2"), "ece sweep")
+    long = (
+        data.select("requested", *_SERIES)
+        .unpivot(index="requested", variable_name="metric", value_name="value")
+        .with_columns(pl.col("metric").replace_strict(_SERIES))
+    )
+    axis = _style.axis(tickCount=6)
+    layers: list[alt.Chart] = [
+        alt.Chart(inline(long))
+        .mark_line(point=alt.OverlayMarkDef(filled=True, size=24), strokeWidth=1.25)
+        .encode(
+            x=alt.X("requested:Q", title="number of bins", axis=axis),
+            y=alt.Y("value:Q", title="calibration error", axis=axis),
+            color=alt.Color(
+                "metric:N",
+                scale=alt.Scale(
+                    domain=[*_SERIES.values(), *_RULES.values()],
+                    range=[_style.INK, _style.FULL, _style.SIGNIFICANT, "#1f5fa8"],
+                ),
+                legend=alt.Legend(title=None, orient="bottom", labelFont=_style.FONT),
+            ),
+            tooltip=[
+                alt.Tooltip("metric:N"),
+                alt.Tooltip("requested:Q", title="bins"),
+                alt.Tooltip("value:Q", format=".4~g"),
+            ],
+        )
+        .properties(name="ece")
+    ]
+    if ecce is not None:
+        row = as_frame(ecce, "calibration")
+        require(row, tuple(_RULES), "calibration")
+        rules = pl.DataFrame(
+            {"metric": list(_RULES.values()), "value": [row[c][0] for c in _RULES]}
+        )
+        layers.append(
+            alt.Chart(inline(rules))
+            .mark_rule(strokeDash=[6, 4], strokeWidth=1.5)
+            .encode(
+                y="value:Q",
+                color=alt.Color("metric:N"),
+                tooltip=[alt.Tooltip("metric:N"), alt.Tooltip("value:Q", format=".4~g")],
+            )
+            .properties(name="ecce")
+        )
+    return alt.layer(*layers).properties(
+        width=width,
+        height=height,
+        title=_style.title(
+            title or "binned ECEs depend on the number of bins; the ECCEs need none"
+        ),
+        view=alt.ViewBackground(stroke=_style.INK),
+    )

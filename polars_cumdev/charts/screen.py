@@ -23,41 +23,20 @@ from collections.abc import Sequence
 import altair as alt
 import polars as pl
 
+from polars_cumdev.calibration import CALIBRATION_COLUMNS
 from polars_cumdev.charts import _style
 from polars_cumdev.charts._data import as_frame, inline, require
+from polars_cumdev.compare import COMPARE_ALL_COLUMNS
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.statistics import STATISTIC_COLUMNS as SCREEN_COLUMNS
 
 __all__ = ["KUIPER_NULL_MEAN", "STATISTIC_COLUMNS", "screen"]
 
 #: Expected range of standard Brownian motion on [0, 1], 2 sqrt(2 / pi).
 KUIPER_NULL_MEAN = 2.0 * math.sqrt(2.0 / math.pi)
-#: Columns of screen (and calibration) frames that are statistics, not group keys.
+#: Columns of screen, calibration and compare frames that are statistics, not group keys.
 STATISTIC_COLUMNS = frozenset(
-    {
-        "n",
-        "n_scores",
-        "weight",
-        "kuiper",
-        "ks",
-        "delta",
-        "sigma",
-        "kuiper_z",
-        "ks_z",
-        "kuiper_p",
-        "ks_p",
-        "kuiper_q",
-        "ks_q",
-        "variance",
-        "note",
-        "ecce_r",
-        "ecce_mad",
-        "ecce_r_z",
-        "ecce_mad_z",
-        "ecce_r_p",
-        "ecce_mad_p",
-        "ecce_r_q",
-        "ecce_mad_q",
-    }
+    {*SCREEN_COLUMNS, *CALIBRATION_COLUMNS, *COMPARE_ALL_COLUMNS}
 )
 _REQUIRED = ("n", "kuiper_z", "kuiper_p", "kuiper_q")
 _AUTO_ALL = 40  # label every group up to this many

@@ -1,0 +1,47 @@
+"""Draw the pictures shown in README.md and the docs from the bundled data.
+
+Run from the repository root: ``python docs/make_images.py [OUTPUT_DIR]``
+(default ``docs/images``). Everything is deterministic: the data are generated
+with fixed seeds, so the pictures change only when the method or the charts do.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import polars as pl
+
+import polars_cumdev  # noqa: F401  (registers the `cumdev` namespace)
+from polars_cumdev import charts
+from polars_cumdev.datasets import calibration_oscillating, census
+
+COLUMNS = {"score": "log10_income", "response": "has_internet", "weight": "WGTP"}
+
+
+def main(out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    households = census().lazy()
+    ranked = households.cumdev.screen(by="county", **COLUMNS).collect()
+    county = ranked["county"][0]
+    subpop = pl.col("county") == county
+    points = households.cumdev.curve(subpop, **COLUMNS).collect()
+    bins = households.cumdev.reliability(subpop=subpop, bins=10, resamples=20, **COLUMNS)
+    predictions = calibration_oscillating()
+    sweep = predictions.cumdev.ece_sweep("score", "response")
+    ecce = predictions.cumdev.calibration("score", "response")
+    pictures = {
+        "screen.svg": charts.screen(ranked, by="county"),
+        "cumulative.svg": charts.cumulative(points, score_label="log10 income"),
+        "reliability.svg": charts.reliability(
+            bins.collect(), title=f"reliability diagram: {county} (black) vs all (gray)"
+        ),
+        "ece_sweep.svg": charts.ece_sweep(sweep, ecce=ecce),
+    }
+    return [charts.save(chart, out / name) for name, chart in pictures.items()]
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).parent / "images"
+    for path in main(target):
+        print(path)

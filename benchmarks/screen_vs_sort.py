@@ -1,0 +1,137 @@
+"""Time of a screen against the time of one sort of the same frame, and its peak memory.
+
+Usage::
+
+    python benchmarks/screen_vs_sort.py                      # the full grid
+    python benchmarks/screen_vs_sort.py --rows 1e6 --groups 100 --engines in-memory
+    python benchmarks/screen_vs_sort.py --partitioned 8   # the range-partitioned screen
+
+For every (rows, groups, engine) a fresh Python process builds the weighted
+frame of :func:`common.make_frame`, runs the screen once (its peak resident
+set size, ``ru_maxrss``, is read right after that first run, before any sort,
+so it is the screen's peak in a process holding the input), then alternates
+``df.sort("score")`` and the screen ``repeat`` times and keeps the best time
+of each. The ratio screen / sort compares the two measured side by side in
+the same process. Input bytes are ``df.estimated_size()`` of the four input
+columns; the RSS ratio is peak RSS / input bytes (the interpreter, NumPy and
+Polars alone take about 100 MiB, which dominates at small sizes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import common
+
+ENGINES = ("in-memory", "streaming")
+
+
+def child(rows: int, groups: int, engine: str, repeat: int, ranges: int) -> None:
+    from polars_cumdev.partitioned import screen_partitioned
+    from polars_cumdev.subpopulation import screen
+
+    df = common.make_frame(rows, groups, seed=rows + groups)
+    input_bytes = df.estimated_size()
+    base_rss = common.current_rss()
+
+    def run_screen():
+        if ranges:
+            return screen_partitioned(
+                df, "group", "score", "response", "weight", ranges=ranges, engine=engine
+            )
+        return screen(df, "group", "score", "response", "weight").collect(engine=engine)
+
+    first, out = common.timed(run_screen)
+    peak = common.peak_rss()
+    assert out.height == df.get_column("group").n_unique()
+    sorts, screens = [], []
+    for _ in range(repeat):
+        sorts.append(common.timed(lambda: df.sort("score"))[0])
+        screens.append(common.timed(run_screen)[0])
+    common.emit(
+        {
+            "rows": rows,
+            "groups": groups,
+            "engine": engine if not ranges else f"{engine}, partitioned R={ranges}",
+            "input_bytes": input_bytes,
+            "base_rss": base_rss,
+            "peak_rss": peak,
+            "first_screen_s": first,
+            "sort_s": min(sorts),
+            "screen_s": min(screens),
+        }
+    )
+
+
+def fmt_row(r: dict) -> dict:
+    if "error" in r:
+        return {**r, "ratio": "failed", "note": r["error"]}
+    return {
+        "rows": f"{r['rows']:.0e}".replace("+0", ""),
+        "groups": r["groups"],
+        "engine": r["engine"],
+        "sort s": f"{r['sort_s']:.3f}",
+        "screen s": f"{r['screen_s']:.3f}",
+        "screen/sort": f"{r['screen_s'] / r['sort_s']:.1f}",
+        "input MiB": f"{r['input_bytes'] / common.MIB:.1f}",
+        "peak RSS MiB": f"{r['peak_rss'] / common.MIB:.0f}",
+        "RSS/input": f"{r['peak_rss'] / r['input_bytes']:.1f}",
+        "(peak-before)/input": f"{(r['peak_rss'] - r['base_rss']) / r['input_bytes']:.1f}",
+    }
+
+
+COLUMNS = (
+    "rows",
+    "groups",
+    "engine",
+    "sort s",
+    "screen s",
+    "screen/sort",
+    "input MiB",
+    "peak RSS MiB",
+    "RSS/input",
+    "(peak-before)/input",
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", nargs="+", type=float, default=[1e5, 1e6, 1e7])
+    parser.add_argument("--groups", nargs="+", type=int, default=[10, 100, 1000])
+    parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
+    parser.add_argument("--repeat", type=int, default=None, help="timed repeats (default 5/3/2)")
+    parser.add_argument(
+        "--partitioned",
+        type=int,
+        default=0,
+        metavar="R",
+        help="time polars_cumdev.partitioned.screen_partitioned with R ranges instead",
+    )
+    parser.add_argument("--child", nargs=5, metavar=("ROWS", "GROUPS", "ENGINE", "REPEAT", "R"))
+    args = parser.parse_args()
+    if args.child:
+        rows, groups, engine, repeat, ranges = args.child
+        child(int(rows), int(groups), engine, int(repeat), int(ranges))
+        return
+    print(common.machine())
+    print(f"load average before: {os.getloadavg()}")
+    results = []
+    for rows in (int(r) for r in args.rows):
+        repeat = args.repeat or (5 if rows <= 100_000 else 3 if rows <= 1_000_000 else 2)
+        for groups in args.groups:
+            for engine in args.engines:
+                r = common.run_child(
+                    Path(__file__), ["--child", rows, groups, engine, repeat, args.partitioned]
+                )
+                r = {"rows": rows, "groups": groups, "engine": engine, **r}
+                results.append(r)
+                print(fmt_row(r), file=sys.stderr, flush=True)
+    print(f"load average after: {os.getloadavg()}")
+    print(common.markdown_table([fmt_row(r) for r in results], COLUMNS))
+
+
+if __name__ == "__main__":
+    main()

@@ -10,30 +10,112 @@ over the full population.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
 from polars_cumdev import _names as nm
 
-__all__ = ["full_population_prefix", "locate_bins", "midpoints"]
+__all__ = [
+    "COUNT_SUMS",
+    "FLOAT_SUMS",
+    "SUMS",
+    "bin_moments",
+    "full_population_prefix",
+    "locate_bins",
+    "midpoints",
+    "running_sums",
+]
 
-# Prefix sums carried from the full population to the bins.
-_SUMS = ("_pw", "_pww", "_pwr", "_pwrr", "_pn")
+# Running sums carried from the full population to the bins. The float sums
+# (W, W^2, W r, W r^2) come with their accumulated rounding errors ("_err"),
+# the counts (rows, rows with R = 0, rows with R = 1) are exact integers.
+FLOAT_SUMS = ("_pw", "_pww", "_pwr", "_pwrr")
+COUNT_SUMS = ("_pn", "_pn0", "_pn1")
+SUMS = (*FLOAT_SUMS, *(f"{c}_err" for c in FLOAT_SUMS), *COUNT_SUMS)
 _UPPER = f"{nm.PREFIX}upper"
 _KEY = "_pscore"
 _ROW = "_prow"
 _CENTRE = "_centre"
 
 
+def _compensated_cum_sum(term: pl.Expr, name: str) -> list[pl.Expr]:
+    """Running sum of ``term`` and the running sum of its rounding errors.
+
+    For each row the error of the addition that produced the running sum is
+    recovered exactly (Knuth's TwoSum, plus the exact difference to the value
+    Polars' cum_sum stored), and those errors are summed too. The pair
+    (sum, error) then holds the running total to about twice the working
+    precision, so that a *difference* of two running totals -- a bin's sum --
+    is accurate relative to the bin rather than to the whole population.
+    """
+    total = term.cum_sum()
+    before = total.shift(1, fill_value=0.0)
+    added = before + term
+    back = added - before
+    two_sum_error = (before - (added - back)) + (term - back)
+    error = ((added - total) + two_sum_error).cum_sum()
+    return [total.alias(name), error.alias(f"{name}_err")]
+
+
+def running_sums(centre: pl.Expr) -> list[pl.Expr]:
+    """Expressions for the running sums :data:`SUMS` over rows in increasing score.
+
+    Responses are centred on ``centre`` (see :func:`full_population_prefix`).
+    """
+    w = pl.col(nm.WEIGHT)
+    response = pl.col(nm.RESPONSE)
+    r = response - centre
+    return [
+        *_compensated_cum_sum(w, "_pw"),
+        *_compensated_cum_sum(w * w, "_pww"),
+        *_compensated_cum_sum(w * r, "_pwr"),
+        *_compensated_cum_sum(w * r * r, "_pwrr"),
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("_pn"),
+        (response == 0.0).cast(pl.Int64).cum_sum().alias("_pn0"),
+        (response == 1.0).cast(pl.Int64).cum_sum().alias("_pn1"),
+    ]
+
+
+def bin_moments(total: Callable[[str], pl.Expr], centre: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """Rt_k of equation (26) and V_k of (33), unbiased as in method.md 1.3.
+
+    Parameters
+    ----------
+    total
+        Gives, for a name in :data:`SUMS`, the expression of the bin's total
+        of that running sum (a difference of two running sums).
+    centre
+        The centring of the responses used in the running sums.
+
+    Returns
+    -------
+    tuple of pl.Expr
+        ``(Rt, V)``. A bin whose responses are all 0 (or all 1) gets exactly
+        Rt = 0 (or 1) and V = 0, as summing its rows directly would give;
+        V = 0 for a bin of one row (u_k = 0).
+    """
+    bw, bww, bwr, bwrr = (total(c) + total(f"{c}_err") for c in FLOAT_SUMS)
+    rows, zeros, ones = (total(c) for c in COUNT_SUMS)
+    mean_c = bwr / bw
+    spread = bwrr / bw - mean_c * mean_c
+    unbias = pl.when(rows > 1).then(bw * bw / (bw * bw - bww)).otherwise(0.0)
+    reference = (
+        pl.when(ones == rows).then(1.0).when(zeros == rows).then(0.0).otherwise(centre + mean_c)
+    )
+    variance = pl.when((ones == rows) | (zeros == rows)).then(0.0).otherwise(unbias * spread)
+    return reference, variance
+
+
 def full_population_prefix(full: pl.LazyFrame) -> pl.LazyFrame:
-    """Prefix sums of the full population in increasing order of score.
+    """Running sums of the full population in increasing order of score.
 
     Responses are centred on c = round(2 mean) / 2 before squaring; the bin
     mean and variance are unchanged mathematically, the centring keeps the
-    prefix-sum differences accurate when responses are far from zero, and
-    because c is a multiple of 1/2, 0/1 responses with integer weights still
-    give exact sums.
+    differences of running sums accurate when responses are far from zero,
+    and because c is a multiple of 1/2, 0/1 responses with integer weights
+    still give exact sums. The float sums are compensated
+    (:func:`running_sums`).
 
     Parameters
     ----------
@@ -44,22 +126,13 @@ def full_population_prefix(full: pl.LazyFrame) -> pl.LazyFrame:
     Returns
     -------
     pl.LazyFrame
-        One row per full-population row, sorted: ``_pscore`` (the score) and
-        the running sums ``_pw`` (W), ``_pww`` (W^2), ``_pwr`` (W r),
-        ``_pwrr`` (W r^2) and ``_pn`` (rows) up to and including that row,
-        with r = R - c; and ``_centre`` (c).
+        One row per full-population row, sorted: ``_pscore`` (the score),
+        the running sums :data:`SUMS` up to and including that row, and
+        ``_centre`` (c).
     """
-    w = pl.col(nm.WEIGHT)
     centre = (pl.col(nm.RESPONSE).mean() * 2.0).round() / 2.0
-    r = pl.col(nm.RESPONSE) - centre
     return full.select(
-        pl.col(nm.SCORE).alias(_KEY),
-        w.cum_sum().alias("_pw"),
-        (w * w).cum_sum().alias("_pww"),
-        (w * r).cum_sum().alias("_pwr"),
-        (w * r * r).cum_sum().alias("_pwrr"),
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("_pn"),
-        centre.alias(_CENTRE),
+        pl.col(nm.SCORE).alias(_KEY), *running_sums(centre), centre.alias(_CENTRE)
     )
 
 
@@ -118,21 +191,17 @@ def locate_bins(
         .with_row_index(_ROW)
     )
     previous = _over(pl.col(_ROW).shift(1), keys)
-    lower = pl.struct(_SUMS).gather(previous).struct.unnest().name.suffix("_lo")
-    diffs = [(pl.col(c) - pl.col(f"{c}_lo").fill_null(0)).alias(c) for c in _SUMS]
-    bw = pl.col("_pw")
-    mean_c = pl.col("_pwr") / bw
-    spread = pl.col("_pwrr") / bw - mean_c * mean_c
-    denom = bw * bw - pl.col("_pww")
-    unbias = pl.when(pl.col("_pn") > 1).then(bw * bw / denom).otherwise(0.0)
+    lower = pl.struct(SUMS).gather(previous).struct.unnest().name.suffix("_lo")
+    diffs = [(pl.col(c) - pl.col(f"{c}_lo").fill_null(0)).alias(c) for c in SUMS]
+    reference, variance = bin_moments(pl.col, pl.col(_CENTRE))
     return (
         located.with_columns(lower)
         .with_columns(diffs)
         .with_columns(
-            bw.alias(nm.BIN_WEIGHT),
+            (pl.col("_pw") + pl.col("_pw_err")).alias(nm.BIN_WEIGHT),
             pl.col("_pn").alias(nm.BIN_ROWS),
-            (pl.col(_CENTRE) + mean_c).alias(nm.REFERENCE),
-            (unbias * spread).alias(nm.BIN_VARIANCE),
+            reference.alias(nm.REFERENCE),
+            variance.alias(nm.BIN_VARIANCE),
         )
-        .drop(*_SUMS, *[f"{c}_lo" for c in _SUMS], _CENTRE, _UPPER, _KEY, _ROW)
+        .drop(*SUMS, *[f"{c}_lo" for c in SUMS], _CENTRE, _UPPER, _KEY, _ROW)
     )

@@ -70,6 +70,7 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev import _names as nm
+from polars_cumdev.bins import COUNT_SUMS, SUMS, bin_moments, running_sums
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.prepare import FrameLike, Prepared, as_lazy, prepare
 from polars_cumdev.statistics import (
@@ -108,8 +109,6 @@ _NONBINARY = f"{nm.PREFIX}nonbinary"
 _Q_LO = f"{nm.PREFIX}q_lo"  # query answering the lower midpoint of a cell's first point
 _Q_HI = f"{nm.PREFIX}q_hi"  # query answering the upper midpoint of a cell's last point
 
-# The five prefix sums; see polars_cumdev.bins.full_population_prefix.
-_SUMS = ("_pw", "_pww", "_pwr", "_pwrr", "_pn")
 _PSCORE = "_pscore"
 _GID = f"{nm.PREFIX}gid"  # group number inside one range
 
@@ -365,9 +364,10 @@ class RangeResult:
     cells
         One row per group present in the range (see :func:`range_step`).
     answers
-        ``QUERY`` and the five local prefix sums at the query's midpoint.
+        ``QUERY`` and the local running sums (:data:`polars_cumdev.bins.SUMS`)
+        at the query's midpoint.
     totals
-        One row: the five sums over the whole range.
+        One row: the running sums over the whole range.
     """
 
     cells: pl.DataFrame
@@ -375,37 +375,17 @@ class RangeResult:
     totals: pl.DataFrame
 
 
-def _bin_moments(
-    hi: Sequence[pl.Expr], lo: Sequence[pl.Expr], centre: pl.Expr
-) -> tuple[pl.Expr, pl.Expr]:
-    """Rt and V of a bin from the prefix sums at its two ends (method.md 1.3)."""
-    bw, bww, bwr, bwrr, bn = (h - low for h, low in zip(hi, lo, strict=True))
-    mean_c = bwr / bw
-    spread = bwrr / bw - mean_c * mean_c
-    unbias = pl.when(bn > 1).then(bw * bw / (bw * bw - bww)).otherwise(0.0)
-    return centre + mean_c, unbias * spread
-
-
 def _over(expr: pl.Expr, keys: Sequence[str]) -> pl.Expr:
     return expr.over(keys) if keys else expr
 
 
 def _local_prefix(ordered: pl.LazyFrame, centre: float) -> pl.LazyFrame:
-    """Prefix sums inside one range (the local P_r), responses centred on the global c."""
-    w = pl.col(nm.WEIGHT)
-    r = pl.col(nm.RESPONSE) - centre
-    return ordered.select(
-        pl.col(nm.SCORE).alias(_PSCORE),
-        w.cum_sum().alias("_pw"),
-        (w * w).cum_sum().alias("_pww"),
-        (w * r).cum_sum().alias("_pwr"),
-        (w * r * r).cum_sum().alias("_pwrr"),
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("_pn"),
-    )
+    """Running sums inside one range (the local P_r), responses centred on the global c."""
+    return ordered.select(pl.col(nm.SCORE).alias(_PSCORE), *running_sums(pl.lit(centre)))
 
 
 def _zero_sums() -> list[pl.Expr]:
-    return [pl.lit(0, dtype=pl.Int64 if c == "_pn" else pl.Float64).alias(c) for c in _SUMS]
+    return [pl.lit(0, dtype=pl.Int64 if c in COUNT_SUMS else pl.Float64).alias(c) for c in SUMS]
 
 
 def range_step(
@@ -446,7 +426,7 @@ def range_step(
         (neither first nor last of the cell) the sum, running maximum and
         minimum of a_k (R'_k - Rt_k) and the two sigma sums.
         ``answers``: local prefix sums at each query midpoint.
-        ``totals``: the range's five sums.
+        ``totals``: the range's running sums.
     """
     keys = list(keys)
     ordered = as_lazy(rows).sort(nm.SCORE).collect(engine=engine)
@@ -457,7 +437,7 @@ def range_step(
     prefix = _local_prefix(ordered.lazy(), centre).filter(last_of_run).collect(engine=engine)
     # A fresh one-row frame: a slice of `prefix` would keep its buffers alive.
     totals = (
-        pl.DataFrame({c: [prefix.get_column(c)[-1]] for c in _SUMS})
+        pl.DataFrame({c: [prefix.get_column(c)[-1]] for c in SUMS})
         if prefix.height
         else pl.select(_zero_sums())
     )
@@ -477,12 +457,10 @@ def range_step(
         (~same_prev.fill_null(False)).alias("_first"),
     )
     located = _lookup(points, prefix, MIDPOINT)
-    below = [pl.when(same_prev).then(pl.col(c).shift(1)).alias(f"{c}_lo") for c in _SUMS]
+    below = [pl.when(same_prev).then(pl.col(c).shift(1)).alias(f"{c}_lo") for c in SUMS]
     located = located.with_columns(below)
     interior = ~pl.col("_first") & ~pl.col("_last")
-    ref, var = _bin_moments(
-        [pl.col(c) for c in _SUMS], [pl.col(f"{c}_lo") for c in _SUMS], pl.lit(centre)
-    )
+    ref, var = bin_moments(lambda c: pl.col(c) - pl.col(f"{c}_lo"), pl.lit(centre))
     # Terms with W'_k in place of a_k = W'_k / W_total: the group's total weight
     # is a constant of the cell, divided out after the aggregation.
     w = pl.col(nm.WEIGHT)
@@ -501,11 +479,11 @@ def range_step(
         w.first().alias("f_w"),
         pl.col(nm.RESPONSE).first().alias("f_r"),
         pl.col(nm.TIE).first().alias("f_tie"),
-        *[pl.col(c).first().alias(f"f_up{c}") for c in _SUMS],
+        *[pl.col(c).first().alias(f"f_up{c}") for c in SUMS],
         w.last().alias("l_w"),
         pl.col(nm.RESPONSE).last().alias("l_r"),
         pl.col(nm.TIE).last().alias("l_tie"),
-        *[pl.col(f"{c}_lo").last().alias(f"l_lo{c}") for c in _SUMS],
+        *[pl.col(f"{c}_lo").last().alias(f"l_lo{c}") for c in SUMS],
         pl.col("_d").sum().alias("q_sum"),
         q_interior.max().alias("q_max"),
         q_interior.min().alias("q_min"),
@@ -529,18 +507,18 @@ def range_step(
 
 
 def _lookup(frame: pl.LazyFrame, prefix: pl.DataFrame, at: str) -> pl.LazyFrame:
-    """Add the five running sums at the last score <= column ``at`` (0 below the first).
+    """Add the running sums at the last score <= column ``at`` (0 below the first).
 
     One binary search per row of ``frame`` into the prefix scores, then one
     gather per sum from the prefix table with a row of zeros in front.
     """
     index = "_index"
-    zero = pl.DataFrame({c: [0] for c in _SUMS}, schema={c: prefix.schema[c] for c in _SUMS})
-    table = pl.concat([zero, prefix.select(_SUMS)])
+    zero = pl.DataFrame({c: [0] for c in SUMS}, schema={c: prefix.schema[c] for c in SUMS})
+    table = pl.concat([zero, prefix.select(SUMS)])
     scores = prefix.get_column(_PSCORE)
     return (
         frame.with_columns(pl.lit(scores).search_sorted(pl.col(at), side="right").alias(index))
-        .with_columns(pl.lit(table.get_column(c)).gather(pl.col(index)).alias(c) for c in _SUMS)
+        .with_columns(pl.lit(table.get_column(c)).gather(pl.col(index)).alias(c) for c in SUMS)
         .drop(index)
     )
 
@@ -598,12 +576,12 @@ def _range_table(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFr
         frame = res.totals if res is not None else pl.select(_zero_sums())
         rows.append(frame.with_columns(pl.lit(r, dtype=pl.Int64).alias(RANGE)))
     totals = pl.concat(rows).sort(RANGE)
-    inclusive = [pl.col(c).cum_sum() for c in _SUMS]
+    inclusive = [pl.col(c).cum_sum() for c in SUMS]
     return totals.select(
         pl.col(RANGE),
-        *[pl.col(c).alias(f"T{c}") for c in _SUMS],
-        *[s.alias(f"I{c}") for c, s in zip(_SUMS, inclusive, strict=True)],
-        *[s.shift(1, fill_value=0).alias(f"X{c}") for c, s in zip(_SUMS, inclusive, strict=True)],
+        *[pl.col(c).alias(f"T{c}") for c in SUMS],
+        *[s.alias(f"I{c}") for c, s in zip(SUMS, inclusive, strict=True)],
+        *[s.shift(1, fill_value=0).alias(f"X{c}") for c, s in zip(SUMS, inclusive, strict=True)],
     )
 
 
@@ -616,7 +594,7 @@ def _span(
     hi: Sequence[pl.Expr],
     hi_before: Sequence[pl.Expr],
 ) -> list[pl.Expr]:
-    """The five sums over the rows with B_lo < S <= B_hi, from range-local prefixes.
+    """The running sums over the rows with B_lo < S <= B_hi, from range-local prefixes.
 
     Each end is a range index and the local prefix there. In one range the
     sums are a difference of local prefixes; across ranges they are the rest
@@ -649,19 +627,22 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
         [res.answers for res in results if res is not None and res.answers.height]
         or [
             pl.DataFrame(
-                schema={QUERY: pl.UInt32, **dict.fromkeys(_SUMS[:4], pl.Float64), "_pn": pl.Int64}
+                schema={
+                    QUERY: pl.UInt32,
+                    **{c: pl.Int64 if c in COUNT_SUMS else pl.Float64 for c in SUMS},
+                }
             )
         ],
         how="vertical_relaxed",
     )
     answered = plan.queries.join(answers, on=QUERY, how="left").select(
-        pl.col(QUERY), pl.col(RANGE), *[pl.col(c).fill_null(0) for c in _SUMS]
+        pl.col(QUERY), pl.col(RANGE), *[pl.col(c).fill_null(0) for c in SUMS]
     )
 
     def side(name: str) -> tuple[pl.DataFrame, pl.DataFrame]:
         """Query answers and range table with columns prefixed by ``name``."""
         a = answered.rename({QUERY: f"{name}_q", RANGE: f"{name}_r"})
-        a = a.rename({c: f"{name}{c}" for c in _SUMS})
+        a = a.rename({c: f"{name}{c}" for c in SUMS})
         return a, table.rename(lambda c, n=name: f"{n}_r" if c == RANGE else f"{n}{c}")
 
     cell_frames = [
@@ -683,7 +664,7 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
         .with_columns(
             pl.col("lo_r").fill_null(0),
             pl.col("hi_r").fill_null(last_range),
-            *[pl.col(f"lo{c}").fill_null(0) for c in _SUMS],
+            *[pl.col(f"lo{c}").fill_null(0) for c in SUMS],
         )
         .join(lo_table, on="lo_r", how="left")
         .join(hi_table, on="hi_r", how="left")
@@ -693,7 +674,7 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
             .then(pl.col(f"hiT{c}"))
             .otherwise(pl.col(f"hi{c}"))
             .alias(f"hi{c}")
-            for c in _SUMS
+            for c in SUMS
         )
     )
     multi = pl.col("n_scores") > 1
@@ -701,26 +682,25 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
     lo_r, hi_r = pl.col("lo_r"), pl.col("hi_r")
     first = _span(
         lo_r,
-        [pl.col(f"lo{c}") for c in _SUMS],
-        [pl.col(f"loT{c}") for c in _SUMS],
-        [pl.col(f"loI{c}") for c in _SUMS],
+        [pl.col(f"lo{c}") for c in SUMS],
+        [pl.col(f"loT{c}") for c in SUMS],
+        [pl.col(f"loI{c}") for c in SUMS],
         pl.when(multi).then(own).otherwise(hi_r),
-        [pl.when(multi).then(pl.col(f"f_up{c}")).otherwise(pl.col(f"hi{c}")) for c in _SUMS],
-        [pl.when(multi).then(pl.col(f"ownX{c}")).otherwise(pl.col(f"hiX{c}")) for c in _SUMS],
+        [pl.when(multi).then(pl.col(f"f_up{c}")).otherwise(pl.col(f"hi{c}")) for c in SUMS],
+        [pl.when(multi).then(pl.col(f"ownX{c}")).otherwise(pl.col(f"hiX{c}")) for c in SUMS],
     )
     last = _span(
         own,
-        [pl.col(f"l_lo{c}") for c in _SUMS],
-        [pl.col(f"ownT{c}") for c in _SUMS],
-        [pl.col(f"ownI{c}") for c in _SUMS],
+        [pl.col(f"l_lo{c}") for c in SUMS],
+        [pl.col(f"ownT{c}") for c in SUMS],
+        [pl.col(f"ownI{c}") for c in SUMS],
         hi_r,
-        [pl.col(f"hi{c}") for c in _SUMS],
-        [pl.col(f"hiX{c}") for c in _SUMS],
+        [pl.col(f"hi{c}") for c in SUMS],
+        [pl.col(f"hiX{c}") for c in SUMS],
     )
-    zeros = [pl.lit(0.0)] * len(_SUMS)
     centre = pl.lit(plan.centre)
-    f_ref, f_var = _bin_moments(first, zeros, centre)
-    l_ref, l_var = _bin_moments(last, zeros, centre)
+    f_ref, f_var = bin_moments(dict(zip(SUMS, first, strict=True)).__getitem__, centre)
+    l_ref, l_var = bin_moments(dict(zip(SUMS, last, strict=True)).__getitem__, centre)
     f_a = pl.col("f_w") / pl.col(TOTAL_WEIGHT)
     l_a = pl.col("l_w") / pl.col(TOTAL_WEIGHT)
     cells = cells.with_columns(

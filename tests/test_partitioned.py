@@ -95,9 +95,8 @@ def assert_same(expected: pl.DataFrame, actual: pl.DataFrame, by: list[str]) -> 
     The relative tolerance is 1e-12 throughout. Statistics of C (and z = them
     / sigma) also get an absolute floor of ATOL_C (over sigma for z): when a
     group is nearly the whole population C is pure rounding noise, and C_n
-    can be far smaller than the terms it sums; the one-pass screen itself is
-    only that accurate there (its bin sums are differences of prefix sums
-    over the whole population).
+    can be far smaller than the terms it sums, so neither screen is more
+    accurate than that there.
     """
     assert actual.columns == expected.columns
     assert actual.height == expected.height
@@ -214,6 +213,29 @@ def test_several_keys_with_nulls():
     for ranges in (1, 4, 64):
         actual = screen_partitioned(df, ["g", "h"], "s", "r", "w", ranges=ranges)
         assert_same(expected, actual, ["g", "h"])
+
+
+def test_pure_bins_give_sigma_zero_in_every_range_split():
+    # Every group holds every score and the response depends on the score
+    # only: every bin is pure, so sigma is exactly 0 and the rows carry notes,
+    # however the score axis is cut (fractional weights, so running totals
+    # are inexact and only the exact counts can tell).
+    rng = np.random.default_rng(44)
+    s = np.repeat(np.arange(60) / 60.0, 3)
+    df = pl.DataFrame(
+        {
+            "g": np.tile(["a", "b", "c"], 60),
+            "s": s,
+            "r": (s >= 0.5).astype(np.int64),
+            "w": rng.lognormal(0.0, 1.0, s.size),
+        }
+    )
+    expected = screen(df, "g", "s", "r", "w").collect()
+    assert expected["sigma"].to_list() == [0.0, 0.0, 0.0]
+    for ranges in (1, 3, 7, 64):
+        actual = screen_partitioned(df, "g", "s", "r", "w", ranges=ranges)
+        assert actual["sigma"].to_list() == [0.0, 0.0, 0.0], ranges
+        assert_same(expected, actual, ["g"])
 
 
 def test_row_order_does_not_matter():

@@ -265,3 +265,51 @@ def test_pvalues_are_monotone_and_at_the_mean():
     # Sanity against the means of the limiting laws: p at the mean is ~0.4-0.5.
     assert 0.3 < polars_cumdev.ks_pvalue(math.sqrt(math.pi / 2)) < 0.6
     assert 0.3 < polars_cumdev.kuiper_pvalue(2 * math.sqrt(2 / math.pi)) < 0.6
+
+
+def test_pure_bins_with_fractional_weights_have_sigma_zero():
+    # Every group holds every score and the response is a function of the
+    # score, so each bin holds the rows of one score only and is pure (all 0
+    # or all 1): Rt_k is exactly 0 or 1 and sigma is exactly 0. Fractional
+    # weights make running-total differences inexact, which must not leak in.
+    rng = np.random.default_rng(31)
+    scores = np.repeat(np.arange(40) / 40.0, 3)
+    df = pl.DataFrame(
+        {
+            "g": np.tile(["a", "b", "c"], 40),
+            "s": scores,
+            "r": (scores >= 0.5).astype(np.float64),
+            "w": rng.lognormal(0.0, 1.0, scores.size),
+        }
+    ).sample(fraction=1.0, shuffle=True, seed=3)
+    for variance in ("auto", "empirical"):
+        out = df.cumdev.screen(by="g", score="s", response="r", weight="w", variance=variance)
+        assert out["sigma"].to_list() == [0.0, 0.0, 0.0]
+        assert out["kuiper_z"].null_count() == 3
+        assert out["note"].null_count() == 0
+        check_screen(df, out, "g", "w", variance)
+    curve = df.cumdev.curve(pl.col("g") == "a", score="s", response="r", weight="w")
+    assert curve["sigma"][0] == 0.0
+    assert set(curve["full_mean"].drop_nulls().to_list()) == {0.0, 1.0}
+
+
+def test_bins_stay_accurate_deep_into_a_large_weighted_population():
+    # Heavy-tailed weights, and responses with a spread of 1e4 at low scores
+    # but of 1 at high scores: the running totals of W R^2 reach 1e12 before
+    # the bins of the high scores start, so bin sums taken as differences of
+    # running totals lose digits unless the running totals are compensated.
+    # (Each bin on its own is well conditioned: its variance is not small
+    # next to its squared mean.)
+    rng = np.random.default_rng(32)
+    m = 20_000
+    s = rng.random(m)
+    df = pl.DataFrame(
+        {
+            "g": np.where(s > 0.9, np.where(rng.random(m) < 0.05, "sub", "rest"), "rest"),
+            "s": s,
+            "r": rng.normal(size=m) * np.where(s < 0.5, 1e4, 1.0),
+            "w": rng.lognormal(0.0, 1.0, m),
+        }
+    )
+    out = df.cumdev.screen(by="g", score="s", response="r", weight="w", variance="empirical")
+    check_screen(df, out, "g", "w", "empirical")

@@ -32,6 +32,8 @@ _RENAME = {
     "ks_z": "ecce_mad_z",
     "kuiper_p": "ecce_r_p",
     "ks_p": "ecce_mad_p",
+    "kuiper_log10p": "ecce_r_log10p",
+    "ks_log10p": "ecce_mad_log10p",
     "kuiper_q": "ecce_r_q",
     "ks_q": "ecce_mad_q",
 }
@@ -86,7 +88,8 @@ def calibration(
         One row (per group): ``n``, ``n_scores``, ``weight``, ``ecce_r``
         (Kuiper range of C, (49)), ``ecce_mad`` (max |C_k|, (48)), ``delta``
         (C_n), ``sigma`` ((50), method.md 2), ``ecce_r_z``, ``ecce_mad_z``,
-        ``ecce_r_p``, ``ecce_mad_p`` (method.md 4), ``ecce_r_q``,
+        ``ecce_r_p``, ``ecce_mad_p`` (method.md 4), their base-10 logarithms
+        ``ecce_r_log10p``, ``ecce_mad_log10p``, ``ecce_r_q``,
         ``ecce_mad_q`` (Benjamini-Hochberg across groups) and ``note``;
         sorted by ``ecce_r_z``, largest first.
     """

@@ -67,8 +67,7 @@ from polars_cumdev.prepare import (
     resolve_mask,
     schema_of,
 )
-from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
-from polars_cumdev.statistics import benjamini_hochberg, pvalue
+from polars_cumdev.statistics import benjamini_hochberg, pvalue_columns
 from polars_cumdev.ties import merge_ties
 
 __all__ = [
@@ -93,6 +92,8 @@ COMPARE_COLUMNS = (
     "ks_z",
     "kuiper_p",
     "ks_p",
+    "kuiper_log10p",
+    "ks_log10p",
     "effect",
     "variance",
     "note",
@@ -110,6 +111,8 @@ COMPARE_ALL_COLUMNS = (
     "ks_z",
     "kuiper_p",
     "ks_p",
+    "kuiper_log10p",
+    "ks_log10p",
     "kuiper_q",
     "ks_q",
     "effect",
@@ -585,10 +588,7 @@ def _finish(stats: pl.LazyFrame, options: _Options, labels: tuple[str, str]) -> 
             pl.when(undefined).then(None).otherwise(pl.col("ks") / sigma).alias("ks_z"),
             pl.lit(options.variance).alias("variance"),
         )
-        .with_columns(
-            pvalue(pl.col("kuiper_z"), kuiper_pvalue).alias("kuiper_p"),
-            pvalue(pl.col("ks_z"), ks_pvalue).alias("ks_p"),
-        )
+        .with_columns(pvalue_columns())
     )
 
 
@@ -735,7 +735,8 @@ def compare(
     pl.LazyFrame
         One row: ``n_first``, ``n_second`` (rows selected), ``kuiper``,
         ``ks``, ``delta`` (C at the end of the curve), ``sigma``,
-        ``kuiper_z``, ``ks_z``, ``kuiper_p``, ``ks_p``, ``effect`` (the
+        ``kuiper_z``, ``ks_z``, ``kuiper_p``, ``ks_p``, ``kuiper_log10p``,
+        ``ks_log10p``, ``effect`` (the
         weighted average treatment effect, "first minus second"),
         ``variance`` and ``note``. When the scores of the two selections do
         not interleave (fewer than three blocks) the statistics are null and
@@ -905,7 +906,8 @@ def compare_all(
         One row per group other than the reference: the ``by`` column, then
         ``n_first`` (rows of the group), ``n_second`` (rows of the reference),
         ``kuiper``, ``ks``, ``delta``, ``sigma``, ``kuiper_z``, ``ks_z``,
-        ``kuiper_p``, ``ks_p``, ``kuiper_q``, ``ks_q`` (Benjamini-Hochberg
+        ``kuiper_p``, ``ks_p``, ``kuiper_log10p``, ``ks_log10p``, ``kuiper_q``,
+        ``ks_q`` (Benjamini-Hochberg
         over the groups with a p-value), ``effect``, ``variance`` and
         ``note``; sorted by ``kuiper_z``, largest first, nulls last, then by
         ``by``. Empty when the reference is the only group.

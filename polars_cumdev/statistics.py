@@ -10,6 +10,7 @@ p-values, and Benjamini-Hochberg adjusted p-values across the groups.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -28,6 +29,7 @@ __all__ = [
     "is_binary",
     "normalize",
     "pvalue",
+    "pvalue_columns",
     "sigma_terms",
     "summarize",
 ]
@@ -46,6 +48,8 @@ STATISTIC_COLUMNS = (
     "ks_z",
     "kuiper_p",
     "ks_p",
+    "kuiper_log10p",
+    "ks_log10p",
     "kuiper_q",
     "ks_q",
     "variance",
@@ -158,6 +162,23 @@ def pvalue(z: pl.Expr, function: Callable[..., object]) -> pl.Expr:
     return z.map_batches(apply, return_dtype=pl.Float64, is_elementwise=True)
 
 
+def pvalue_columns() -> list[pl.Expr]:
+    """P-values of ``kuiper_z`` and ``ks_z`` (method.md 4), and their base-10 logarithms.
+
+    Gives ``kuiper_p``, ``ks_p``, ``kuiper_log10p`` and ``ks_log10p``. The
+    logarithms stay finite where p underflows to 0 (z beyond about 38), so
+    very strong deviations can still be ranked and reported.
+    """
+    columns = []
+    for log10 in (False, True):
+        suffix = "_log10p" if log10 else "_p"
+        for name, function in (("kuiper", kuiper_pvalue), ("ks", ks_pvalue)):
+            columns.append(
+                pvalue(pl.col(f"{name}_z"), partial(function, log10=log10)).alias(name + suffix)
+            )
+    return columns
+
+
 def benjamini_hochberg(p: pl.Expr) -> pl.Expr:
     """Benjamini-Hochberg adjusted p-values over the non-null entries of ``p``.
 
@@ -187,8 +208,9 @@ def normalize(stats: pl.LazyFrame, keys: Sequence[str], binary: pl.LazyFrame) ->
     -------
     pl.LazyFrame
         ``stats`` with ``sigma``, ``kuiper_z``, ``ks_z``, ``kuiper_p``,
-        ``ks_p``, ``kuiper_q``, ``ks_q``, ``variance`` and ``note``, sorted by
-        ``kuiper_z`` (largest first, nulls last) and then by the keys.
+        ``ks_p``, ``kuiper_log10p``, ``ks_log10p``, ``kuiper_q``, ``ks_q``,
+        ``variance`` and ``note``, sorted by ``kuiper_z`` (largest first,
+        nulls last) and then by the keys.
     """
     sigma = pl.col("sigma")
     single = pl.col("n_scores") < 2
@@ -214,10 +236,7 @@ def normalize(stats: pl.LazyFrame, keys: Sequence[str], binary: pl.LazyFrame) ->
             pl.when(undefined).then(None).otherwise(pl.col("ks") / sigma).alias("ks_z"),
             note.alias("note"),
         )
-        .with_columns(
-            pvalue(pl.col("kuiper_z"), kuiper_pvalue).alias("kuiper_p"),
-            pvalue(pl.col("ks_z"), ks_pvalue).alias("ks_p"),
-        )
+        .with_columns(pvalue_columns())
         .with_columns(
             benjamini_hochberg(pl.col("kuiper_p")).alias("kuiper_q"),
             benjamini_hochberg(pl.col("ks_p")).alias("ks_q"),

@@ -110,6 +110,7 @@ def screen(
         One row per group: the ``by`` columns, then ``n``, ``n_scores``,
         ``weight``, ``kuiper``, ``ks``, ``delta`` (C_n), ``sigma``,
         ``kuiper_z``, ``ks_z``, ``kuiper_p``, ``ks_p`` (method.md 4),
+        ``kuiper_log10p``, ``ks_log10p`` (finite where p underflows),
         ``kuiper_q``, ``ks_q`` (Benjamini-Hochberg over the groups),
         ``variance`` and ``note``. Sorted by ``kuiper_z``, largest first.
     """

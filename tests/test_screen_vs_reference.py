@@ -313,3 +313,25 @@ def test_bins_stay_accurate_deep_into_a_large_weighted_population():
     )
     out = df.cumdev.screen(by="g", score="s", response="r", weight="w", variance="empirical")
     check_screen(df, out, "g", "w", "empirical")
+
+
+def test_log10_pvalues_stay_finite_where_p_underflows():
+    # One group whose responses are all 1 while the rest follow the score:
+    # its z is far beyond the point (about 38) where p underflows to 0.
+    rng = np.random.default_rng(33)
+    m = 40_000
+    s = rng.random(m)
+    g = np.where(rng.random(m) < 0.3, "strong", "rest")
+    r = np.where(g == "strong", 1.0, (rng.random(m) < s).astype(np.float64))
+    df = pl.DataFrame({"g": g, "s": s, "r": r})
+    out = df.cumdev.screen(by="g", score="s", response="r")
+    strong = out.filter(pl.col("g") == "strong").row(0, named=True)
+    assert strong["kuiper_z"] > 60
+    assert strong["kuiper_p"] == 0.0
+    for row in out.iter_rows(named=True):
+        for name, naive in (("kuiper", ref.kuiper_pvalue_naive), ("ks", ref.ks_pvalue_naive)):
+            expected = naive(row[f"{name}_z"], log10=True)
+            close(row[f"{name}_log10p"], expected, f"{row['g']}: {name}_log10p")
+            assert math.isfinite(row[f"{name}_log10p"])
+            if row[f"{name}_p"] > 0:
+                close(10.0 ** row[f"{name}_log10p"], row[f"{name}_p"], f"{name}: 10^log10p")

@@ -15,8 +15,9 @@ import polars as pl
 
 from polars_cumdev import _names as nm
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.prepare import Check
 
-__all__ = ["accumulate", "check_fraction"]
+__all__ = ["accumulate", "check_fraction", "zoom_check"]
 
 
 def check_fraction(fraction: float) -> float:
@@ -26,6 +27,21 @@ def check_fraction(fraction: float) -> float:
     if not 0.0 < float(fraction) <= 1.0:
         raise InvalidParameterError(f"`fraction` must lie in (0, 1], got {fraction!r}")
     return float(fraction)
+
+
+def zoom_check(scores: pl.Expr, fraction: float, label: str) -> Check:
+    """Lazy check that Remark 3's zoom keeps at least one point: floor(n q) >= 1.
+
+    ``scores`` evaluates to the scores of the selection being drawn; n is the
+    number of distinct ones (merged points, method.md 1.1).
+    """
+    n = scores.n_unique()
+    return Check(
+        pl.when((n.cast(pl.Float64) * fraction).floor() < 1).then(n).otherwise(0),
+        f"`fraction`={fraction:g} keeps no point of {label}: it has {{count}} distinct "
+        "score(s) and the zoom keeps floor(n * fraction) of them; use a larger fraction",
+        InvalidParameterError,
+    )
 
 
 def _over(expr: pl.Expr, keys: Sequence[str]) -> pl.Expr:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_cumdev import _names as nm
-from polars_cumdev.accumulate import accumulate, check_fraction
+from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.prepare import FrameLike, Prepared, prepare
 from polars_cumdev.statistics import STATISTIC_COLUMNS, normalize, sigma_terms, summarize
 from polars_cumdev.subpopulation import curve_frame
@@ -132,6 +132,8 @@ def calibration_curve(
     """
     fraction = check_fraction(fraction)
     prepared, points, _ = _points(frame, score, response, weight, None)
+    if fraction < 1.0:
+        prepared.checks.append(zoom_check(pl.col(score), fraction, "the data"))
     accumulated = accumulate(points, [], reference=nm.SCORE, fraction=fraction)
     bern, _ = sigma_terms(nm.SCORE)
     with_sigma = accumulated.with_columns(

@@ -19,8 +19,18 @@ __all__ = [
 ]
 
 
+# Polars re-raises an exception from inside a query with this note appended,
+# naming internal expressions; the message the library wrote ends before it.
+_POLARS_CONTEXT = "\n\nThis error occurred in the following expression:"
+
+
 class CumdevError(ValueError):
     """Base class of every error raised by polars-cumdev."""
+
+    def __init__(self, *args: object) -> None:
+        if args and isinstance(args[0], str):
+            args = (args[0].split(_POLARS_CONTEXT, 1)[0], *args[1:])
+        super().__init__(*args)
 
 
 class ColumnNotFoundError(CumdevError):

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_cumdev import _names as nm
-from polars_cumdev.accumulate import accumulate, check_fraction
+from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.bins import full_population_prefix, locate_bins
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.prepare import (
@@ -165,6 +165,9 @@ def curve(
     mask = resolve_mask(lazy, subpop)
     prepared = _prepare(lazy, score, response, weight, variance, carry=[mask.alias(nm.MEMBER)])
     prepared.checks += mask_checks(mask, f"subpop {subpop}")
+    if fraction < 1.0:
+        scores = pl.col(score).filter(mask)
+        prepared.checks.append(zoom_check(scores, fraction, f"subpop {subpop}"))
     ordered = sort_by_score(prepared.frame)
     members = ordered.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
     accumulated = accumulate(_binned(ordered, members, []), [], fraction=fraction)

@@ -65,6 +65,8 @@ def expect_error(method: str, lazy: bool, df: pl.DataFrame, fragments, count=Non
     error = info.value
     assert isinstance(error, ValueError)
     message = str(error)
+    assert "This error occurred" not in message, f"Polars' context leaked: {message!r}"
+    assert "_cd_" not in message, f"an internal column name leaked: {message!r}"
     for fragment in fragments:
         assert fragment in message, f"{fragment!r} not in message {message!r}"
     if count is not None:
@@ -165,3 +167,17 @@ def test_error_classes_are_value_errors():
         cls = getattr(errors, name)
         assert issubclass(cls, polars_cumdev.CumdevError)
         assert issubclass(cls, ValueError)
+
+
+@pytest.mark.parametrize("lazy", KINDS)
+def test_zoom_that_keeps_no_point(lazy):
+    # The subpopulation has 10 distinct scores at most: floor(10 * 0.05) = 0.
+    df = base_frame()
+    expect_error("curve", lazy, df, ["fraction", "no point"], fraction=0.05)
+    frame = df.lazy() if lazy else df
+    with pytest.raises(polars_cumdev.InvalidParameterError, match="no point"):
+        result = frame.with_columns(pl.col("score_x") / 2).cumdev.calibration_curve(
+            "score_x", "resp_y", fraction=0.01
+        )
+        if lazy:
+            result.collect()

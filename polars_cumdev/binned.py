@@ -185,7 +185,11 @@ def _equispaced(frame: pl.LazyFrame, keys: Sequence[str], bins: int, unit: bool)
         bounds = [low.alias(_LO), (s.max().over(keys) - low).alias(_SPAN)]
 
     def edge(k: pl.Expr) -> pl.Expr:
-        return lo + span * k.cast(pl.Float64) / bins
+        # Polars divides by a scalar as a product with its reciprocal, which
+        # can land one unit in the last place away from span * k / l; a
+        # divisor that is a column keeps the true division of the spec.
+        k = k.cast(pl.Float64)
+        return lo + span * k / (k * 0.0 + bins)
 
     scaled = pl.when(span > 0).then((s - lo) / span * bins).otherwise(0.0)
     # Non-strict cast: a NaN score (rejected by the checks) must not fail first.

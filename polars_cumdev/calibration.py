@@ -97,7 +97,7 @@ def calibration(
     accumulated = accumulate(points, keys, reference=nm.SCORE)
     stats = summarize(accumulated, keys, reference=nm.SCORE, empirical=False)
     bernoulli = pl.LazyFrame({nm.BINARY: [True]})
-    out = normalize(stats, keys, bernoulli).drop("variance").rename(_RENAME)
+    out = normalize(stats, keys, bernoulli, min_scores=1).drop("variance").rename(_RENAME)
     return prepared.guarded(out)
 
 

@@ -192,7 +192,13 @@ def benjamini_hochberg(p: pl.Expr) -> pl.Expr:
     return adjusted.clip(upper_bound=1.0).gather(order.arg_sort())
 
 
-def normalize(stats: pl.LazyFrame, keys: Sequence[str], binary: pl.LazyFrame) -> pl.LazyFrame:
+def normalize(
+    stats: pl.LazyFrame,
+    keys: Sequence[str],
+    binary: pl.LazyFrame,
+    *,
+    min_scores: int = 2,
+) -> pl.LazyFrame:
     """Pick sigma, divide, attach p-values (method.md 4) and BH q-values; sort.
 
     Parameters
@@ -203,6 +209,11 @@ def normalize(stats: pl.LazyFrame, keys: Sequence[str], binary: pl.LazyFrame) ->
         Grouping columns (used to break ties in the ordering).
     binary
         Output of :func:`is_binary`: which sigma applies.
+    min_scores
+        Fewest merged scores for which the normalized statistics are
+        reported: 2 for a subpopulation against the full population (a
+        single point says nothing about a trend), 1 for calibration, where
+        sigma > 0 alone makes them defined (method.md 2).
 
     Returns
     -------
@@ -213,7 +224,7 @@ def normalize(stats: pl.LazyFrame, keys: Sequence[str], binary: pl.LazyFrame) ->
         nulls last) and then by the keys.
     """
     sigma = pl.col("sigma")
-    single = pl.col("n_scores") < 2
+    single = pl.col("n_scores") < min_scores
     undefined = single | (sigma <= 0.0)
     note = (
         pl.when(single)

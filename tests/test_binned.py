@@ -207,6 +207,18 @@ def test_edges_belong_to_the_lower_bin():
     assert reliability(constant, "s", "r", bins=5).collect()["bin"].to_list() == [0]
 
 
+@pytest.mark.parametrize(("score", "bins", "expected"), [(0.1 * 3, 10, 3), (5 / 6, 6, 4)])
+def test_edge_arithmetic_does_not_depend_on_the_frame(score, bins, expected):
+    # The edges are lo + (hi - lo) k / l in float64 (method.md 3): 0.1 * 3 is
+    # just above 3 / 10, so it is in bin 3; 5 / 6 is the edge itself, so bin 4.
+    # A product with the reciprocal of l puts these one bin off, and Polars
+    # divides by a scalar that way only for frames of more than one row.
+    for others in ([], [0.0], [0.0, 0.05, 0.95]):
+        frame = pl.DataFrame({"s": [score, *others], "r": 0.0})
+        got = reliability(frame, "s", "r", bins=bins, calibration=True).collect()
+        assert got.filter(pl.col("score_mean") == score)["bin"].to_list() == [expected]
+
+
 @pytest.mark.parametrize("binning", BINNINGS)
 def test_row_order_does_not_matter(binning):
     shuffled = DATA.sample(fraction=1.0, shuffle=True, seed=5)

@@ -47,6 +47,27 @@ def test_overall_statistics_match_reference(seed: int, soft: bool) -> None:
     assert got["n_scores"] == df["s"].n_unique()
 
 
+def test_a_single_distinct_score_still_has_z_when_sigma_is_positive() -> None:
+    # method.md 2 leaves z undefined only when sigma = 0; one merged point with
+    # 0 < S' < 1 has sigma > 0. A group predicted 0 (sigma = 0) gets a note.
+    df = pl.DataFrame(
+        {
+            "g": ["one", "one", "one", "zero", "zero"],
+            "s": [0.3, 0.3, 0.3, 0.0, 0.0],
+            "r": [0.0, 1.0, 1.0, 0.0, 0.0],
+            "w": [1.0, 2.0, 0.5, 1.0, 1.0],
+        }
+    )
+    got = {row["g"]: row for row in df.cumdev.calibration("s", "r", "w", by="g").to_dicts()}
+    want = ref.calibration(np.full(3, 0.3), np.array([0.0, 1.0, 1.0]), np.array([1.0, 2.0, 0.5]))
+    one = got["one"]
+    assert one["n_scores"] == 1 and one["note"] is None
+    assert_allclose(one["ecce_r_z"], want["kuiper"] / want["sigma"], rtol=RTOL)
+    assert_allclose(one["ecce_mad_p"], ref.ks_pvalue_naive(one["ecce_mad_z"]), rtol=RTOL)
+    zero = got["zero"]
+    assert zero["sigma"] == 0.0 and zero["ecce_r_z"] is None and zero["note"]
+
+
 def test_unweighted_equals_unit_weights() -> None:
     df = predictions(5, weighted=False)
     a = df.cumdev.calibration("s", "r").row(0, named=True)

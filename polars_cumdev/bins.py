@@ -36,45 +36,62 @@ SUMS = (*FLOAT_SUMS, *(f"{c}_err" for c in FLOAT_SUMS), *COUNT_SUMS)
 _UPPER = f"{nm.PREFIX}upper"
 _KEY = "_pscore"
 _ROW = "_prow"
+_PREVIOUS = "_pprevious"
 _CENTRE = "_centre"
 
 
-def _compensated_cum_sum(term: pl.Expr, name: str) -> list[pl.Expr]:
-    """Running sum of ``term`` and the running sum of its rounding errors.
+def running_sums(rows: pl.LazyFrame, centre: pl.Expr) -> pl.LazyFrame:
+    """The running sums :data:`SUMS` over ``rows``, in their order.
 
-    For each row the error of the addition that produced the running sum is
-    recovered exactly (Knuth's TwoSum, plus the exact difference to the value
-    Polars' cum_sum stored), and those errors are summed too. The pair
-    (sum, error) then holds the running total to about twice the working
-    precision, so that a *difference* of two running totals -- a bin's sum --
-    is accurate relative to the bin rather than to the whole population.
-    """
-    total = term.cum_sum()
-    before = total.shift(1, fill_value=0.0)
-    added = before + term
-    back = added - before
-    two_sum_error = (before - (added - back)) + (term - back)
-    error = ((added - total) + two_sum_error).cum_sum()
-    return [total.alias(name), error.alias(f"{name}_err")]
+    Responses are centred on ``centre`` (a scalar expression, see
+    :func:`full_population_prefix`). Each float running sum comes with the
+    running sum of its rounding errors: for every row the error of the
+    addition that produced the running total is recovered exactly (Knuth's
+    TwoSum, plus the exact difference to the total Polars' cum_sum stored),
+    and those errors are summed too. The pair then holds the running total to
+    about twice the working precision, so that a *difference* of two running
+    totals -- a bin's sum -- is accurate relative to the bin rather than to
+    the whole population. The counts are exact integers.
 
+    Parameters
+    ----------
+    rows
+        Standardized rows (``SCORE``, ``RESPONSE``, ``WEIGHT``).
+    centre
+        Scalar expression evaluated on ``rows`` once.
 
-def running_sums(centre: pl.Expr) -> list[pl.Expr]:
-    """Expressions for the running sums :data:`SUMS` over rows in increasing score.
-
-    Responses are centred on ``centre`` (see :func:`full_population_prefix`).
+    Returns
+    -------
+    pl.LazyFrame
+        ``_pscore`` (the score), the running sums :data:`SUMS` up to and
+        including each row, and ``_centre`` (the value of ``centre``).
     """
     w = pl.col(nm.WEIGHT)
     response = pl.col(nm.RESPONSE)
-    r = response - centre
-    return [
-        *_compensated_cum_sum(w, "_pw"),
-        *_compensated_cum_sum(w * w, "_pww"),
-        *_compensated_cum_sum(w * r, "_pwr"),
-        *_compensated_cum_sum(w * r * r, "_pwrr"),
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("_pn"),
-        (response == 0.0).cast(pl.Int64).cum_sum().alias("_pn0"),
-        (response == 1.0).cast(pl.Int64).cum_sum().alias("_pn1"),
-    ]
+    r = response - pl.col(_CENTRE)
+    terms = {"_pw": w, "_pww": w * w, "_pwr": w * r, "_pwrr": w * r * r}
+    # In stages, so that no term or running sum is evaluated twice.
+    staged = (
+        rows.with_columns(centre.alias(_CENTRE))
+        .select(
+            pl.col(nm.SCORE).alias(_KEY),
+            pl.col(_CENTRE),
+            *[term.alias(f"{name}_term") for name, term in terms.items()],
+            pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("_pn"),
+            (response == 0.0).cast(pl.Int64).cum_sum().alias("_pn0"),
+            (response == 1.0).cast(pl.Int64).cum_sum().alias("_pn1"),
+        )
+        .with_columns(pl.col(f"{name}_term").cum_sum().alias(name) for name in terms)
+    )
+    errors = []
+    for name in terms:
+        term, total = pl.col(f"{name}_term"), pl.col(name)
+        before = total.shift(1, fill_value=0.0)
+        added = before + term
+        back = added - before
+        two_sum_error = (before - (added - back)) + (term - back)
+        errors.append(((added - total) + two_sum_error).cum_sum().alias(f"{name}_err"))
+    return staged.with_columns(errors).select(_KEY, *SUMS, _CENTRE)
 
 
 def bin_moments(total: Callable[[str], pl.Expr], centre: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
@@ -108,14 +125,15 @@ def bin_moments(total: Callable[[str], pl.Expr], centre: pl.Expr) -> tuple[pl.Ex
 
 
 def full_population_prefix(full: pl.LazyFrame) -> pl.LazyFrame:
-    """Running sums of the full population in increasing order of score.
+    """Running sums of the full population at each distinct score, in increasing order.
 
     Responses are centred on c = round(2 mean) / 2 before squaring; the bin
     mean and variance are unchanged mathematically, the centring keeps the
     differences of running sums accurate when responses are far from zero,
     and because c is a multiple of 1/2, 0/1 responses with integer weights
     still give exact sums. The float sums are compensated
-    (:func:`running_sums`).
+    (:func:`running_sums`). Only the last row of each run of equal scores is
+    kept: a bin always takes whole runs, so those rows are all a lookup needs.
 
     Parameters
     ----------
@@ -126,14 +144,13 @@ def full_population_prefix(full: pl.LazyFrame) -> pl.LazyFrame:
     Returns
     -------
     pl.LazyFrame
-        One row per full-population row, sorted: ``_pscore`` (the score),
-        the running sums :data:`SUMS` up to and including that row, and
-        ``_centre`` (c).
+        One row per distinct score, sorted: ``_pscore`` (the score), the
+        running sums :data:`SUMS` up to and including the last row with that
+        score, and ``_centre`` (c).
     """
     centre = (pl.col(nm.RESPONSE).mean() * 2.0).round() / 2.0
-    return full.select(
-        pl.col(nm.SCORE).alias(_KEY), *running_sums(centre), centre.alias(_CENTRE)
-    )
+    last_of_run = (pl.col(_KEY) != pl.col(_KEY).shift(-1)).fill_null(True)
+    return running_sums(full, centre).filter(last_of_run)
 
 
 def _over(expr: pl.Expr, keys: Sequence[str]) -> pl.Expr:
@@ -190,12 +207,16 @@ def locate_bins(
         .join_asof(prefix, left_on=_UPPER, right_on=_KEY, strategy="backward")
         .with_row_index(_ROW)
     )
+    # The previous point's row is found once, then each sum gathered on its own
+    # (gathering a struct of all the sums and unnesting it is several times
+    # slower).
     previous = _over(pl.col(_ROW).shift(1), keys)
-    lower = pl.struct(SUMS).gather(previous).struct.unnest().name.suffix("_lo")
+    lower = [pl.col(c).gather(pl.col(_PREVIOUS)).alias(f"{c}_lo") for c in SUMS]
     diffs = [(pl.col(c) - pl.col(f"{c}_lo").fill_null(0)).alias(c) for c in SUMS]
     reference, variance = bin_moments(pl.col, pl.col(_CENTRE))
     return (
-        located.with_columns(lower)
+        located.with_columns(previous.alias(_PREVIOUS))
+        .with_columns(lower)
         .with_columns(diffs)
         .with_columns(
             (pl.col("_pw") + pl.col("_pw_err")).alias(nm.BIN_WEIGHT),
@@ -203,5 +224,5 @@ def locate_bins(
             reference.alias(nm.REFERENCE),
             variance.alias(nm.BIN_VARIANCE),
         )
-        .drop(*SUMS, *[f"{c}_lo" for c in SUMS], _CENTRE, _UPPER, _KEY, _ROW)
+        .drop(*SUMS, *[f"{c}_lo" for c in SUMS], _CENTRE, _UPPER, _KEY, _ROW, _PREVIOUS)
     )

@@ -381,7 +381,7 @@ def _over(expr: pl.Expr, keys: Sequence[str]) -> pl.Expr:
 
 def _local_prefix(ordered: pl.LazyFrame, centre: float) -> pl.LazyFrame:
     """Running sums inside one range (the local P_r), responses centred on the global c."""
-    return ordered.select(pl.col(nm.SCORE).alias(_PSCORE), *running_sums(pl.lit(centre)))
+    return running_sums(ordered, pl.lit(centre))
 
 
 def _zero_sums() -> list[pl.Expr]:

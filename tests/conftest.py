@@ -149,3 +149,29 @@ def make_columns():
 def arrays():
     """The :func:`arrays_of` helper."""
     return arrays_of
+
+
+def pure_bins_frame(seed: int, levels: int = 40) -> pl.DataFrame:
+    """Groups a, b, c each holding every score k / levels once; R = [score >= 1/2].
+
+    Every bin of every group then holds the rows of one score only, so it is
+    pure (all 0 or all 1) and sigma is exactly 0. Weights are lognormal, so
+    running totals of them are inexact. Rows are in a seeded random order.
+    """
+    rng = np.random.default_rng(seed)
+    scores = np.repeat(np.arange(levels) / levels, 3)
+    frame = pl.DataFrame(
+        {
+            "g": np.tile(["a", "b", "c"], levels),
+            "s": scores,
+            "r": (scores >= 0.5).astype(np.float64),
+            "w": rng.lognormal(0.0, 1.0, scores.size),
+        }
+    )
+    return frame.sample(fraction=1.0, shuffle=True, seed=seed)
+
+
+@pytest.fixture(scope="session")
+def pure_bins():
+    """The :func:`pure_bins_frame` factory."""
+    return pure_bins_frame

@@ -215,21 +215,11 @@ def test_several_keys_with_nulls():
         assert_same(expected, actual, ["g", "h"])
 
 
-def test_pure_bins_give_sigma_zero_in_every_range_split():
-    # Every group holds every score and the response depends on the score
-    # only: every bin is pure, so sigma is exactly 0 and the rows carry notes,
+def test_pure_bins_give_sigma_zero_in_every_range_split(pure_bins):
+    # Every bin is pure, so sigma is exactly 0 and the rows carry notes,
     # however the score axis is cut (fractional weights, so running totals
     # are inexact and only the exact counts can tell).
-    rng = np.random.default_rng(44)
-    s = np.repeat(np.arange(60) / 60.0, 3)
-    df = pl.DataFrame(
-        {
-            "g": np.tile(["a", "b", "c"], 60),
-            "s": s,
-            "r": (s >= 0.5).astype(np.int64),
-            "w": rng.lognormal(0.0, 1.0, s.size),
-        }
-    )
+    df = pure_bins(44, levels=60)
     expected = screen(df, "g", "s", "r", "w").collect()
     assert expected["sigma"].to_list() == [0.0, 0.0, 0.0]
     for ranges in (1, 3, 7, 64):

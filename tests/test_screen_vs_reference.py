@@ -267,21 +267,11 @@ def test_pvalues_are_monotone_and_at_the_mean():
     assert 0.3 < polars_cumdev.kuiper_pvalue(2 * math.sqrt(2 / math.pi)) < 0.6
 
 
-def test_pure_bins_with_fractional_weights_have_sigma_zero():
-    # Every group holds every score and the response is a function of the
-    # score, so each bin holds the rows of one score only and is pure (all 0
-    # or all 1): Rt_k is exactly 0 or 1 and sigma is exactly 0. Fractional
-    # weights make running-total differences inexact, which must not leak in.
-    rng = np.random.default_rng(31)
-    scores = np.repeat(np.arange(40) / 40.0, 3)
-    df = pl.DataFrame(
-        {
-            "g": np.tile(["a", "b", "c"], 40),
-            "s": scores,
-            "r": (scores >= 0.5).astype(np.float64),
-            "w": rng.lognormal(0.0, 1.0, scores.size),
-        }
-    ).sample(fraction=1.0, shuffle=True, seed=3)
+def test_pure_bins_with_fractional_weights_have_sigma_zero(pure_bins):
+    # Every bin holds the rows of one score only and is pure (all 0 or all 1):
+    # Rt_k is exactly 0 or 1 and sigma is exactly 0. Fractional weights make
+    # running-total differences inexact, which must not leak in.
+    df = pure_bins(31)
     for variance in ("auto", "empirical"):
         out = df.cumdev.screen(by="g", score="s", response="r", weight="w", variance=variance)
         assert out["sigma"].to_list() == [0.0, 0.0, 0.0]

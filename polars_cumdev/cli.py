@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_cumdev.errors import CumdevError
+from polars_cumdev.errors import CumdevError, first_line
 
 __all__ = ["main"]
 
@@ -154,7 +154,7 @@ def _columns(frame: pl.LazyFrame) -> list[str]:
     try:
         return frame.collect_schema().names()
     except pl.exceptions.PolarsError as exc:
-        raise CumdevError(f"cannot read the file: {_first_line(exc)}") from None
+        raise CumdevError(f"cannot read the file: {first_line(exc)}") from None
 
 
 def _selection(frame: pl.LazyFrame, column: str, value: str) -> pl.Expr:
@@ -533,11 +533,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``cumdev`` command line and return the exit status.
 
@@ -558,10 +553,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args.run(args)
     except CumdevError as exc:
-        print(f"cumdev: error: {_first_line(exc)}", file=sys.stderr)
+        print(f"cumdev: error: {first_line(exc)}", file=sys.stderr)
         return 2
     except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
-        print(f"cumdev: error: {_first_line(exc)}", file=sys.stderr)
+        print(f"cumdev: error: {first_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("cumdev: interrupted", file=sys.stderr)

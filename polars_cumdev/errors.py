@@ -33,6 +33,16 @@ class CumdevError(ValueError):
         super().__init__(*args)
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type name when it has none).
+
+    Polars follows its own one-line messages with a dump of the query plan;
+    the first line is the part meant for a person.
+    """
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 class ColumnNotFoundError(CumdevError):
     """A column named in the call does not exist in the frame."""
 

@@ -27,6 +27,7 @@ from polars_cumdev.errors import (
     EmptySubpopulationError,
     InvalidParameterError,
     InvalidValuesError,
+    first_line,
 )
 
 __all__ = [
@@ -60,15 +61,11 @@ def schema_of(frame: pl.LazyFrame) -> pl.Schema:
         return frame.collect_schema()
     except pl.exceptions.ColumnNotFoundError as exc:
         raise ColumnNotFoundError(
-            f"the query refers to a missing column: {_first_line(exc)}"
+            f"the query refers to a missing column: {first_line(exc)}"
         ) from None
     except pl.exceptions.PolarsError as exc:
-        raise CumdevError(f"the input query cannot be resolved: {_first_line(exc)}") from None
+        raise CumdevError(f"the input query cannot be resolved: {first_line(exc)}") from None
 
-
-def _first_line(exc: Exception) -> str:
-    """Polars' own message without the plan dump it appends after a blank line."""
-    return str(exc).strip().split("\n\n", 1)[0]
 
 
 def _require_name(value: object, what: str) -> str:

@@ -72,14 +72,14 @@ import polars as pl
 from polars_cumdev import _names as nm
 from polars_cumdev.bins import COUNT_SUMS, SUMS, bin_moments, running_sums
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.prepare import FrameLike, Prepared, as_lazy, prepare
+from polars_cumdev.prepare import FrameLike, Prepared, as_lazy
 from polars_cumdev.statistics import (
     _SIGMA_B,
     _SIGMA_E,
-    STATISTIC_COLUMNS,
     check_variance,
     normalize,
 )
+from polars_cumdev.subpopulation import prepare_screen
 
 __all__ = [
     "Plan",
@@ -379,11 +379,6 @@ def _over(expr: pl.Expr, keys: Sequence[str]) -> pl.Expr:
     return expr.over(keys) if keys else expr
 
 
-def _local_prefix(ordered: pl.LazyFrame, centre: float) -> pl.LazyFrame:
-    """Running sums inside one range (the local P_r), responses centred on the global c."""
-    return running_sums(ordered, pl.lit(centre))
-
-
 def _zero_sums() -> list[pl.Expr]:
     return [pl.lit(0, dtype=pl.Int64 if c in COUNT_SUMS else pl.Float64).alias(c) for c in SUMS]
 
@@ -434,7 +429,7 @@ def range_step(
     # midpoints are looked up there. Keeping those rows alone makes the table
     # small when scores are tied, with the very same values.
     last_of_run = (pl.col(_PSCORE) != pl.col(_PSCORE).shift(-1)).fill_null(True)
-    prefix = _local_prefix(ordered.lazy(), centre).filter(last_of_run).collect(engine=engine)
+    prefix = running_sums(ordered.lazy(), pl.lit(centre)).filter(last_of_run).collect(engine=engine)
     # A fresh one-row frame: a slice of `prefix` would keep its buffers alive.
     totals = (
         pl.DataFrame({c: [prefix.get_column(c)[-1]] for c in SUMS})
@@ -753,28 +748,6 @@ def _finish(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame:
 # --------------------------------------------------------------------------
 
 
-def _prepare(
-    frame: FrameLike,
-    by: str | Sequence[str],
-    score: str,
-    response: str,
-    weight: str | None,
-    variance: str,
-) -> Prepared:
-    if by is None:
-        raise InvalidParameterError("`by` is required: name the column(s) defining the groups")
-    check_variance(variance)
-    return prepare(
-        frame,
-        score=score,
-        response=response,
-        weight=weight,
-        by=by,
-        response_range=(0.0, 1.0) if variance == "bernoulli" else None,
-        reserved=STATISTIC_COLUMNS,
-    )
-
-
 def _run(
     prepared: Prepared,
     ranges: int | Sequence[float],
@@ -857,7 +830,7 @@ def screen_partitioned(
         The same columns, rows and order as ``screen(...).collect()``, equal
         up to rounding.
     """
-    prepared = _prepare(frame, by, score, response, weight, variance)
+    prepared = prepare_screen(frame, by, score, response, weight, variance)
     return _run(prepared, ranges, variance, scan_engine=engine, range_engine=engine, log=log)
 
 
@@ -902,7 +875,7 @@ def screen_parquet(
         if isinstance(path_or_glob, Sequence) and not isinstance(path_or_glob, str)
         else pl.scan_parquet(str(path_or_glob))
     )
-    prepared = _prepare(source, by, score, response, weight, variance)
+    prepared = prepare_screen(source, by, score, response, weight, variance)
     if ranges is None:
         rows = source.select(pl.len()).collect(engine="streaming").item()
         ranges = max(1, math.ceil(rows / ROWS_PER_RANGE))

@@ -34,7 +34,7 @@ from polars_cumdev.statistics import (
 )
 from polars_cumdev.ties import merge_ties, sort_by_score
 
-__all__ = ["CURVE_COLUMNS", "curve", "curve_frame", "screen"]
+__all__ = ["CURVE_COLUMNS", "curve", "curve_frame", "prepare_screen", "screen"]
 
 CURVE_COLUMNS = (
     "k",
@@ -67,6 +67,20 @@ def _prepare(
         response_range=response_range,
         **kwargs,  # type: ignore[arg-type]
     )
+
+
+def prepare_screen(
+    frame: FrameLike,
+    by: str | Sequence[str],
+    score: str,
+    response: str,
+    weight: str | None,
+    variance: str,
+) -> Prepared:
+    """Validate a screen's arguments and standardize its input (see :func:`screen`)."""
+    if by is None:
+        raise InvalidParameterError("`by` is required: name the column(s) defining the groups")
+    return _prepare(frame, score, response, weight, variance, by=by, reserved=STATISTIC_COLUMNS)
 
 
 def _binned(full: pl.LazyFrame, subpopulation: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
@@ -114,9 +128,7 @@ def screen(
         ``kuiper_q``, ``ks_q`` (Benjamini-Hochberg over the groups),
         ``variance`` and ``note``. Sorted by ``kuiper_z``, largest first.
     """
-    if by is None:
-        raise InvalidParameterError("`by` is required: name the column(s) defining the groups")
-    prepared = _prepare(frame, score, response, weight, variance, by=by, reserved=STATISTIC_COLUMNS)
+    prepared = prepare_screen(frame, by, score, response, weight, variance)
     keys = prepared.keys
     ordered = sort_by_score(prepared.frame)
     accumulated = accumulate(_binned(ordered, ordered, keys), keys)

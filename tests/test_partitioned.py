@@ -44,6 +44,8 @@ FLOATS = (
     "ks_z",
     "kuiper_p",
     "ks_p",
+    "kuiper_log10p",
+    "ks_log10p",
     "kuiper_q",
     "ks_q",
 )

@@ -193,3 +193,34 @@ def markdown_table(rows: Sequence[dict], columns: Sequence[str]) -> str:
     for row in rows:
         lines.append("| " + " | ".join(str(row.get(c, "")) for c in columns) + " |")
     return "\n".join(lines)
+
+
+def run_grid(
+    script: str | Path,
+    rows: Sequence[float],
+    groups: Sequence[int],
+    engines: Sequence[str],
+    repeat: Callable[[int], int],
+    fmt_row: Callable[[dict], dict],
+    columns: Sequence[str],
+    extra: Sequence[object] = (),
+) -> None:
+    """Run ``script --child ROWS GROUPS ENGINE REPEAT *extra`` for every configuration.
+
+    Prints the machine and the load average around the run, each result on
+    stderr as it arrives, and the table of all results (rows formatted by
+    ``fmt_row``, in ``columns``) on stdout.
+    """
+    print(machine())
+    print(f"load average before: {os.getloadavg()}")
+    results = []
+    for count in (int(r) for r in rows):
+        for group_count in groups:
+            for engine in engines:
+                args = ["--child", count, group_count, engine, repeat(count), *extra]
+                result = {"rows": count, "groups": group_count, "engine": engine}
+                result.update(run_child(script, args))
+                results.append(result)
+                print(fmt_row(result), file=sys.stderr, flush=True)
+    print(f"load average after: {os.getloadavg()}")
+    print(markdown_table([fmt_row(r) for r in results], columns))

@@ -15,8 +15,6 @@ is a range of full-population rows). Peak RSS is that of the whole child.
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from pathlib import Path
 
 import common
@@ -99,19 +97,15 @@ def main() -> None:
         rows, groups, engine, repeat = args.child
         child(int(rows), int(groups), engine, int(repeat))
         return
-    print(common.machine())
-    print(f"load average before: {os.getloadavg()}")
-    results = []
-    for rows in (int(r) for r in args.rows):
-        repeat = args.repeat or (3 if rows <= 1_000_000 else 2)
-        for groups in args.groups:
-            for engine in args.engines:
-                r = common.run_child(Path(__file__), ["--child", rows, groups, engine, repeat])
-                r = {"rows": rows, "groups": groups, "engine": engine, **r}
-                results.append(r)
-                print(fmt_row(r), file=sys.stderr, flush=True)
-    print(f"load average after: {os.getloadavg()}")
-    print(common.markdown_table([fmt_row(r) for r in results], COLUMNS))
+    common.run_grid(
+        Path(__file__),
+        args.rows,
+        args.groups,
+        args.engines,
+        lambda rows: args.repeat or (3 if rows <= 1_000_000 else 2),
+        fmt_row,
+        COLUMNS,
+    )
 
 
 if __name__ == "__main__":

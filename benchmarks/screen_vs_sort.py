@@ -20,8 +20,6 @@ Polars alone take about 100 MiB, which dominates at small sizes).
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from pathlib import Path
 
 import common
@@ -116,21 +114,16 @@ def main() -> None:
         rows, groups, engine, repeat, ranges = args.child
         child(int(rows), int(groups), engine, int(repeat), int(ranges))
         return
-    print(common.machine())
-    print(f"load average before: {os.getloadavg()}")
-    results = []
-    for rows in (int(r) for r in args.rows):
-        repeat = args.repeat or (5 if rows <= 100_000 else 3 if rows <= 1_000_000 else 2)
-        for groups in args.groups:
-            for engine in args.engines:
-                r = common.run_child(
-                    Path(__file__), ["--child", rows, groups, engine, repeat, args.partitioned]
-                )
-                r = {"rows": rows, "groups": groups, "engine": engine, **r}
-                results.append(r)
-                print(fmt_row(r), file=sys.stderr, flush=True)
-    print(f"load average after: {os.getloadavg()}")
-    print(common.markdown_table([fmt_row(r) for r in results], COLUMNS))
+    common.run_grid(
+        Path(__file__),
+        args.rows,
+        args.groups,
+        args.engines,
+        lambda rows: args.repeat or (5 if rows <= 100_000 else 3 if rows <= 1_000_000 else 2),
+        fmt_row,
+        COLUMNS,
+        extra=[args.partitioned],
+    )
 
 
 if __name__ == "__main__":

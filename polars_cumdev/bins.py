@@ -2,10 +2,10 @@
 
 Each merged subpopulation score S'_k owns the bin of full-population rows with
 B_{k-1} < S <= B_k, where B_k is the midpoint between S'_k and S'_{k+1}. The
-bin sums are differences of prefix sums over the full population sorted by
-score; the prefix at every midpoint of every group is found by one as-of join
-against that single sorted order. No loop over groups and no per-group pass
-over the full population.
+bin sums are differences of compensated prefix sums over the full population
+sorted by score (:mod:`polars_cumdev.sums`); the prefix at every midpoint of
+every group is found by one as-of join against that single sorted order. No
+loop over groups and no per-group pass over the full population.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 import polars as pl
 
 from polars_cumdev import _names as nm
+from polars_cumdev.sums import boundary, with_running_sums
 
 __all__ = [
     "COUNT_SUMS",
@@ -36,7 +37,6 @@ SUMS = (*FLOAT_SUMS, *(f"{c}_err" for c in FLOAT_SUMS), *COUNT_SUMS)
 _UPPER = f"{nm.PREFIX}upper"
 _KEY = "_pscore"
 _ROW = "_prow"
-_PREVIOUS = "_pprevious"
 _CENTRE = "_centre"
 
 
@@ -70,28 +70,16 @@ def running_sums(rows: pl.LazyFrame, centre: pl.Expr) -> pl.LazyFrame:
     response = pl.col(nm.RESPONSE)
     r = response - pl.col(_CENTRE)
     terms = {"_pw": w, "_pww": w * w, "_pwr": w * r, "_pwrr": w * r * r}
-    # In stages, so that no term or running sum is evaluated twice.
-    staged = (
-        rows.with_columns(centre.alias(_CENTRE))
-        .select(
-            pl.col(nm.SCORE).alias(_KEY),
-            pl.col(_CENTRE),
-            *[term.alias(f"{name}_term") for name, term in terms.items()],
-            pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("_pn"),
-            (response == 0.0).cast(pl.Int64).cum_sum().alias("_pn0"),
-            (response == 1.0).cast(pl.Int64).cum_sum().alias("_pn1"),
-        )
-        .with_columns(pl.col(f"{name}_term").cum_sum().alias(name) for name in terms)
+    columns = rows.with_columns(centre.alias(_CENTRE)).select(
+        pl.col(nm.SCORE).alias(_KEY),
+        pl.col(_CENTRE),
+        w,
+        response,
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("_pn"),
+        (response == 0.0).cast(pl.Int64).cum_sum().alias("_pn0"),
+        (response == 1.0).cast(pl.Int64).cum_sum().alias("_pn1"),
     )
-    errors = []
-    for name in terms:
-        term, total = pl.col(f"{name}_term"), pl.col(name)
-        before = total.shift(1, fill_value=0.0)
-        added = before + term
-        back = added - before
-        two_sum_error = (before - (added - back)) + (term - back)
-        errors.append(((added - total) + two_sum_error).cum_sum().alias(f"{name}_err"))
-    return staged.with_columns(errors).select(_KEY, *SUMS, _CENTRE)
+    return with_running_sums(columns, terms).select(_KEY, *SUMS, _CENTRE)
 
 
 def bin_moments(total: Callable[[str], pl.Expr], centre: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
@@ -149,23 +137,20 @@ def full_population_prefix(full: pl.LazyFrame) -> pl.LazyFrame:
         score, and ``_centre`` (c).
     """
     centre = (pl.col(nm.RESPONSE).mean() * 2.0).round() / 2.0
-    last_of_run = (pl.col(_KEY) != pl.col(_KEY).shift(-1)).fill_null(True)
-    return running_sums(full, centre).filter(last_of_run)
-
-
-def _over(expr: pl.Expr, keys: Sequence[str]) -> pl.Expr:
-    return expr.over(keys) if keys else expr
+    return running_sums(full, centre).filter(boundary([_KEY], -1))
 
 
 def midpoints(keys: Sequence[str] = ()) -> pl.Expr:
     """Expression for B_k, the upper bound of each point's bin, equation (7).
 
-    Evaluated on merged points with each group's rows in increasing order of
-    score (as :func:`polars_cumdev.ties.merge_ties` returns them); the last
-    point of each group gets +inf.
+    Evaluated on merged points with each group's rows contiguous and in
+    increasing order of score (as :func:`polars_cumdev.ties.merge_ties`
+    returns them); the last point of each group gets +inf.
     """
-    nxt = _over(pl.col(nm.SCORE).shift(-1), keys)
-    return ((pl.col(nm.SCORE) + nxt) / 2).fill_null(float("inf"))
+    score = pl.col(nm.SCORE)
+    return (
+        pl.when(boundary(keys, -1)).then(float("inf")).otherwise((score + score.shift(-1)) / 2)
+    )
 
 
 def locate_bins(
@@ -176,7 +161,8 @@ def locate_bins(
     Parameters
     ----------
     points
-        Merged points from :func:`polars_cumdev.ties.merge_ties`.
+        Merged points from :func:`polars_cumdev.ties.merge_ties` (each
+        group's points contiguous, in increasing order of score).
     prefix
         Output of :func:`full_population_prefix`.
     keys
@@ -185,38 +171,35 @@ def locate_bins(
     Returns
     -------
     pl.LazyFrame
-        The points, ordered by their upper midpoints (so each group's points
-        are still in increasing order of score), plus ``BIN_WEIGHT`` (sum W
-        in the bin), ``BIN_ROWS``, ``REFERENCE`` (Rt_k, equation (26)) and
+        The points, in the same order, plus ``BIN_WEIGHT`` (sum W in the
+        bin), ``BIN_ROWS``, ``REFERENCE`` (Rt_k, equation (26)) and
         ``BIN_VARIANCE`` (V_k of equation (33) with the unbiasing factor u_k
         of method.md 1.3; 0 for a bin of one row).
 
     Notes
     -----
-    Within a group the upper midpoints increase with the score, so ordering
-    all points by midpoint keeps every group in score order while letting one
-    as-of join (a linear merge with the sorted full population) find the
-    prefix sums at every midpoint of every group. The points arrive almost
-    sorted by midpoint already, which makes that sort cheap. The lower end of
-    a bin is the previous point's upper end in the same group, fetched by one
-    gather.
+    Only the upper midpoints are looked up: a bin's lower end is the previous
+    point's upper end in the same group, one row up. The lookup sorts just
+    the (midpoint, row) pairs, finds every prefix by one as-of join (a
+    linear merge with the sorted full population), and puts the answers back
+    in the points' order by the row number.
     """
-    located = (
-        points.with_columns(midpoints(keys).alias(_UPPER))
+    points = points.with_columns(midpoints(keys).alias(_UPPER)).with_row_index(_ROW).cache()
+    at_upper = (
+        points.select(_UPPER, _ROW)
         .sort(_UPPER)
         .join_asof(prefix, left_on=_UPPER, right_on=_KEY, strategy="backward")
-        .with_row_index(_ROW)
+        .sort(_ROW)
+        .select(*SUMS, _CENTRE)
     )
-    # The previous point's row is found once, then each sum gathered on its own
-    # (gathering a struct of all the sums and unnesting it is several times
-    # slower).
-    previous = _over(pl.col(_ROW).shift(1), keys)
-    lower = [pl.col(c).gather(pl.col(_PREVIOUS)).alias(f"{c}_lo") for c in SUMS]
-    diffs = [(pl.col(c) - pl.col(f"{c}_lo").fill_null(0)).alias(c) for c in SUMS]
+    first = boundary(keys, 1)
+    diffs = [
+        pl.when(first).then(pl.col(c)).otherwise(pl.col(c) - pl.col(c).shift(1)).alias(c)
+        for c in SUMS
+    ]
     reference, variance = bin_moments(pl.col, pl.col(_CENTRE))
     return (
-        located.with_columns(previous.alias(_PREVIOUS))
-        .with_columns(lower)
+        pl.concat([points, at_upper], how="horizontal")
         .with_columns(diffs)
         .with_columns(
             (pl.col("_pw") + pl.col("_pw_err")).alias(nm.BIN_WEIGHT),
@@ -224,5 +207,5 @@ def locate_bins(
             reference.alias(nm.REFERENCE),
             variance.alias(nm.BIN_VARIANCE),
         )
-        .drop(*SUMS, *[f"{c}_lo" for c in SUMS], _CENTRE, _UPPER, _KEY, _ROW, _PREVIOUS)
+        .drop(*SUMS, _CENTRE, _UPPER, _ROW)
     )

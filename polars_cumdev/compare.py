@@ -68,7 +68,7 @@ from polars_cumdev.prepare import (
     schema_of,
 )
 from polars_cumdev.statistics import benjamini_hochberg, pvalue_columns
-from polars_cumdev.ties import merge_ties
+from polars_cumdev.ties import merge_ties, sort_by_score
 
 __all__ = [
     "COMPARE_ALL_COLUMNS",
@@ -329,8 +329,10 @@ def _entries(
     entries with the same score.
     """
     columns = [_G, _SOURCE, nm.SCORE, nm.RESPONSE, nm.WEIGHT, nm.ROWS]
-    own = merge_ties(first, [_G]).with_columns(pl.lit(0, dtype=pl.Int8).alias(_SOURCE))
-    other = merge_ties(second).with_columns(pl.lit(1, dtype=pl.Int8).alias(_SOURCE))
+    own = merge_ties(sort_by_score(first), [_G])
+    other = merge_ties(sort_by_score(second))
+    own = own.with_columns(pl.lit(0, dtype=pl.Int8).alias(_SOURCE))
+    other = other.with_columns(pl.lit(1, dtype=pl.Int8).alias(_SOURCE))
     crossed = groups.join(other, how="cross")
     entries = pl.concat([own.select(columns), crossed.select(columns)], how="vertical")
     order = [_G, nm.SCORE, _SOURCE]

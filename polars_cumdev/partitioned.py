@@ -80,6 +80,7 @@ from polars_cumdev.statistics import (
     normalize,
 )
 from polars_cumdev.subpopulation import prepare_screen
+from polars_cumdev.ties import merge_ties
 
 __all__ = [
     "Plan",
@@ -521,40 +522,15 @@ def _lookup(frame: pl.LazyFrame, prefix: pl.DataFrame, at: str) -> pl.LazyFrame:
 def _merged_by_group(ordered: pl.DataFrame, keys: Sequence[str], engine: Engine) -> pl.LazyFrame:
     """Merged points (method.md 1.1) of score-sorted rows, grouped contiguously.
 
-    A stable sort by the keys keeps every group's rows in score order and
-    makes each run of equal (keys, score) contiguous, so ties merge by a
-    run-length aggregation instead of a hash aggregation over all rows.
-    Columns: keys, ``_GID`` (a group number, increasing), ``SCORE``,
-    ``WEIGHT``, ``RESPONSE``, ``TIE``, ``ROWS``.
+    The screen's own tie merge (:func:`polars_cumdev.ties.merge_ties`), plus
+    ``_GID``, a group number increasing with the (contiguous) groups.
     """
     keys = list(keys)
-    by_group = ordered.lazy()
     if keys:
-        by_group = by_group.sort(keys, maintain_order=True, nulls_last=True)
         group_id = pl.struct(keys).rle_id() if len(keys) > 1 else pl.col(keys[0]).rle_id()
     else:
         group_id = pl.lit(0, dtype=pl.UInt32)
-    run = pl.struct([*keys, nm.SCORE]).rle_id()
-    w = pl.col(nm.WEIGHT)
-    merged = (
-        by_group.with_columns(group_id.alias(_GID), run.alias("_run"))
-        .group_by("_run", maintain_order=True)
-        .agg(
-            *[pl.col(k).first() for k in keys],
-            pl.col(_GID).first(),
-            pl.col(nm.SCORE).first(),
-            w.sum().alias(nm.WEIGHT),
-            (w * pl.col(nm.RESPONSE)).sum().alias("_wr"),
-            (w * w).sum().alias("_ww"),
-            pl.len().alias(nm.ROWS),
-        )
-        .with_columns(
-            (pl.col("_wr") / w).alias(nm.RESPONSE),
-            (pl.col("_ww") / (w * w)).alias(nm.TIE),
-            pl.col(_GID).set_sorted(),
-        )
-        .drop("_run", "_wr", "_ww")
-    )
+    merged = merge_ties(ordered.lazy(), keys).with_columns(group_id.set_sorted().alias(_GID))
     return merged.collect(engine=engine).lazy()
 
 

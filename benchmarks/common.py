@@ -132,13 +132,18 @@ def peak_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def current_rss() -> int:
-    """Current resident set size of this process, in bytes."""
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
+def _proc_kib(path: str, field: str) -> int:
+    """A ``field: <n> kB`` line of a /proc file, in bytes (0 when absent)."""
+    with open(path) as lines:
+        for line in lines:
+            if line.startswith(field):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def current_rss() -> int:
+    """Current resident set size of this process, in bytes."""
+    return _proc_kib("/proc/self/status", "VmRSS:")
 
 
 def run_child(script: str | Path, args: Sequence[object], timeout: float = 900) -> dict:
@@ -160,11 +165,8 @@ def emit(result: dict) -> None:
 
 
 def memory_total() -> int:
-    with open("/proc/meminfo") as info:
-        for line in info:
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1]) * 1024
-    return 0
+    """Physical memory of the machine, in bytes."""
+    return _proc_kib("/proc/meminfo", "MemTotal:")
 
 
 def cpu_model() -> str:

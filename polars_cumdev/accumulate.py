@@ -17,7 +17,7 @@ from polars_cumdev import _names as nm
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.prepare import Check
 
-__all__ = ["accumulate", "check_fraction", "zoom_check"]
+__all__ = ["accumulate", "check_fraction", "per_group", "zoom_check"]
 
 
 def check_fraction(fraction: float) -> float:
@@ -44,7 +44,8 @@ def zoom_check(scores: pl.Expr, fraction: float, label: str) -> Check:
     )
 
 
-def _over(expr: pl.Expr, keys: Sequence[str]) -> pl.Expr:
+def per_group(expr: pl.Expr, keys: Sequence[str]) -> pl.Expr:
+    """``expr`` evaluated within each group of ``keys`` (over the whole frame without keys)."""
     return expr.over(keys) if keys else expr
 
 
@@ -80,15 +81,15 @@ def accumulate(
         (C_k).
     """
     fraction = check_fraction(fraction)
-    k = _over(pl.int_range(1, pl.len() + 1, dtype=pl.Int64), keys)
+    k = per_group(pl.int_range(1, pl.len() + 1, dtype=pl.Int64), keys)
     out = points.with_columns(k.alias(nm.K))
     if fraction < 1.0:
-        total = _over(pl.len(), keys)
+        total = per_group(pl.len(), keys)
         out = out.filter(pl.col(nm.K) <= (total.cast(pl.Float64) * fraction).floor())
-    step = pl.col(nm.WEIGHT) / _over(pl.col(nm.WEIGHT).sum(), keys)
-    out = out.with_columns(step.alias(nm.A_STEP), _over(pl.len(), keys).alias(nm.N))
+    step = pl.col(nm.WEIGHT) / per_group(pl.col(nm.WEIGHT).sum(), keys)
+    out = out.with_columns(step.alias(nm.A_STEP), per_group(pl.len(), keys).alias(nm.N))
     diff = pl.col(nm.A_STEP) * (pl.col(nm.RESPONSE) - pl.col(reference))
     return out.with_columns(
-        _over(pl.col(nm.A_STEP).cum_sum(), keys).alias(nm.A),
-        _over(diff.cum_sum(), keys).alias(nm.CUMDIFF),
+        per_group(pl.col(nm.A_STEP).cum_sum(), keys).alias(nm.A),
+        per_group(diff.cum_sum(), keys).alias(nm.CUMDIFF),
     )

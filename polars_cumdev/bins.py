@@ -45,13 +45,10 @@ def running_sums(rows: pl.LazyFrame, centre: pl.Expr) -> pl.LazyFrame:
 
     Responses are centred on ``centre`` (a scalar expression, see
     :func:`full_population_prefix`). Each float running sum comes with the
-    running sum of its rounding errors: for every row the error of the
-    addition that produced the running total is recovered exactly (Knuth's
-    TwoSum, plus the exact difference to the total Polars' cum_sum stored),
-    and those errors are summed too. The pair then holds the running total to
-    about twice the working precision, so that a *difference* of two running
-    totals -- a bin's sum -- is accurate relative to the bin rather than to
-    the whole population. The counts are exact integers.
+    running sum of its rounding errors (:func:`polars_cumdev.sums.with_running_sums`),
+    so that a *difference* of two running totals -- a bin's sum -- is
+    accurate relative to the bin rather than to the whole population. The
+    counts are exact integers.
 
     Parameters
     ----------
@@ -148,9 +145,7 @@ def midpoints(keys: Sequence[str] = ()) -> pl.Expr:
     returns them); the last point of each group gets +inf.
     """
     score = pl.col(nm.SCORE)
-    return (
-        pl.when(boundary(keys, -1)).then(float("inf")).otherwise((score + score.shift(-1)) / 2)
-    )
+    return pl.when(boundary(keys, -1)).then(float("inf")).otherwise((score + score.shift(-1)) / 2)
 
 
 def locate_bins(

@@ -70,7 +70,8 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev import _names as nm
-from polars_cumdev.bins import COUNT_SUMS, SUMS, bin_moments, running_sums
+from polars_cumdev.accumulate import per_group
+from polars_cumdev.bins import COUNT_SUMS, SUMS, bin_moments, midpoints, running_sums
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.prepare import FrameLike, Prepared, as_lazy
 from polars_cumdev.statistics import (
@@ -80,6 +81,7 @@ from polars_cumdev.statistics import (
     normalize,
 )
 from polars_cumdev.subpopulation import prepare_screen
+from polars_cumdev.sums import boundary
 from polars_cumdev.ties import merge_ties
 
 __all__ = [
@@ -376,10 +378,6 @@ class RangeResult:
     totals: pl.DataFrame
 
 
-def _over(expr: pl.Expr, keys: Sequence[str]) -> pl.Expr:
-    return expr.over(keys) if keys else expr
-
-
 def _zero_sums() -> list[pl.Expr]:
     return [pl.lit(0, dtype=pl.Int64 if c in COUNT_SUMS else pl.Float64).alias(c) for c in SUMS]
 
@@ -429,7 +427,7 @@ def range_step(
     # Running sums are needed only where a run of equal scores ends: the
     # midpoints are looked up there. Keeping those rows alone makes the table
     # small when scores are tied, with the very same values.
-    last_of_run = (pl.col(_PSCORE) != pl.col(_PSCORE).shift(-1)).fill_null(True)
+    last_of_run = boundary([_PSCORE], -1)
     prefix = running_sums(ordered.lazy(), pl.lit(centre)).filter(last_of_run).collect(engine=engine)
     # A fresh one-row frame: a slice of `prefix` would keep its buffers alive.
     totals = (
@@ -443,17 +441,13 @@ def range_step(
     # Points are contiguous per group (``_GID`` increasing), in increasing
     # score inside each group: neighbours are plain shifts, masked at the
     # group boundaries.
-    gid = pl.col(_GID)
-    s = pl.col(nm.SCORE)
-    same_next = gid == gid.shift(-1)
-    same_prev = gid == gid.shift(1)
     points = points.with_columns(
-        pl.when(same_next).then((s + s.shift(-1)) / 2.0).otherwise(float("inf")).alias(MIDPOINT),
-        (~same_next.fill_null(False)).alias("_last"),
-        (~same_prev.fill_null(False)).alias("_first"),
+        midpoints([_GID]).alias(MIDPOINT),
+        boundary([_GID], -1).alias("_last"),
+        boundary([_GID], 1).alias("_first"),
     )
     located = _lookup(points, prefix, MIDPOINT)
-    below = [pl.when(same_prev).then(pl.col(c).shift(1)).alias(f"{c}_lo") for c in SUMS]
+    below = [pl.when(~pl.col("_first")).then(pl.col(c).shift(1)).alias(f"{c}_lo") for c in SUMS]
     located = located.with_columns(below)
     interior = ~pl.col("_first") & ~pl.col("_last")
     ref, var = bin_moments(lambda c: pl.col(c) - pl.col(f"{c}_lo"), pl.lit(centre))
@@ -692,7 +686,7 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
         pl.max_horizontal(pl.lit(0.0), pl.col("q_max"), end).alias("_cmax"),
         pl.min_horizontal(pl.lit(0.0), pl.col("q_min"), end).alias("_cmin"),
     )
-    offset = _over(pl.col("_step").cum_sum(), keys) - pl.col("_step") + pl.col("_tf")
+    offset = per_group(pl.col("_step").cum_sum(), keys) - pl.col("_step") + pl.col("_tf")
     cells = cells.with_columns(
         (offset + pl.col("_cmax")).alias("_max"),
         (offset + pl.col("_cmin")).alias("_min"),

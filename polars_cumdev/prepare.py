@@ -67,7 +67,6 @@ def schema_of(frame: pl.LazyFrame) -> pl.Schema:
         raise CumdevError(f"the input query cannot be resolved: {first_line(exc)}") from None
 
 
-
 def _require_name(value: object, what: str) -> str:
     if not isinstance(value, str) or not value:
         raise InvalidParameterError(

@@ -29,27 +29,14 @@ from polars_cumdev.partitioned import (
     screen_partitioned,
 )
 from polars_cumdev.prepare import prepare
+from polars_cumdev.statistics import STATISTIC_COLUMNS
 from polars_cumdev.subpopulation import screen
 
 RTOL = 1e-12
 ATOL = 1e-15  # only matters where a statistic is exactly 0
 ATOL_C = 1e-14  # statistics of C: responses are O(1) here (see assert_same)
-FLOATS = (
-    "weight",
-    "kuiper",
-    "ks",
-    "delta",
-    "sigma",
-    "kuiper_z",
-    "ks_z",
-    "kuiper_p",
-    "ks_p",
-    "kuiper_log10p",
-    "ks_log10p",
-    "kuiper_q",
-    "ks_q",
-)
 EXACT = ("n", "n_scores", "variance", "note")
+FLOATS = tuple(c for c in STATISTIC_COLUMNS if c not in EXACT)
 
 
 def make_data(

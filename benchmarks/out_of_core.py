@@ -12,15 +12,27 @@ Usage::
    per ``--file-rows`` rows, each in row groups of 1M rows, generated chunk
    by chunk. Free disk space is checked first; the row count is scaled down
    (and the script says so) when the files would not fit.
-2. In a child process whose address space is capped with
-   ``resource.setrlimit(RLIMIT_AS, cap)`` (and jemalloc told to unmap freed
-   memory, ``_RJEM_MALLOC_CONF=retain:false``, see ``main``), runs
+2. In a child process whose memory is capped, runs
    :func:`polars_cumdev.partitioned.screen_parquet` on the glob: a streaming
    pass for the checks and cell summaries, then one score range at a time.
 3. In another child under the same cap, runs the one-pass screen on the same
    glob, ``pl.scan_parquet(glob).cumdev.screen(...).collect(engine="streaming")``.
 
 For each child: success or the error, wall time and peak RSS (``ru_maxrss``).
+
+Two kinds of cap (``--cap-kind``):
+
+* ``memory`` (the default where the machine allows it): a cgroup (v1 memory
+  controller, ``/sys/fs/cgroup/memory``; needs root) whose
+  ``memory.limit_in_bytes`` is the cap. This caps memory in use, like a
+  container's limit: past it the kernel reclaims page cache, then kills the
+  child.
+* ``address``: ``resource.setrlimit(RLIMIT_AS, cap)``, what ``ulimit -v``
+  sets. It caps mapped *address space*, which can be far more than memory in
+  use: Polars' thread pools, jemalloc's arenas and memory-mapped Parquet
+  files all count. jemalloc is told to unmap freed memory
+  (``_RJEM_MALLOC_CONF=retain:false``, see ``main``), but a run can still
+  fail with a resident set far below the cap.
 """
 
 from __future__ import annotations
@@ -63,8 +75,36 @@ def write_dataset(directory: Path, rows: int, groups: int, file_rows: int, seed:
     )
 
 
+CGROUP_ROOT = Path("/sys/fs/cgroup/memory")
+
+
+def cgroup_available() -> bool:
+    """Whether this process may create v1 memory cgroups (root, controller mounted)."""
+    return os.geteuid() == 0 and (CGROUP_ROOT / "memory.limit_in_bytes").exists()
+
+
+class MemoryCgroup:
+    """A temporary v1 memory cgroup capping the memory of the processes put in it."""
+
+    def __init__(self, name: str, cap: int) -> None:
+        self.path = CGROUP_ROOT / name
+        self.path.mkdir(exist_ok=True)
+        (self.path / "memory.limit_in_bytes").write_text(str(cap))
+        swap = self.path / "memory.memsw.limit_in_bytes"
+        if swap.exists():  # no swapping out past the cap either
+            swap.write_text(str(cap))
+
+    def enter(self) -> None:
+        """Move the calling process into the cgroup (run in the child before exec)."""
+        (self.path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def remove(self) -> None:
+        self.path.rmdir()
+
+
 def child(kind: str, glob: str, cap: int, ranges: int | None) -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    if cap:  # an address-space cap; a cgroup cap is set up by the parent
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     import polars as pl
 
     import polars_cumdev  # noqa: F401  (registers the namespace)
@@ -98,15 +138,24 @@ def child(kind: str, glob: str, cap: int, ranges: int | None) -> None:
     )
 
 
-def run_capped(kind: str, glob: str, cap: int, ranges: int | None, timeout: float) -> dict:
+def run_capped(
+    kind: str, glob: str, cap: int, cap_kind: str, ranges: int | None, timeout: float
+) -> dict:
     """Run one child; its own peak RSS comes from os.wait4, even when it is killed."""
     import subprocess
 
-    command = [sys.executable, __file__, "--child", kind, glob, str(cap), str(ranges or 0)]
+    group = MemoryCgroup(f"cumdev_ooc_{os.getpid()}_{kind}", cap) if cap_kind == "memory" else None
+    address_cap = cap if group is None else 0
+    command = [sys.executable, __file__, "--child", kind, glob, str(address_cap), str(ranges or 0)]
     start = time.perf_counter()
     with open(os.devnull, "rb") as stdin:
         proc = subprocess.Popen(
-            command, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            command,
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            preexec_fn=group.enter if group else None,
         )
     timer = None
     if timeout:
@@ -120,6 +169,10 @@ def run_capped(kind: str, glob: str, cap: int, ranges: int | None, timeout: floa
     if timer is not None:
         timer.cancel()
     seconds = time.perf_counter() - start
+    killed_by_cap = False
+    if group is not None:
+        killed_by_cap = int((group.path / "memory.failcnt").read_text()) > 0 and status != 0
+        group.remove()
     sys.stderr.write(err[-4000:])
     lines = out.strip().splitlines()
     if proc.returncode == 0 and lines:
@@ -129,6 +182,8 @@ def run_capped(kind: str, glob: str, cap: int, ranges: int | None, timeout: floa
     # Killed or crashed without reporting (e.g. an abort on a failed allocation).
     tail = (err.strip().splitlines() or ["(no stderr)"])[-1]
     head = next((line for line in err.splitlines() if "memory allocation" in line), tail)
+    if killed_by_cap and proc.returncode == -9:
+        head = "killed by the kernel at the memory cap"
     return {
         "kind": kind,
         "status": f"failed: exit {proc.returncode}: {head[:160]}",
@@ -144,6 +199,12 @@ def main() -> None:
     parser.add_argument("--file-rows", type=float, default=1e7)
     parser.add_argument("--dir", default="/tmp/cumdev_ooc")
     parser.add_argument("--cap-gib", type=float, default=4.0)
+    parser.add_argument(
+        "--cap-kind",
+        choices=["memory", "address"],
+        default=None,
+        help="memory: a cgroup limit (default when possible); address: RLIMIT_AS (ulimit -v)",
+    )
     parser.add_argument("--ranges", type=int, default=None, help="default: about 4M rows each")
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--skip", nargs="*", default=[], choices=["partitioned", "one-pass"])
@@ -178,12 +239,16 @@ def main() -> None:
     write_dataset(directory, rows, args.groups, int(args.file_rows), seed=2024)
     glob = str(directory / "*.parquet")
     cap = int(args.cap_gib * common.GIB)
+    cap_kind = args.cap_kind or ("memory" if cgroup_available() else "address")
+    if cap_kind == "memory" and not cgroup_available():
+        parser.error("--cap-kind memory needs root and the cgroup v1 memory controller")
+    cap_label = f"{'cgroup memory' if cap_kind == 'memory' else 'RLIMIT_AS'} {args.cap_gib:g} GiB"
     print(f"load average before: {os.getloadavg()}")
     results = []
     for kind in ("partitioned", "one-pass"):
         if kind in args.skip:
             continue
-        r = run_capped(kind, glob, cap, args.ranges, args.timeout)
+        r = run_capped(kind, glob, cap, cap_kind, args.ranges, args.timeout)
         print(r, flush=True)
         results.append(r)
     print(f"load average after: {os.getloadavg()}")
@@ -195,7 +260,7 @@ def main() -> None:
                 if r["kind"] == "partitioned"
                 else 'scan_parquet().cumdev.screen().collect(engine="streaming")'
             ),
-            "cap": f"RLIMIT_AS {args.cap_gib:g} GiB",
+            "cap": cap_label,
             "result": r["status"],
             "seconds": f"{r['seconds']:.0f}",
             "peak RSS MiB": f"{r['peak_rss'] / common.MIB:.0f}" if "peak_rss" in r else "",

@@ -20,6 +20,7 @@ from polars_cumdev.sums import boundary, with_running_sums
 __all__ = [
     "COUNT_SUMS",
     "FLOAT_SUMS",
+    "PREFIX_SCORE",
     "SUMS",
     "bin_moments",
     "full_population_prefix",
@@ -35,7 +36,7 @@ FLOAT_SUMS = ("_pw", "_pww", "_pwr", "_pwrr")
 COUNT_SUMS = ("_pn", "_pn0", "_pn1")
 SUMS = (*FLOAT_SUMS, *(f"{c}_err" for c in FLOAT_SUMS), *COUNT_SUMS)
 _UPPER = f"{nm.PREFIX}upper"
-_KEY = "_pscore"
+PREFIX_SCORE = "_pscore"  # the score column of a running-sums table
 _ROW = "_prow"
 _CENTRE = "_centre"
 
@@ -68,7 +69,7 @@ def running_sums(rows: pl.LazyFrame, centre: pl.Expr) -> pl.LazyFrame:
     r = response - pl.col(_CENTRE)
     terms = {"_pw": w, "_pww": w * w, "_pwr": w * r, "_pwrr": w * r * r}
     columns = rows.with_columns(centre.alias(_CENTRE)).select(
-        pl.col(nm.SCORE).alias(_KEY),
+        pl.col(nm.SCORE).alias(PREFIX_SCORE),
         pl.col(_CENTRE),
         w,
         response,
@@ -76,7 +77,7 @@ def running_sums(rows: pl.LazyFrame, centre: pl.Expr) -> pl.LazyFrame:
         (response == 0.0).cast(pl.Int64).cum_sum().alias("_pn0"),
         (response == 1.0).cast(pl.Int64).cum_sum().alias("_pn1"),
     )
-    return with_running_sums(columns, terms).select(_KEY, *SUMS, _CENTRE)
+    return with_running_sums(columns, terms).select(PREFIX_SCORE, *SUMS, _CENTRE)
 
 
 def bin_moments(total: Callable[[str], pl.Expr], centre: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
@@ -109,14 +110,14 @@ def bin_moments(total: Callable[[str], pl.Expr], centre: pl.Expr) -> tuple[pl.Ex
     return reference, variance
 
 
-def full_population_prefix(full: pl.LazyFrame) -> pl.LazyFrame:
+def full_population_prefix(full: pl.LazyFrame, centre: pl.Expr | None = None) -> pl.LazyFrame:
     """Running sums of the full population at each distinct score, in increasing order.
 
-    Responses are centred on c = round(2 mean) / 2 before squaring; the bin
-    mean and variance are unchanged mathematically, the centring keeps the
-    differences of running sums accurate when responses are far from zero,
-    and because c is a multiple of 1/2, 0/1 responses with integer weights
-    still give exact sums. The float sums are compensated
+    Responses are centred on c before squaring: by default c = round(2 mean) / 2
+    of ``full``. The bin mean and variance are unchanged mathematically, the
+    centring keeps the differences of running sums accurate when responses
+    are far from zero, and because c is a multiple of 1/2, 0/1 responses with
+    integer weights still give exact sums. The float sums are compensated
     (:func:`running_sums`). Only the last row of each run of equal scores is
     kept: a bin always takes whole runs, so those rows are all a lookup needs.
 
@@ -125,6 +126,9 @@ def full_population_prefix(full: pl.LazyFrame) -> pl.LazyFrame:
     full
         Standardized rows of the full population (``SCORE``, ``RESPONSE``,
         ``WEIGHT``), sorted by score (:func:`polars_cumdev.ties.sort_by_score`).
+    centre
+        Scalar expression for c, in place of the default (the partitioned
+        screen passes one centre shared by all its ranges).
 
     Returns
     -------
@@ -133,8 +137,9 @@ def full_population_prefix(full: pl.LazyFrame) -> pl.LazyFrame:
         running sums :data:`SUMS` up to and including the last row with that
         score, and ``_centre`` (c).
     """
-    centre = (pl.col(nm.RESPONSE).mean() * 2.0).round() / 2.0
-    return running_sums(full, centre).filter(boundary([_KEY], -1))
+    if centre is None:
+        centre = (pl.col(nm.RESPONSE).mean() * 2.0).round() / 2.0
+    return running_sums(full, centre).filter(boundary([PREFIX_SCORE], -1))
 
 
 def midpoints(keys: Sequence[str] = ()) -> pl.Expr:
@@ -183,7 +188,7 @@ def locate_bins(
     at_upper = (
         points.select(_UPPER, _ROW)
         .sort(_UPPER)
-        .join_asof(prefix, left_on=_UPPER, right_on=_KEY, strategy="backward")
+        .join_asof(prefix, left_on=_UPPER, right_on=PREFIX_SCORE, strategy="backward")
         .sort(_ROW)
         .select(*SUMS, _CENTRE)
     )

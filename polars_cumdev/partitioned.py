@@ -71,7 +71,14 @@ import polars as pl
 
 from polars_cumdev import _names as nm
 from polars_cumdev.accumulate import per_group
-from polars_cumdev.bins import COUNT_SUMS, SUMS, bin_moments, midpoints, running_sums
+from polars_cumdev.bins import (
+    COUNT_SUMS,
+    PREFIX_SCORE,
+    SUMS,
+    bin_moments,
+    full_population_prefix,
+    midpoints,
+)
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.prepare import FrameLike, Prepared, as_lazy
 from polars_cumdev.statistics import (
@@ -112,7 +119,6 @@ _NONBINARY = f"{nm.PREFIX}nonbinary"
 _Q_LO = f"{nm.PREFIX}q_lo"  # query answering the lower midpoint of a cell's first point
 _Q_HI = f"{nm.PREFIX}q_hi"  # query answering the upper midpoint of a cell's last point
 
-_PSCORE = "_pscore"
 _GID = f"{nm.PREFIX}gid"  # group number inside one range
 
 # Default target of rows per range for the Parquet adapter.
@@ -424,11 +430,7 @@ def range_step(
     """
     keys = list(keys)
     ordered = as_lazy(rows).sort(nm.SCORE).collect(engine=engine)
-    # Running sums are needed only where a run of equal scores ends: the
-    # midpoints are looked up there. Keeping those rows alone makes the table
-    # small when scores are tied, with the very same values.
-    last_of_run = boundary([_PSCORE], -1)
-    prefix = running_sums(ordered.lazy(), pl.lit(centre)).filter(last_of_run).collect(engine=engine)
+    prefix = full_population_prefix(ordered.lazy(), pl.lit(centre)).collect(engine=engine)
     # A fresh one-row frame: a slice of `prefix` would keep its buffers alive.
     totals = (
         pl.DataFrame({c: [prefix.get_column(c)[-1]] for c in SUMS})
@@ -505,7 +507,7 @@ def _lookup(frame: pl.LazyFrame, prefix: pl.DataFrame, at: str) -> pl.LazyFrame:
     index = "_index"
     zero = pl.DataFrame({c: [0] for c in SUMS}, schema={c: prefix.schema[c] for c in SUMS})
     table = pl.concat([zero, prefix.select(SUMS)])
-    scores = prefix.get_column(_PSCORE)
+    scores = prefix.get_column(PREFIX_SCORE)
     return (
         frame.with_columns(pl.lit(scores).search_sorted(pl.col(at), side="right").alias(index))
         .with_columns(pl.lit(table.get_column(c)).gather(pl.col(index)).alias(c) for c in SUMS)

@@ -1,0 +1,198 @@
+"""Step 4: the per-group scan over the range results, and the screen's final columns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_cumdev import _names as nm
+from polars_cumdev.accumulate import per_group
+from polars_cumdev.bins import COUNT_SUMS, SUMS, bin_moments
+from polars_cumdev.partitioned.cells import Plan
+from polars_cumdev.partitioned.columns import Q_HI, Q_LO, QUERY, RANGE, TOTAL_WEIGHT
+from polars_cumdev.partitioned.step import RangeResult, zero_sums
+from polars_cumdev.statistics import _SIGMA_B, _SIGMA_E, normalize
+
+__all__ = ["combine", "finish"]
+
+
+def _range_table(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
+    """Per range r: its totals T_r (``T*``), T_{<r} (``X*``) and T_{<=r} (``I*``)."""
+    rows = []
+    for r in range(plan.ranges):
+        res = results[r] if r < len(results) else None
+        frame = res.totals if res is not None else pl.select(zero_sums())
+        rows.append(frame.with_columns(pl.lit(r, dtype=pl.Int64).alias(RANGE)))
+    totals = pl.concat(rows).sort(RANGE)
+    inclusive = [pl.col(c).cum_sum() for c in SUMS]
+    return totals.select(
+        pl.col(RANGE),
+        *[pl.col(c).alias(f"T{c}") for c in SUMS],
+        *[s.alias(f"I{c}") for c, s in zip(SUMS, inclusive, strict=True)],
+        *[s.shift(1, fill_value=0).alias(f"X{c}") for c, s in zip(SUMS, inclusive, strict=True)],
+    )
+
+
+def _span(
+    lo_range: pl.Expr,
+    lo: Sequence[pl.Expr],
+    lo_total: Sequence[pl.Expr],
+    lo_through: Sequence[pl.Expr],
+    hi_range: pl.Expr,
+    hi: Sequence[pl.Expr],
+    hi_before: Sequence[pl.Expr],
+) -> list[pl.Expr]:
+    """The running sums over the rows with B_lo < S <= B_hi, from range-local prefixes.
+
+    Each end is a range index and the local prefix there. In one range the
+    sums are a difference of local prefixes; across ranges they are the rest
+    of the lower range (T_lo - local_lo), the whole ranges in between
+    (T_{<hi} - T_{<=lo}) and the local prefix of the upper range. Rounding
+    then scales with the sums of a range, not of the whole population.
+    """
+    same = lo_range == hi_range
+    return [
+        pl.when(same).then(h - low).otherwise((tot - low) + (before - through) + h)
+        for low, tot, through, h, before in zip(
+            lo, lo_total, lo_through, hi, hi_before, strict=True
+        )
+    ]
+
+
+def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
+    """Per-group statistics in the layout of :func:`polars_cumdev.statistics.summarize`.
+
+    ``results[r]`` is the :class:`RangeResult` of range r (``None`` for a
+    range with no row). The end points of every cell get their bins from the
+    range totals and the query answers, and the offsets of C are carried
+    across each group's cells: the maximum of C over a cell is its offset
+    plus the cell's partial maximum, and so on.
+    """
+    keys = plan.keys
+    last_range = plan.ranges - 1
+    table = _range_table(plan, results)
+    answers = pl.concat(
+        [res.answers for res in results if res is not None and res.answers.height]
+        or [
+            pl.DataFrame(
+                schema={
+                    QUERY: pl.UInt32,
+                    **{c: pl.Int64 if c in COUNT_SUMS else pl.Float64 for c in SUMS},
+                }
+            )
+        ],
+        how="vertical_relaxed",
+    )
+    answered = plan.queries.join(answers, on=QUERY, how="left").select(
+        pl.col(QUERY), pl.col(RANGE), *[pl.col(c).fill_null(0) for c in SUMS]
+    )
+
+    def side(name: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """Query answers and range table with columns prefixed by ``name``."""
+        a = answered.rename({QUERY: f"{name}_q", RANGE: f"{name}_r"})
+        a = a.rename({c: f"{name}{c}" for c in SUMS})
+        return a, table.rename(lambda c, n=name: f"{n}_r" if c == RANGE else f"{n}{c}")
+
+    cell_frames = [
+        res.cells.with_columns(pl.lit(r, dtype=pl.Int64).alias(RANGE))
+        for r, res in enumerate(results)
+        if res is not None and res.cells.height
+    ]
+    cells = pl.concat(cell_frames, how="vertical_relaxed")
+    on = [*keys, RANGE]
+    cells = cells.join(plan.cells, on=on, how="left", nulls_equal=True)
+    lo_answers, lo_table = side("lo")
+    hi_answers, hi_table = side("hi")
+    _, own_table = side("own")
+    # The lower end of a cell (its first point's lower midpoint): a query, or -inf
+    # (range 0, local prefix 0); the upper end: a query, or +inf (last range, its total).
+    cells = (
+        cells.join(lo_answers, left_on=Q_LO, right_on="lo_q", how="left")
+        .join(hi_answers, left_on=Q_HI, right_on="hi_q", how="left")
+        .with_columns(
+            pl.col("lo_r").fill_null(0),
+            pl.col("hi_r").fill_null(last_range),
+            *[pl.col(f"lo{c}").fill_null(0) for c in SUMS],
+        )
+        .join(lo_table, on="lo_r", how="left")
+        .join(hi_table, on="hi_r", how="left")
+        .join(own_table, left_on=RANGE, right_on="own_r", how="left")
+        .with_columns(
+            pl.when(pl.col(Q_HI).is_null())
+            .then(pl.col(f"hiT{c}"))
+            .otherwise(pl.col(f"hi{c}"))
+            .alias(f"hi{c}")
+            for c in SUMS
+        )
+    )
+    multi = pl.col("n_scores") > 1
+    own = pl.col(RANGE)
+    lo_r, hi_r = pl.col("lo_r"), pl.col("hi_r")
+    first = _span(
+        lo_r,
+        [pl.col(f"lo{c}") for c in SUMS],
+        [pl.col(f"loT{c}") for c in SUMS],
+        [pl.col(f"loI{c}") for c in SUMS],
+        pl.when(multi).then(own).otherwise(hi_r),
+        [pl.when(multi).then(pl.col(f"f_up{c}")).otherwise(pl.col(f"hi{c}")) for c in SUMS],
+        [pl.when(multi).then(pl.col(f"ownX{c}")).otherwise(pl.col(f"hiX{c}")) for c in SUMS],
+    )
+    last = _span(
+        own,
+        [pl.col(f"l_lo{c}") for c in SUMS],
+        [pl.col(f"ownT{c}") for c in SUMS],
+        [pl.col(f"ownI{c}") for c in SUMS],
+        hi_r,
+        [pl.col(f"hi{c}") for c in SUMS],
+        [pl.col(f"hiX{c}") for c in SUMS],
+    )
+    centre = pl.lit(plan.centre)
+    f_ref, f_var = bin_moments(dict(zip(SUMS, first, strict=True)).__getitem__, centre)
+    l_ref, l_var = bin_moments(dict(zip(SUMS, last, strict=True)).__getitem__, centre)
+    f_a = pl.col("f_w") / pl.col(TOTAL_WEIGHT)
+    l_a = pl.col("l_w") / pl.col(TOTAL_WEIGHT)
+    cells = cells.with_columns(
+        (f_a * (pl.col("f_r") - f_ref)).alias("_tf"),
+        pl.when(multi).then(l_a * (pl.col("l_r") - l_ref)).otherwise(0.0).alias("_tl"),
+        (f_a * f_a * pl.col("f_tie") * f_ref * (1.0 - f_ref)).alias("_fb"),
+        (f_a * f_a * pl.col("f_tie") * f_var).alias("_fv"),
+        pl.when(multi)
+        .then(l_a * l_a * pl.col("l_tie") * l_ref * (1.0 - l_ref))
+        .otherwise(0.0)
+        .alias("_lb"),
+        pl.when(multi).then(l_a * l_a * pl.col("l_tie") * l_var).otherwise(0.0).alias("_lv"),
+    )
+    # Inside a cell: C_f = off + tf; C_j = off + tf + Q_j; C_l = off + tf + Q_sum + tl.
+    end = pl.when(multi).then(pl.col("q_sum") + pl.col("_tl"))
+    cells = cells.sort(on, nulls_last=True).with_columns(
+        (pl.col("_tf") + pl.col("q_sum") + pl.col("_tl")).alias("_step"),
+        pl.max_horizontal(pl.lit(0.0), pl.col("q_max"), end).alias("_cmax"),
+        pl.min_horizontal(pl.lit(0.0), pl.col("q_min"), end).alias("_cmin"),
+    )
+    offset = per_group(pl.col("_step").cum_sum(), keys) - pl.col("_step") + pl.col("_tf")
+    cells = cells.with_columns(
+        (offset + pl.col("_cmax")).alias("_max"),
+        (offset + pl.col("_cmin")).alias("_min"),
+    )
+    aggs = [
+        pl.col("n").sum().cast(pl.Int64),
+        pl.col("n_scores").sum().cast(pl.Int64),
+        pl.col("weight").sum(),
+        (
+            pl.col("_max").max().clip(lower_bound=0.0) - pl.col("_min").min().clip(upper_bound=0.0)
+        ).alias("kuiper"),
+        pl.max_horizontal(pl.col("_max").max().abs(), pl.col("_min").min().abs()).alias("ks"),
+        pl.col("_step").sum().alias("delta"),
+        (pl.col("s_b").sum() + pl.col("_fb").sum() + pl.col("_lb").sum()).alias(_SIGMA_B),
+        (pl.col("s_e").sum() + pl.col("_fv").sum() + pl.col("_lv").sum()).alias(_SIGMA_E),
+    ]
+    if keys:
+        return cells.group_by(keys, maintain_order=True).agg(aggs)
+    return cells.select(aggs)
+
+
+def finish(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame:
+    """The screen's columns from :func:`combine`'s output (sigma, z, p, q; sorted)."""
+    binary = pl.LazyFrame({nm.BINARY: [plan.binary]})
+    return normalize(stats.lazy(), plan.keys, binary).collect(engine="in-memory")

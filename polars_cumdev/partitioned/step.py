@@ -1,0 +1,189 @@
+"""Step 3: everything one score range contributes (a pure function of its rows and the plan)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_cumdev import _names as nm
+from polars_cumdev.bins import (
+    COUNT_SUMS,
+    PREFIX_SCORE,
+    SUMS,
+    bin_moments,
+    full_population_prefix,
+    midpoints,
+)
+from polars_cumdev.partitioned.cells import Plan
+from polars_cumdev.partitioned.columns import GID, MIDPOINT, QUERY, TOTAL_WEIGHT, Engine
+from polars_cumdev.prepare import FrameLike, as_lazy
+from polars_cumdev.sums import boundary
+from polars_cumdev.ties import merge_ties
+
+__all__ = ["RangeResult", "range_step", "zero_sums"]
+
+
+# Step 3: one range (a pure function of its rows and the small plan)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RangeResult:
+    """What one range contributes.
+
+    Attributes
+    ----------
+    cells
+        One row per group present in the range (see :func:`range_step`).
+    answers
+        ``QUERY`` and the local running sums (:data:`polars_cumdev.bins.SUMS`)
+        at the query's midpoint.
+    totals
+        One row: the running sums over the whole range.
+    """
+
+    cells: pl.DataFrame
+    answers: pl.DataFrame
+    totals: pl.DataFrame
+
+
+def zero_sums() -> list[pl.Expr]:
+    return [pl.lit(0, dtype=pl.Int64 if c in COUNT_SUMS else pl.Float64).alias(c) for c in SUMS]
+
+
+def range_step(rows: FrameLike, plan: Plan, r: int, *, engine: Engine = "in-memory") -> RangeResult:
+    """Everything range ``r`` contributes to the screen (step 3).
+
+    A pure function of the range's rows and the small :class:`Plan`, so an
+    engine adapter only has to ship the plan to wherever the rows are.
+
+    Parameters
+    ----------
+    rows
+        The standardized rows of range ``r`` (keys, ``SCORE``, ``RESPONSE``,
+        ``WEIGHT``), in any order; the function sorts them.
+    plan
+        The plan of :func:`polars_cumdev.partitioned.plan_ranges`: the keys,
+        the global centre c, each group's total weight and the queries
+        routed to this range.
+    r
+        The range's index, 0 <= r < ``plan.ranges``.
+    engine
+        Polars engine for this range's query.
+
+    Returns
+    -------
+    RangeResult
+        ``cells``: per group in the range, ``n``, ``n_scores``, ``weight``,
+        the first point (``f_w``, ``f_r``, ``f_tie`` and, when the cell has
+        two or more points, the local prefix at its upper midpoint
+        ``f_up*``), the last point (``l_w``, ``l_r``, ``l_tie`` and the local
+        prefix at its lower midpoint ``l_lo*``), and for the interior points
+        (neither first nor last of the cell) the sum, running maximum and
+        minimum of a_k (R'_k - Rt_k) and the two sigma sums.
+        ``answers``: local prefix sums at each query midpoint.
+        ``totals``: the range's running sums.
+    """
+    keys, centre, group_weight = plan.keys, plan.centre, plan.group_weight
+    queries = plan.queries_for(r)
+    ordered = as_lazy(rows).sort(nm.SCORE).collect(engine=engine)
+    prefix = full_population_prefix(ordered.lazy(), pl.lit(centre)).collect(engine=engine)
+    # A fresh one-row frame: a slice of `prefix` would keep its buffers alive.
+    totals = (
+        pl.DataFrame({c: [prefix.get_column(c)[-1]] for c in SUMS})
+        if prefix.height
+        else pl.select(zero_sums())
+    )
+    points = _merged_by_group(ordered, keys, engine)
+    del ordered
+
+    # Points are contiguous per group (``GID`` increasing), in increasing
+    # score inside each group: neighbours are plain shifts, masked at the
+    # group boundaries.
+    points = points.with_columns(
+        midpoints([GID]).alias(MIDPOINT),
+        boundary([GID], -1).alias("_last"),
+        boundary([GID], 1).alias("_first"),
+    )
+    located = _lookup(points, prefix, MIDPOINT)
+    below = [pl.when(~pl.col("_first")).then(pl.col(c).shift(1)).alias(f"{c}_lo") for c in SUMS]
+    located = located.with_columns(below)
+    interior = ~pl.col("_first") & ~pl.col("_last")
+    ref, var = bin_moments(lambda c: pl.col(c) - pl.col(f"{c}_lo"), pl.lit(centre))
+    # Terms with W'_k in place of a_k = W'_k / W_total: the group's total weight
+    # is a constant of the cell, divided out after the aggregation.
+    w = pl.col(nm.WEIGHT)
+    w2f = w * w * pl.col(nm.TIE)
+    located = located.with_columns(
+        pl.when(interior).then(w * (pl.col(nm.RESPONSE) - ref)).otherwise(0.0).alias("_d"),
+        pl.when(interior).then(w2f * ref * (1.0 - ref)).otherwise(0.0).alias("_sb"),
+        pl.when(interior).then(w2f * var).otherwise(0.0).alias("_se"),
+    ).with_columns(pl.col("_d").cum_sum().over(GID).alias("_q"))
+    q_interior = pl.col("_q").filter(interior)
+    aggs = [
+        *[pl.col(k).first() for k in keys],
+        pl.col(nm.ROWS).sum().cast(pl.Int64).alias("n"),
+        pl.len().cast(pl.Int64).alias("n_scores"),
+        w.sum().alias("weight"),
+        w.first().alias("f_w"),
+        pl.col(nm.RESPONSE).first().alias("f_r"),
+        pl.col(nm.TIE).first().alias("f_tie"),
+        *[pl.col(c).first().alias(f"f_up{c}") for c in SUMS],
+        w.last().alias("l_w"),
+        pl.col(nm.RESPONSE).last().alias("l_r"),
+        pl.col(nm.TIE).last().alias("l_tie"),
+        *[pl.col(f"{c}_lo").last().alias(f"l_lo{c}") for c in SUMS],
+        pl.col("_d").sum().alias("q_sum"),
+        q_interior.max().alias("q_max"),
+        q_interior.min().alias("q_min"),
+        pl.col("_sb").sum().alias("s_b"),
+        pl.col("_se").sum().alias("s_e"),
+    ]
+    cells = located.group_by(GID, maintain_order=True).agg(aggs).drop(GID)
+    cells = (
+        cells.join(group_weight.lazy(), on=keys, how="left", nulls_equal=True)
+        if keys
+        else cells.join(group_weight.lazy(), how="cross")
+    )
+    total = pl.col(TOTAL_WEIGHT)
+    cells = cells.with_columns(
+        *[(pl.col(c) / total) for c in ("q_sum", "q_max", "q_min")],
+        *[(pl.col(c) / (total * total)) for c in ("s_b", "s_e")],
+    )
+    answers = _lookup(queries.lazy().select(QUERY, MIDPOINT), prefix, MIDPOINT).drop(MIDPOINT)
+    cells_df, answers_df = pl.collect_all([cells, answers], engine=engine)
+    return RangeResult(cells=cells_df, answers=answers_df, totals=totals)
+
+
+def _lookup(frame: pl.LazyFrame, prefix: pl.DataFrame, at: str) -> pl.LazyFrame:
+    """Add the running sums at the last score <= column ``at`` (0 below the first).
+
+    One binary search per row of ``frame`` into the prefix scores, then one
+    gather per sum from the prefix table with a row of zeros in front.
+    """
+    index = "_index"
+    zero = pl.DataFrame({c: [0] for c in SUMS}, schema={c: prefix.schema[c] for c in SUMS})
+    table = pl.concat([zero, prefix.select(SUMS)])
+    scores = prefix.get_column(PREFIX_SCORE)
+    return (
+        frame.with_columns(pl.lit(scores).search_sorted(pl.col(at), side="right").alias(index))
+        .with_columns(pl.lit(table.get_column(c)).gather(pl.col(index)).alias(c) for c in SUMS)
+        .drop(index)
+    )
+
+
+def _merged_by_group(ordered: pl.DataFrame, keys: Sequence[str], engine: Engine) -> pl.LazyFrame:
+    """Merged points (method.md 1.1) of score-sorted rows, grouped contiguously.
+
+    The screen's own tie merge (:func:`polars_cumdev.ties.merge_ties`), plus
+    ``GID``, a group number increasing with the (contiguous) groups.
+    """
+    keys = list(keys)
+    if keys:
+        group_id = pl.struct(keys).rle_id() if len(keys) > 1 else pl.col(keys[0]).rle_id()
+    else:
+        group_id = pl.lit(0, dtype=pl.UInt32)
+    merged = merge_ties(ordered.lazy(), keys).with_columns(group_id.set_sorted().alias(GID))
+    return merged.collect(engine=engine).lazy()

@@ -37,6 +37,7 @@ __all__ = [
     "guard",
     "mask_checks",
     "prepare",
+    "raise_failures",
     "resolve_mask",
     "schema_of",
 ]
@@ -168,20 +169,26 @@ def guard(result: pl.LazyFrame, source: pl.LazyFrame, checks: Sequence[Check]) -
 
     def verdict(batch: pl.Series) -> pl.Series:
         row = batch.struct.unnest().row(0, named=True)
-        rows = row[f"{nm.PREFIX}rows"]
-        failures = [
-            (c, row[n]) for c, n in zip(checks, names, strict=True) if row[n] not in (0, None)
-        ]
-        if failures:
-            first_error = failures[0][0].error
-            text = "; ".join(c.message.format(count=k, rows=rows) for c, k in failures)
-            raise first_error(text)
+        raise_failures(checks, [row[n] for n in names], row[f"{nm.PREFIX}rows"])
         return pl.Series(nm.OK, [True])
 
     ok = counts.select(
         pl.struct(pl.all()).map_batches(verdict, return_dtype=pl.Boolean).alias(nm.OK)
     )
     return result.join(ok, how="cross", maintain_order="left").filter(pl.col(nm.OK)).drop(nm.OK)
+
+
+def raise_failures(checks: Sequence[Check], counts: Sequence[int | None], rows: int) -> None:
+    """Raise the error of the first failed check, naming every failure; do nothing if none.
+
+    ``counts[i]`` is the value of ``checks[i].count`` (offending rows) and
+    ``rows`` the number of rows checked. An engine that evaluates the counts
+    itself (batch by batch, summing them) calls this with the totals.
+    """
+    failures = [(c, k) for c, k in zip(checks, counts, strict=True) if k not in (0, None)]
+    if failures:
+        text = "; ".join(c.message.format(count=k, rows=rows) for c, k in failures)
+        raise failures[0][0].error(text)
 
 
 @dataclass
@@ -199,12 +206,16 @@ class Prepared:
         The user's frame the checks are evaluated on.
     keys
         Grouping columns (possibly empty).
+    columns
+        The expressions that make ``frame`` from ``source`` (one select):
+        an engine that holds the rows elsewhere applies them batch by batch.
     """
 
     frame: pl.LazyFrame
     source: pl.LazyFrame
     keys: list[str]
     checks: list[Check] = field(default_factory=list)
+    columns: list[pl.Expr] = field(default_factory=list)
 
     def guarded(self, result: pl.LazyFrame) -> pl.LazyFrame:
         """``result`` wired to fail on collection when a check fails (see :func:`guard`)."""
@@ -294,7 +305,9 @@ def prepare(
         checks.append(_range_check(score, "score", s, *score_range))
     if response_range is not None:
         checks.append(_range_check(response, "response", r, *response_range))
-    return Prepared(frame=lazy.select(columns), source=lazy, keys=keys, checks=checks)
+    return Prepared(
+        frame=lazy.select(columns), source=lazy, keys=keys, checks=checks, columns=columns
+    )
 
 
 def resolve_mask(frame: pl.LazyFrame, subpop: pl.Expr | str, what: str = "subpop") -> pl.Expr:

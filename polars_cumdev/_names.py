@@ -22,6 +22,12 @@ BIN_WEIGHT = f"{PREFIX}bin_weight"
 BIN_ROWS = f"{PREFIX}bin_rows"
 REFERENCE = f"{PREFIX}reference"
 BIN_VARIANCE = f"{PREFIX}bin_variance"
+# Bounds of the rounding errors of REFERENCE, of REFERENCE (1 - REFERENCE)
+# and of BIN_VARIANCE (polars_cumdev.bins.BinMoments).
+REFERENCE_ERROR = f"{PREFIX}reference_error"
+BERNOULLI_ERROR = f"{PREFIX}bernoulli_error"
+VARIANCE_ERROR = f"{PREFIX}variance_error"
+OVERFLOW = f"{PREFIX}overflow"
 
 # Accumulation, method.md 1.4.
 K = f"{PREFIX}k"

@@ -68,6 +68,8 @@ from polars_cumdev.prepare import (
     resolve_mask,
     schema_of,
 )
+from polars_cumdev.statistics import verdict
+from polars_cumdev.weights import SCALE, rescale
 
 __all__ = [
     "BINNINGS",
@@ -531,7 +533,8 @@ def reliability(
             score, response, "calibration=True needs probabilities (scores and responses in [0, 1])"
         )
 
-    full = prepared.frame.with_columns(pl.lit(_FULL, dtype=pl.Int64).alias(_POP))
+    rows, scale = rescale(prepared.gated())
+    full = rows.with_columns(pl.lit(_FULL, dtype=pl.Int64).alias(_POP))
     if subpop is None:
         stacked = full
     else:
@@ -556,18 +559,23 @@ def reliability(
         pl.col(nm.ROWS),
     ]
     stacked_sums = pl.concat([piece.select(columns) for piece in pieces])
-    result = stacked_sums.sort([_POP, _RESAMPLE, _BIN], nulls_last=False).select(
-        pl.when(pl.col(_POP) == _SUBPOPULATION)
-        .then(pl.lit("subpopulation"))
-        .otherwise(pl.lit("full"))
-        .alias("population"),
-        pl.col(_BIN).alias("bin"),
-        *_means(),
-        pl.col(nm.WEIGHT).alias("weight"),
-        pl.col(nm.ROWS).alias("count"),
-        pl.col(_RESAMPLE).alias("resample"),
+    result = (
+        stacked_sums.sort([_POP, _RESAMPLE, _BIN], nulls_last=False)
+        .join(scale, how="cross", maintain_order="left")
+        .select(
+            pl.when(pl.col(_POP) == _SUBPOPULATION)
+            .then(pl.lit("subpopulation"))
+            .otherwise(pl.lit("full"))
+            .alias("population"),
+            pl.col(_BIN).alias("bin"),
+            *_means(),
+            (pl.col(nm.WEIGHT) / pl.col(SCALE)).alias("weight"),
+            pl.col(nm.ROWS).alias("count"),
+            pl.col(_RESAMPLE).alias("resample"),
+        )
     )
-    return prepared.guarded(result)
+    checked = ("score_mean", "response_mean", "weight")
+    return prepared.guarded(result.filter(verdict(checked, [], prepared.labels)))
 
 
 # --------------------------------------------------------------------------
@@ -590,9 +598,10 @@ def _prepare_probabilities(
     prepared.checks += _unit_checks(
         score, response, "the ECEs need probabilities (scores and responses in [0, 1])"
     )
+    rows, _ = rescale(prepared.gated())
     if prepared.keys:
-        return prepared, prepared.frame, list(prepared.keys)
-    return prepared, prepared.frame.with_columns(pl.lit(0).alias(nm.GROUP)), [nm.GROUP]
+        return prepared, rows, list(prepared.keys)
+    return prepared, rows.with_columns(pl.lit(0).alias(nm.GROUP)), [nm.GROUP]
 
 
 def _ece(

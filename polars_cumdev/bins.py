@@ -11,6 +11,7 @@ loop over groups and no per-group pass over the full population.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import polars as pl
 
@@ -20,11 +21,15 @@ from polars_cumdev.sums import boundary, with_running_sums
 __all__ = [
     "COUNT_SUMS",
     "FLOAT_SUMS",
+    "MAXIMA",
     "PREFIX_SCORE",
     "SUMS",
+    "BinMoments",
     "bin_moments",
+    "difference_error",
     "full_population_prefix",
     "locate_bins",
+    "midpoint",
     "midpoints",
     "running_sums",
 ]
@@ -35,6 +40,12 @@ __all__ = [
 FLOAT_SUMS = ("_pw", "_pww", "_pwr", "_pwrr")
 COUNT_SUMS = ("_pn", "_pn0", "_pn1")
 SUMS = (*FLOAT_SUMS, *(f"{c}_err" for c in FLOAT_SUMS), *COUNT_SUMS)
+# Running maxima carried beside them (never differenced): the largest |error
+# sum| of each float sum so far, which bounds the rounding of any difference
+# of the pair (see :func:`difference_error`).
+MAXIMA = tuple(f"{c}_lomax" for c in FLOAT_SUMS)
+
+_EPS = 2.0**-52
 _UPPER = f"{nm.PREFIX}upper"
 PREFIX_SCORE = "_pscore"  # the score column of a running-sums table
 _ROW = "_prow"
@@ -61,8 +72,9 @@ def running_sums(rows: pl.LazyFrame, centre: pl.Expr) -> pl.LazyFrame:
     Returns
     -------
     pl.LazyFrame
-        ``_pscore`` (the score), the running sums :data:`SUMS` up to and
-        including each row, and ``_centre`` (the value of ``centre``).
+        ``_pscore`` (the score), the running sums :data:`SUMS` and running
+        maxima :data:`MAXIMA` up to and including each row, and ``_centre``
+        (the value of ``centre``).
     """
     w = pl.col(nm.WEIGHT)
     response = pl.col(nm.RESPONSE)
@@ -77,11 +89,75 @@ def running_sums(rows: pl.LazyFrame, centre: pl.Expr) -> pl.LazyFrame:
         (response == 0.0).cast(pl.Int64).cum_sum().alias("_pn0"),
         (response == 1.0).cast(pl.Int64).cum_sum().alias("_pn1"),
     )
-    return with_running_sums(columns, terms).select(PREFIX_SCORE, *SUMS, _CENTRE)
+    maxima = [pl.col(f"{c}_err").abs().cum_max().alias(f"{c}_lomax") for c in FLOAT_SUMS]
+    return (
+        with_running_sums(columns, terms)
+        .with_columns(maxima)
+        .select(PREFIX_SCORE, *SUMS, *MAXIMA, _CENTRE)
+    )
 
 
-def bin_moments(total: Callable[[str], pl.Expr], centre: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
-    """Rt_k of equation (26) and V_k of (33), unbiased as in method.md 1.3.
+def difference_error(
+    total: Callable[[str], pl.Expr], lomax: Callable[[str], pl.Expr]
+) -> Callable[[str], pl.Expr]:
+    """Bounds of the rounding error of bin sums taken as differences of running-sum pairs.
+
+    A bin's sum of a float running sum X is (X_hi - X_lo) + (err_hi - err_lo):
+    the pair (X, err) holds each running total exactly but for the rounding
+    of the additions to ``err`` itself, each at most half an ulp of the
+    running ``err``. Over the rows of a bin they add up to at most
+    2^-53 * rows * max|err|; the two subtractions and the final addition add
+    a relative 2^-53 each. The bound returned is twice the sum of those.
+
+    Parameters
+    ----------
+    total
+        As in :func:`bin_moments`: the bin's difference of a running sum.
+    lomax
+        Gives, for a float sum's name, an upper bound of |err| over the rows
+        up to the bin's upper end (its running maximum there).
+
+    Returns
+    -------
+    callable
+        Name of a float sum -> expression bounding the error of its bin total.
+    """
+    rows = total("_pn").cast(pl.Float64)
+
+    def error(name: str) -> pl.Expr:
+        spread = total(name).abs() + total(f"{name}_err").abs()
+        return _EPS * (rows * lomax(name) + spread)
+
+    return error
+
+
+class BinMoments(NamedTuple):
+    """What a bin gives the method, with bounds of the rounding errors in it.
+
+    ``reference`` is Rt_k of (26) and ``variance`` V_k of (33).
+    ``reference_error`` bounds |error| of Rt_k, ``bernoulli_error`` that of
+    Rt_k (1 - Rt_k) (the term of (31)) and ``variance_error`` that of V_k
+    (the term of (32)); they are infinite when a sum is not resolved at all
+    (a bin weight or the denominator of u_k lost in the rounding of the
+    running totals), and 0 when no bound was asked for. ``overflow`` is true
+    when a bin sum is not finite: with weights rescaled into (0, 1], only
+    responses too large to be summed (or squared) do that.
+    """
+
+    reference: pl.Expr
+    variance: pl.Expr
+    reference_error: pl.Expr
+    bernoulli_error: pl.Expr
+    variance_error: pl.Expr
+    overflow: pl.Expr
+
+
+def bin_moments(
+    total: Callable[[str], pl.Expr],
+    centre: pl.Expr,
+    error: Callable[[str], pl.Expr] | None = None,
+) -> BinMoments:
+    """Rt_k of equation (26) and V_k of (33), unbiased as in method.md 1.3, with error bounds.
 
     Parameters
     ----------
@@ -90,24 +166,72 @@ def bin_moments(total: Callable[[str], pl.Expr], centre: pl.Expr) -> tuple[pl.Ex
         of that running sum (a difference of two running sums).
     centre
         The centring of the responses used in the running sums.
+    error
+        Gives, for a name in :data:`FLOAT_SUMS`, a bound of the rounding
+        error of the bin's total of that sum (:func:`difference_error`);
+        ``None`` for no bounds.
 
     Returns
     -------
-    tuple of pl.Expr
-        ``(Rt, V)``. A bin whose responses are all 0 (or all 1) gets exactly
-        Rt = 0 (or 1) and V = 0, as summing its rows directly would give;
-        V = 0 for a bin of one row (u_k = 0).
+    BinMoments
+        A bin whose responses are all 0 (or all 1) gets exactly Rt = 0 (or
+        1) and V = 0, as summing its rows directly would give, with zero
+        error; V = 0 for a bin of one row (u_k = 0).
+
+    Notes
+    -----
+    The bounds are first-order propagations of the sums' bounds through the
+    formulas, each rounding counted at 2^-52 of the magnitude it acts on.
+    The two that matter with very uneven weights: when one weight dominates
+    a bin, Rt_k is within an ulp of 0 or 1 and Rt_k (1 - Rt_k) keeps no
+    correct digit (its bound, 2^-52, then exceeds it), and the denominator
+    of u_k, sum(W)^2 - sum(W^2), cancels.
     """
     bw, bww, bwr, bwrr = (total(c) + total(f"{c}_err") for c in FLOAT_SUMS)
     rows, zeros, ones = (total(c) for c in COUNT_SUMS)
+    pure = (ones == rows) | (zeros == rows)
     mean_c = bwr / bw
-    spread = bwrr / bw - mean_c * mean_c
-    unbias = pl.when(rows > 1).then(bw * bw / (bw * bw - bww)).otherwise(0.0)
+    second = bwrr / bw
+    spread = second - mean_c * mean_c
+    square = bw * bw
+    denominator = square - bww
+    unbias = pl.when(rows > 1).then(square / denominator).otherwise(0.0)
     reference = (
         pl.when(ones == rows).then(1.0).when(zeros == rows).then(0.0).otherwise(centre + mean_c)
     )
-    variance = pl.when((ones == rows) | (zeros == rows)).then(0.0).otherwise(unbias * spread)
-    return reference, variance
+    variance = pl.when(pure).then(0.0).otherwise(unbias * spread)
+    overflow = ~pl.all_horizontal(s.is_finite() for s in (bw, bww, bwr, bwrr))
+    if error is None:
+        zero = pl.lit(0.0)
+        return BinMoments(reference, variance, zero, zero, zero, overflow)
+    inf = float("inf")
+    e_w, e_ww, e_wr, e_wrr = (error(c) for c in FLOAT_SUMS)
+    e_mean = (e_wr + mean_c.abs() * e_w) / bw + _EPS * mean_c.abs()
+    e_reference = (
+        pl.when(pure).then(0.0).when(e_w >= bw).then(inf).otherwise(e_mean + _EPS * reference.abs())
+    )
+    product = reference * (1.0 - reference)
+    e_bernoulli = (
+        pl.when(pure)
+        .then(0.0)
+        .otherwise(e_reference * (1.0 + e_reference) + _EPS * (reference.abs() + product.abs()))
+    )
+    e_spread = (
+        (e_wrr + second.abs() * e_w) / bw
+        + 2.0 * mean_c.abs() * e_mean
+        + e_mean * e_mean
+        + 2.0 * _EPS * (second.abs() + mean_c * mean_c)
+    )
+    e_denominator = 2.0 * _EPS * (square + bww) + 2.0 * bw * e_w + e_w * e_w + e_ww
+    e_unbias = e_denominator / (denominator - e_denominator) + 2.0 * e_w / bw + 2.0 * _EPS
+    e_variance = (
+        pl.when(pure | (rows <= 1))
+        .then(0.0)
+        .when((e_w >= bw) | (denominator <= e_denominator))
+        .then(inf)
+        .otherwise(unbias * e_spread + variance.abs() * e_unbias + _EPS * variance.abs())
+    )
+    return BinMoments(reference, variance, e_reference, e_bernoulli, e_variance, overflow)
 
 
 def full_population_prefix(full: pl.LazyFrame, centre: pl.Expr | None = None) -> pl.LazyFrame:
@@ -142,15 +266,33 @@ def full_population_prefix(full: pl.LazyFrame, centre: pl.Expr | None = None) ->
     return running_sums(full, centre).filter(boundary([PREFIX_SCORE], -1))
 
 
+def midpoint(lower: pl.Expr, upper: pl.Expr) -> pl.Expr:
+    """The bin boundary between two consecutive distinct scores, equation (7).
+
+    The midpoint (S'_k + S'_{k+1}) / 2 rounded to double precision, so that
+    a full-population score S belongs to the lower bin when S <= B_k. Two
+    guards keep the bins defined by the *order* of the scores: when the
+    scores are adjacent doubles the rounded midpoint is one of them, and if
+    it is the upper one the boundary is moved to the lower score (so the
+    upper score's rows stay in its own bin); and when the sum overflows, the
+    halves are added instead.
+    """
+    total = lower + upper
+    halfway = pl.when(total.is_finite()).then(total / 2.0).otherwise(lower / 2.0 + upper / 2.0)
+    return pl.when((halfway >= upper) | (halfway < lower)).then(lower).otherwise(halfway)
+
+
 def midpoints(keys: Sequence[str] = ()) -> pl.Expr:
-    """Expression for B_k, the upper bound of each point's bin, equation (7).
+    """Expression for B_k, the upper bound of each point's bin (:func:`midpoint`).
 
     Evaluated on merged points with each group's rows contiguous and in
     increasing order of score (as :func:`polars_cumdev.ties.merge_ties`
     returns them); the last point of each group gets +inf.
     """
     score = pl.col(nm.SCORE)
-    return pl.when(boundary(keys, -1)).then(float("inf")).otherwise((score + score.shift(-1)) / 2)
+    return (
+        pl.when(boundary(keys, -1)).then(float("inf")).otherwise(midpoint(score, score.shift(-1)))
+    )
 
 
 def locate_bins(
@@ -190,22 +332,27 @@ def locate_bins(
         .sort(_UPPER)
         .join_asof(prefix, left_on=_UPPER, right_on=PREFIX_SCORE, strategy="backward")
         .sort(_ROW)
-        .select(*SUMS, _CENTRE)
+        .select(*SUMS, *MAXIMA, _CENTRE)
     )
     first = boundary(keys, 1)
     diffs = [
         pl.when(first).then(pl.col(c)).otherwise(pl.col(c) - pl.col(c).shift(1)).alias(c)
         for c in SUMS
     ]
-    reference, variance = bin_moments(pl.col, pl.col(_CENTRE))
+    error = difference_error(pl.col, lambda c: pl.col(f"{c}_lomax"))
+    moments = bin_moments(pl.col, pl.col(_CENTRE), error)
     return (
         pl.concat([points, at_upper], how="horizontal")
         .with_columns(diffs)
         .with_columns(
             (pl.col("_pw") + pl.col("_pw_err")).alias(nm.BIN_WEIGHT),
             pl.col("_pn").alias(nm.BIN_ROWS),
-            reference.alias(nm.REFERENCE),
-            variance.alias(nm.BIN_VARIANCE),
+            moments.reference.alias(nm.REFERENCE),
+            moments.variance.alias(nm.BIN_VARIANCE),
+            moments.reference_error.alias(nm.REFERENCE_ERROR),
+            moments.bernoulli_error.alias(nm.BERNOULLI_ERROR),
+            moments.variance_error.alias(nm.VARIANCE_ERROR),
+            moments.overflow.alias(nm.OVERFLOW),
         )
-        .drop(*SUMS, _CENTRE, _UPPER, _ROW)
+        .drop(*SUMS, *MAXIMA, _CENTRE, _UPPER, _ROW)
     )

@@ -19,9 +19,17 @@ import polars as pl
 from polars_cumdev import _names as nm
 from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.prepare import FrameLike, Prepared, prepare
-from polars_cumdev.statistics import STATISTIC_COLUMNS, normalize, sigma_terms, summarize
+from polars_cumdev.statistics import (
+    RMAX,
+    STATISTIC_COLUMNS,
+    normalize,
+    sigma_terms,
+    summarize,
+    verdict,
+)
 from polars_cumdev.subpopulation import curve_frame
 from polars_cumdev.ties import merge_ties, sort_by_score
+from polars_cumdev.weights import SCALE, rescale
 
 __all__ = ["CALIBRATION_COLUMNS", "calibration", "calibration_curve"]
 
@@ -43,10 +51,10 @@ CALIBRATION_COLUMNS = tuple(_RENAME.get(c, c) for c in STATISTIC_COLUMNS if c !=
 _UNIT = (0.0, 1.0)
 
 
-def _points(
+def _prepare(
     frame: FrameLike, score: str, response: str, weight: str | None, by: str | Sequence[str] | None
-) -> tuple[Prepared, pl.LazyFrame, list[str]]:
-    prepared = prepare(
+) -> Prepared:
+    return prepare(
         frame,
         score=score,
         response=response,
@@ -56,7 +64,12 @@ def _points(
         response_range=_UNIT,
         reserved=CALIBRATION_COLUMNS,
     )
-    return prepared, merge_ties(sort_by_score(prepared.frame), prepared.keys), prepared.keys
+
+
+def _points(prepared: Prepared) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Merged points of the checked, rescaled predictions, and the weights' scale."""
+    rows, scale = rescale(prepared.gated())
+    return merge_ties(sort_by_score(rows), prepared.keys), scale
 
 
 def calibration(
@@ -93,12 +106,14 @@ def calibration(
         ``ecce_mad_q`` (Benjamini-Hochberg across groups) and ``note``;
         sorted by ``ecce_r_z``, largest first.
     """
-    prepared, points, keys = _points(frame, score, response, weight, by)
+    prepared = _prepare(frame, score, response, weight, by)
+    keys = prepared.keys
+    points, scale = _points(prepared)
     accumulated = accumulate(points, keys, reference=nm.SCORE)
     stats = summarize(accumulated, keys, reference=nm.SCORE, empirical=False)
-    bernoulli = pl.LazyFrame({nm.BINARY: [True]})
-    out = normalize(stats, keys, bernoulli, min_scores=1).drop("variance").rename(_RENAME)
-    return prepared.guarded(out)
+    bernoulli = pl.LazyFrame({nm.BINARY: [True], RMAX: [1.0]})
+    out = normalize(stats, keys, bernoulli, min_scores=1, scale=scale, labels=prepared.labels)
+    return prepared.guarded(out.drop("variance").rename(_RENAME))
 
 
 def calibration_curve(
@@ -131,13 +146,17 @@ def calibration_curve(
         ``response_mean``, ``weight``, ``sigma``.
     """
     fraction = check_fraction(fraction)
-    prepared, points, _ = _points(frame, score, response, weight, None)
+    prepared = _prepare(frame, score, response, weight, None)
     if fraction < 1.0:
         prepared.checks.append(zoom_check(pl.col(score), fraction, "the data"))
+    points, scale = _points(prepared)
     accumulated = accumulate(points, [], reference=nm.SCORE, fraction=fraction)
     bern, _ = sigma_terms(nm.SCORE)
-    with_sigma = accumulated.with_columns(
+    with_sigma = accumulated.join(scale, how="cross", maintain_order="left").with_columns(
         bern.sum().clip(lower_bound=0.0).sqrt().alias("sigma"),
         pl.col(nm.SCORE).alias(nm.REFERENCE),
+        pl.col(nm.WEIGHT) / pl.col(SCALE),
     )
-    return prepared.guarded(curve_frame(with_sigma))
+    checked = ("cumdiff", "sigma", "weight")
+    points = curve_frame(with_sigma)
+    return prepared.guarded(points.filter(verdict(checked, [], prepared.labels)))

@@ -67,8 +67,9 @@ from polars_cumdev.prepare import (
     resolve_mask,
     schema_of,
 )
-from polars_cumdev.statistics import benjamini_hochberg, pvalue_columns
+from polars_cumdev.statistics import benjamini_hochberg, pvalue_columns, verdict
 from polars_cumdev.ties import merge_ties, sort_by_score
+from polars_cumdev.weights import rescale
 
 __all__ = [
     "COMPARE_ALL_COLUMNS",
@@ -99,6 +100,9 @@ COMPARE_COLUMNS = (
     "note",
 )
 """Columns of :func:`compare`, in order."""
+
+# Statistics that are never NaN or infinite when present.
+_CHECKED = ("kuiper", "ks", "delta", "sigma", "kuiper_z", "ks_z", "effect")
 
 COMPARE_ALL_COLUMNS = (
     "n_first",
@@ -671,7 +675,7 @@ def _pair(
                 InvalidValuesError,
             )
         )
-    rows = prepared.frame
+    rows, _ = rescale(prepared.gated())
     group = pl.lit(0, dtype=pl.Int64)
     pipeline = _pipeline(
         _standard(rows.filter(pl.col(_FIRST)), group),
@@ -759,7 +763,8 @@ def compare(
     """
     options = _options(variance, ties, seed)
     pipeline, prepared = _pair(frame, first, second, score, response, weight, options)
-    return prepared.guarded(pipeline.stats.select(COMPARE_COLUMNS))
+    stats = pipeline.stats.select(COMPARE_COLUMNS)
+    return prepared.guarded(stats.filter(verdict(_CHECKED, [], prepared.labels)))
 
 
 def compare_curve(
@@ -953,7 +958,7 @@ def compare_all(
             EmptySubpopulationError,
         ),
     ]
-    rows = prepared.frame
+    rows, _ = rescale(prepared.gated())
     others = _standard(rows.filter(~is_reference), pl.col(by))
     pipeline = _pipeline(
         others,
@@ -970,4 +975,4 @@ def compare_all(
         .sort(["kuiper_z", _G], descending=[True, False], nulls_last=True)
         .select(pl.col(_G).alias(by), *COMPARE_ALL_COLUMNS)
     )
-    return prepared.guarded(stats)
+    return prepared.guarded(stats.filter(verdict(_CHECKED, [by], prepared.labels)))

@@ -29,9 +29,11 @@ from polars_cumdev.errors import (
     InvalidValuesError,
     first_line,
 )
+from polars_cumdev.weights import SPREAD_MESSAGE, too_small
 
 __all__ = [
     "Check",
+    "Labels",
     "Prepared",
     "as_lazy",
     "guard",
@@ -40,6 +42,7 @@ __all__ = [
     "raise_failures",
     "resolve_mask",
     "schema_of",
+    "verdict",
 ]
 
 FrameLike = pl.DataFrame | pl.LazyFrame
@@ -139,7 +142,35 @@ def _value_checks(column: str, what: str, expr: pl.Expr, *, positive: bool) -> l
                 "weights must be > 0",
             )
         )
+        checks.append(Check(too_small(expr), SPREAD_MESSAGE.format(column=column)))
     return checks
+
+
+# Integer dtypes whose values need not fit a double's 53-bit significand.
+_WIDE_INTEGERS = (pl.Int64, pl.UInt64, pl.Int128)
+
+
+def _exact_float_check(column: str, what: str, schema: pl.Schema) -> list[Check]:
+    """A check that an integer column's values are all exactly representable in float64.
+
+    Integers beyond 2^53 in magnitude (identifiers, nanosecond timestamps)
+    would be rounded when cast to float64: distinct scores could merge and
+    the order between close ones could not be kept. They are refused.
+    """
+    dtype = schema[column]
+    if not any(dtype == wide for wide in _WIDE_INTEGERS):
+        return []
+    original = pl.col(column)
+    back = original.cast(pl.Float64).cast(dtype, strict=False)
+    return [
+        Check(
+            back.ne_missing(original).sum(),
+            f"{what} column {column!r} ({dtype}) has {{count}} value(s) among {{rows}} rows "
+            "beyond 2^53 in magnitude, which float64 cannot hold exactly (distinct scores "
+            "would merge); subtract an offset first, e.g. pl.col(...) - pl.col(...).min(), "
+            "or convert to a coarser unit",
+        )
+    ]
 
 
 def _range_check(column: str, what: str, expr: pl.Expr, low: float, high: float) -> Check:
@@ -150,31 +181,37 @@ def _range_check(column: str, what: str, expr: pl.Expr, low: float, high: float)
     )
 
 
-def guard(result: pl.LazyFrame, source: pl.LazyFrame, checks: Sequence[Check]) -> pl.LazyFrame:
-    """Make ``result`` fail on collection when any check on ``source`` fails.
+def verdict(source: pl.LazyFrame, checks: Sequence[Check]) -> pl.LazyFrame:
+    """A cached one-row frame whose column ``OK`` is true, or which raises when collected.
 
     The checks are aggregated in one pass over ``source``; a Python callback
-    turns the counts into a :class:`CumdevError` naming every problem. The
-    verdict is joined to ``result`` and used in a filter, so the optimizer
-    cannot prune it and no row of ``result`` is returned unless all checks pass.
-    The row order of ``result`` is kept.
+    turns the counts into a :class:`CumdevError` naming every problem
+    (:func:`raise_failures`). The frame is cached, so a query that joins it
+    in several places evaluates the checks once.
     """
-    if not checks:
-        return result
     names = [f"{nm.PREFIX}check{i}" for i in range(len(checks))]
     counts = source.select(
         pl.len().alias(f"{nm.PREFIX}rows"),
         *[c.count.cast(pl.Int64).alias(n) for c, n in zip(checks, names, strict=True)],
     )
 
-    def verdict(batch: pl.Series) -> pl.Series:
+    def check(batch: pl.Series) -> pl.Series:
         row = batch.struct.unnest().row(0, named=True)
         raise_failures(checks, [row[n] for n in names], row[f"{nm.PREFIX}rows"])
         return pl.Series(nm.OK, [True])
 
-    ok = counts.select(
-        pl.struct(pl.all()).map_batches(verdict, return_dtype=pl.Boolean).alias(nm.OK)
-    )
+    return counts.select(
+        pl.struct(pl.all()).map_batches(check, return_dtype=pl.Boolean).alias(nm.OK)
+    ).cache()
+
+
+def guard(result: pl.LazyFrame, ok: pl.LazyFrame) -> pl.LazyFrame:
+    """Make ``result`` fail on collection when the :func:`verdict` ``ok`` raises.
+
+    The verdict is joined to ``result`` and used in a filter, so the
+    optimizer cannot prune it and no row of ``result`` is returned unless
+    all checks pass. The row order of ``result`` is kept.
+    """
     return result.join(ok, how="cross", maintain_order="left").filter(pl.col(nm.OK)).drop(nm.OK)
 
 
@@ -189,6 +226,14 @@ def raise_failures(checks: Sequence[Check], counts: Sequence[int | None], rows: 
     if failures:
         text = "; ".join(c.message.format(count=k, rows=rows) for c, k in failures)
         raise failures[0][0].error(text)
+
+
+@dataclass(frozen=True)
+class Labels:
+    """How error messages name the user's columns (e.g. "weight column 'WGTP'")."""
+
+    weight: str = "the weights"
+    response: str = "the responses"
 
 
 @dataclass
@@ -209,6 +254,8 @@ class Prepared:
     columns
         The expressions that make ``frame`` from ``source`` (one select):
         an engine that holds the rows elsewhere applies them batch by batch.
+    labels
+        How errors found later name the weight and response columns.
     """
 
     frame: pl.LazyFrame
@@ -216,10 +263,30 @@ class Prepared:
     keys: list[str]
     checks: list[Check] = field(default_factory=list)
     columns: list[pl.Expr] = field(default_factory=list)
+    labels: Labels = field(default_factory=Labels)
+    _ok: pl.LazyFrame | None = field(default=None, repr=False)
+
+    def _verdict(self) -> pl.LazyFrame:
+        """The checks' :func:`verdict`, built once (after the last check is added)."""
+        if self._ok is None:
+            self._ok = verdict(self.source, self.checks)
+        return self._ok
 
     def guarded(self, result: pl.LazyFrame) -> pl.LazyFrame:
         """``result`` wired to fail on collection when a check fails (see :func:`guard`)."""
-        return guard(result, self.source, self.checks)
+        return guard(result, self._verdict()) if self.checks else result
+
+    def gated(self) -> pl.LazyFrame:
+        """``frame`` wired to fail on collection when a check fails, before any row flows.
+
+        Everything computed from the gated frame waits for the checks, so a
+        problem with the input is the error reported, never a later symptom
+        of it (say, a statistic found not finite). Pass the result through
+        :meth:`guarded` as well: a query may skip the gate when the frame is
+        empty, and the two share one evaluation of the checks. Call both
+        after the last check is added.
+        """
+        return guard(self.frame, self._verdict()) if self.checks else self.frame
 
 
 def prepare(
@@ -292,6 +359,7 @@ def prepare(
             EmptySubpopulationError,
         )
     ]
+    checks += _exact_float_check(score, "score", schema)
     checks += _value_checks(score, "score", s, positive=False)
     checks += _value_checks(response, "response", r, positive=False)
     columns = [*keys, *carry, s.alias(nm.SCORE), r.alias(nm.RESPONSE)]
@@ -305,8 +373,17 @@ def prepare(
         checks.append(_range_check(score, "score", s, *score_range))
     if response_range is not None:
         checks.append(_range_check(response, "response", r, *response_range))
+    labels = Labels(
+        weight="the weights (all 1)" if weight is None else f"weight column {weight!r}",
+        response=f"response column {response!r}",
+    )
     return Prepared(
-        frame=lazy.select(columns), source=lazy, keys=keys, checks=checks, columns=columns
+        frame=lazy.select(columns),
+        source=lazy,
+        keys=keys,
+        checks=checks,
+        columns=columns,
+        labels=labels,
     )
 
 

@@ -11,27 +11,40 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 import polars as pl
 
 from polars_cumdev import _names as nm
-from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
+from polars_cumdev.prepare import Labels
 from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
+from polars_cumdev.weights import SCALE
 
 __all__ = [
+    "C_ERROR",
+    "FLOOR",
+    "OVERFLOWS",
+    "RESOLUTION",
+    "RMAX",
+    "SIGMA_B_ERROR",
+    "SIGMA_E_ERROR",
     "STATISTIC_COLUMNS",
+    "Resolved",
     "Variance",
     "benjamini_hochberg",
     "check_variance",
     "chosen_sigma",
+    "error_terms",
     "is_binary",
     "normalize",
     "pvalue",
     "pvalue_columns",
+    "resolved",
     "sigma_terms",
     "summarize",
+    "verdict",
 ]
 
 Variance = Literal["auto", "bernoulli", "empirical"]
@@ -58,6 +71,23 @@ STATISTIC_COLUMNS = (
 
 _SIGMA_B = f"{nm.PREFIX}sigma_bernoulli"
 _SIGMA_E = f"{nm.PREFIX}sigma_empirical"
+# Per group, bounds of the rounding errors: of every C_k (sum of a_k times the
+# error of Rt_k), and of the two sigma^2 sums (polars_cumdev.bins.BinMoments).
+C_ERROR = f"{nm.PREFIX}c_error"
+SIGMA_B_ERROR = f"{nm.PREFIX}sigma_bernoulli_error"
+SIGMA_E_ERROR = f"{nm.PREFIX}sigma_empirical_error"
+# Per group, the number of points whose bin sums overflowed (BinMoments.overflow).
+OVERFLOWS = f"{nm.PREFIX}overflows"
+#: A statistic is reported only when its error bound is below this share of
+#: its scale: 2^-30, about 9.3e-10 (the spec asks for 1e-9).
+RESOLUTION = 2.0**-30
+#: ... or, for C, below this share of the largest |response| (all of D, G,
+#: C_n and sigma then being at the level of rounding, z is not reported).
+FLOOR = 2.0**-40
+RMAX = f"{nm.PREFIX}rmax"
+_VERDICT = f"{nm.PREFIX}verdict"
+# Statistics that must be finite whenever they are not null.
+_FINITE = ("kuiper", "ks", "delta", "sigma", "kuiper_z", "ks_z")
 
 
 def check_variance(variance: str) -> str:
@@ -70,16 +100,18 @@ def check_variance(variance: str) -> str:
 
 
 def is_binary(full: pl.LazyFrame, variance: str) -> pl.LazyFrame:
-    """One-row frame whose boolean column says whether the Bernoulli formula (31) applies.
+    """One-row frame: whether the Bernoulli formula (31) applies, and the responses' scale.
 
-    "auto" chooses it when every response of the full population is 0 or 1.
+    "auto" chooses Bernoulli when every response of the full population is
+    0 or 1. The column ``RMAX`` holds the largest |R|, the scale against
+    which :func:`resolved` judges an absolute error of C.
     """
+    r = pl.col(nm.RESPONSE)
     if variance == "auto":
-        r = pl.col(nm.RESPONSE)
         flag = ((r == 0.0) | (r == 1.0)).all()
     else:
         flag = pl.lit(variance == "bernoulli")
-    return full.select(flag.alias(nm.BINARY))
+    return full.select(flag.alias(nm.BINARY), r.abs().max().alias(RMAX))
 
 
 def sigma_terms(reference: str = nm.REFERENCE) -> tuple[pl.Expr, pl.Expr]:
@@ -91,6 +123,26 @@ def sigma_terms(reference: str = nm.REFERENCE) -> tuple[pl.Expr, pl.Expr]:
     a2f = pl.col(nm.A_STEP) ** 2 * pl.col(nm.TIE)
     p = pl.col(reference)
     return a2f * p * (1.0 - p), a2f * pl.col(nm.BIN_VARIANCE)
+
+
+def error_terms() -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """Per-point terms whose sums bound the rounding errors of C_k and of sigma^2.
+
+    Returns ``(c, bernoulli, empirical)``: a_k times the bound of Rt_k's
+    error (so the sum over k <= j bounds the error of C_j), and a_k^2 f_k
+    times the bounds of the errors of Rt_k (1 - Rt_k) and of V_k, plus a
+    few roundings of the term itself. Needs the bin bounds of
+    :func:`polars_cumdev.bins.locate_bins`.
+    """
+    a = pl.col(nm.A_STEP)
+    a2f = a * a * pl.col(nm.TIE)
+    bern, emp = sigma_terms()
+    rounding = 8.0 * 2.0**-52
+    return (
+        a * pl.col(nm.REFERENCE_ERROR),
+        a2f * pl.col(nm.BERNOULLI_ERROR) + rounding * bern.abs(),
+        a2f * pl.col(nm.VARIANCE_ERROR) + rounding * emp.abs(),
+    )
 
 
 def _root(total: pl.Expr) -> pl.Expr:
@@ -131,11 +183,22 @@ def summarize(
     -------
     pl.LazyFrame
         Keys, ``n`` (rows), ``n_scores`` (merged points), ``weight`` (total
-        weight), ``kuiper``, ``ks``, ``delta`` and internal columns holding
-        sigma^2 under (31) and under (32) (chosen by :func:`normalize`).
+        weight, in the units of the weights given), ``kuiper``, ``ks``,
+        ``delta`` and internal columns holding sigma^2 under (31) and under
+        (32) (chosen by :func:`normalize`) and the bounds of their rounding
+        errors (:func:`error_terms`; zero without bins).
     """
     c = pl.col(nm.CUMDIFF)
     bern, emp = sigma_terms(reference)
+    if empirical:
+        errors = [t.sum() for t in error_terms()]
+        overflows = pl.col(nm.OVERFLOW).sum()
+    else:
+        errors = [pl.lit(0.0)] * 3
+        overflows = pl.lit(0)
+    bounds = [
+        e.alias(n) for e, n in zip(errors, (C_ERROR, SIGMA_B_ERROR, SIGMA_E_ERROR), strict=True)
+    ]
     aggs = [
         pl.col(nm.ROWS).sum().cast(pl.Int64).alias("n"),
         pl.len().cast(pl.Int64).alias("n_scores"),
@@ -145,6 +208,8 @@ def summarize(
         c.get(pl.col(nm.K).arg_max()).alias("delta"),
         bern.sum().alias(_SIGMA_B),
         (emp.sum() if empirical else pl.lit(None, dtype=pl.Float64)).alias(_SIGMA_E),
+        *bounds,
+        overflows.cast(pl.Int64).alias(OVERFLOWS),
     ]
     if keys:
         return accumulated.group_by(keys).agg(aggs)
@@ -192,14 +257,145 @@ def benjamini_hochberg(p: pl.Expr) -> pl.Expr:
     return adjusted.clip(upper_bound=1.0).gather(order.arg_sort())
 
 
+def verdict(
+    columns: Sequence[str],
+    keys: Sequence[str],
+    labels: Labels,
+    *,
+    resolved: str | None = None,
+    overflows: str | None = None,
+) -> pl.Expr:
+    """A column that is true on every row, or raises when a statistic is not finite.
+
+    Evaluated on a small frame (one row per group, or the points of one
+    curve) seen whole. It raises :class:`~polars_cumdev.errors.InvalidValuesError`
+    when one of ``columns`` holds NaN or an infinity where it is not null. A
+    column whose name ends in ``weight`` is blamed on the weights, the others
+    on the responses: after the exact rescaling of the weights
+    (:mod:`polars_cumdev.weights`), only values too large to be summed can
+    make a statistic non-finite.
+
+    Parameters
+    ----------
+    columns
+        Float columns that must be finite.
+    keys
+        Columns naming the group of a row in the message.
+    labels
+        How the message names the weight and response columns.
+    resolved
+        For a drill-down curve, whose cumulative differences are all or
+        nothing: a boolean column (the first result of :func:`resolved`
+        over the curve) that must be true, else the error says the weights
+        are too uneven (checked after ``overflows``, before ``columns``).
+    overflows
+        A column counting bins whose sums overflowed: any is blamed on the
+        responses (checked first).
+    """
+    extra = [c for c in (resolved, overflows) if c]
+    names = [*keys, *columns, *extra]
+
+    def check(batch: pl.Series) -> pl.Series:
+        rows = batch.struct.unnest()
+        if overflows and rows.get_column(overflows).fill_null(0).sum() > 0:
+            bad = rows.get_column(overflows).fill_null(0) > 0
+            first = ", ".join(f"{k} = {rows.filter(bad).get_column(k)[0]!r}" for k in keys)
+            raise InvalidValuesError(
+                f"{labels.response}: its values are too large for the sums of the bins (and "
+                f"of their squares) in double precision{f' (first: {first})' if first else ''}; "
+                "rescale the column"
+            )
+        if resolved and not rows.get_column(resolved).fill_null(True).all():
+            raise InvalidValuesError(
+                f"{labels.weight}: the weights are too uneven for double precision to resolve "
+                "this curve's bin averages (bins of few light rows behind running totals of "
+                "much heavier ones)"
+            )
+        for name in columns:
+            column = rows.get_column(name)
+            bad = column.is_not_null() & ~column.is_finite()
+            if bad.any():
+                what = labels.weight if name.endswith("weight") else labels.response
+                first = ", ".join(f"{k} = {rows.filter(bad).get_column(k)[0]!r}" for k in keys)
+                raise InvalidValuesError(
+                    f"{what}: {name} is not a finite double in {int(bad.sum())} row(s) of the "
+                    f"result{f' (first: {first})' if first else ''}; its values are too large "
+                    "to be summed in double precision: rescale the column"
+                )
+        return pl.Series(_VERDICT, [True] * rows.height, dtype=pl.Boolean)
+
+    return pl.struct(names).map_batches(check, return_dtype=pl.Boolean).alias(_VERDICT)
+
+
+class Resolved(NamedTuple):
+    """Which statistics of a group double precision resolves (see :func:`resolved`)."""
+
+    c: pl.Expr  # D, G and C_n are right to RESOLUTION of the scale z is read on
+    c_floor: pl.Expr  # ... or at least to FLOOR of the largest |response|
+    sigma: pl.Expr  # sigma is right to RESOLUTION
+
+
+def resolved(
+    kuiper: pl.Expr,
+    ks: pl.Expr,
+    sigma: pl.Expr,
+    c_error: pl.Expr,
+    sigma2_error: pl.Expr,
+    rmax: pl.Expr,
+) -> Resolved:
+    """Whether C (hence D, G, C_n) and sigma are known well enough to report.
+
+    C is resolved when twice the bound of its error is below
+    :data:`RESOLUTION` times the largest of D, G and sigma (the scale z is
+    read on); failing that, it is still right in absolute terms when the
+    bound is below :data:`FLOOR` times the largest |R| (``rmax``), which is
+    how a group that deviates by exactly nothing is reported. sigma is
+    resolved when the bound of sigma^2's error is below RESOLUTION times
+    sigma^2. A bound of 0 resolves trivially.
+    """
+    scale = pl.max_horizontal(kuiper, ks, sigma)
+    finite = c_error.is_finite() & scale.is_finite()
+    c_ok = (c_error == 0.0) | (finite & (2.0 * c_error <= RESOLUTION * scale))
+    c_floor = c_ok | (finite & (2.0 * c_error <= FLOOR * rmax))
+    sigma_ok = (sigma2_error == 0.0) | (
+        sigma2_error.is_finite() & (sigma2_error <= RESOLUTION * sigma * sigma)
+    )
+    return Resolved(c_ok, c_floor, sigma_ok)
+
+
+def _uneven_means(labels: Labels) -> str:
+    return (
+        f"{labels.weight}: the weights are too uneven for double precision to resolve this "
+        "group's bin averages (bins of few light rows behind running totals of much heavier "
+        "ones); D, G and sigma are not reported"
+    )
+
+
+def _unresolved_sigma(labels: Labels) -> str:
+    weights = (
+        f" or, in {labels.weight}, one weight outweighs the rest of a bin by about 1e16 or more"
+        if labels.weight.startswith("weight column")
+        else ""
+    )
+    return (
+        "sigma is not resolved in double precision (the spread of the responses within some "
+        f"bins is lost in rounding{weights}): z undefined"
+    )
+
+
+_ROUNDING_LEVEL = "D, G and sigma are all at the level of rounding errors: z undefined"
+
+
 def normalize(
     stats: pl.LazyFrame,
     keys: Sequence[str],
     binary: pl.LazyFrame,
     *,
     min_scores: int = 2,
+    scale: pl.LazyFrame | None = None,
+    labels: Labels | None = None,
 ) -> pl.LazyFrame:
-    """Pick sigma, divide, attach p-values (method.md 4) and BH q-values; sort.
+    """Pick sigma, divide, attach p-values (method.md 4) and BH q-values; sort; check.
 
     Parameters
     ----------
@@ -214,6 +410,11 @@ def normalize(
         reported: 2 for a subpopulation against the full population (a
         single point says nothing about a trend), 1 for calibration, where
         sigma > 0 alone makes them defined (method.md 2).
+    scale
+        One-row frame of :func:`polars_cumdev.weights.rescale`: the factor
+        the weights were multiplied by, divided out of ``weight`` here.
+    labels
+        How errors name the weight and response columns.
 
     Returns
     -------
@@ -221,32 +422,60 @@ def normalize(
         ``stats`` with ``sigma``, ``kuiper_z``, ``ks_z``, ``kuiper_p``,
         ``ks_p``, ``kuiper_log10p``, ``ks_log10p``, ``kuiper_q``, ``ks_q``,
         ``variance`` and ``note``, sorted by ``kuiper_z`` (largest first,
-        nulls last) and then by the keys.
+        nulls last) and then by the keys. A statistic whose rounding error
+        is not known to be below :data:`RESOLUTION` of its scale (bins too
+        uneven, :func:`resolved`) is null, with the reason in ``note``.
+        Collecting it raises :class:`~polars_cumdev.errors.InvalidValuesError`
+        when a statistic is not finite: no NaN or infinity is ever returned.
     """
+    labels = labels if labels is not None else Labels()
     sigma = pl.col("sigma")
+    c_ok, c_floor, sigma_ok = (pl.col(f"_{name}_ok") for name in Resolved._fields)
     single = pl.col("n_scores") < min_scores
-    undefined = single | (sigma <= 0.0)
+    undefined = single | (sigma <= 0.0) | ~c_ok | ~sigma_ok
     note = (
-        pl.when(single)
+        pl.when(~c_floor)
+        .then(pl.lit(_uneven_means(labels)))
+        .when(~sigma_ok)
+        .then(pl.lit(_unresolved_sigma(labels)))
+        .when(single)
         .then(pl.lit("only one distinct score: the normalized statistics need at least two"))
         .when(sigma <= 0.0)
         .then(pl.lit("sigma is 0 (no spread of responses within the bins): z undefined"))
+        .when(~c_ok)
+        .then(pl.lit(_ROUNDING_LEVEL))
         .otherwise(pl.lit(None, dtype=pl.String))
     )
+    out = stats.join(binary, how="cross", maintain_order="left")
+    if scale is not None:
+        out = out.join(scale, how="cross", maintain_order="left").with_columns(
+            pl.col("weight") / pl.col(SCALE)
+        )
+    binary = pl.col(nm.BINARY)
+    sigma2_error = pl.when(binary).then(pl.col(SIGMA_B_ERROR)).otherwise(pl.col(SIGMA_E_ERROR))
+    flags = resolved(
+        pl.col("kuiper"), pl.col("ks"), sigma, pl.col(C_ERROR), sigma2_error, pl.col(RMAX)
+    )
     out = (
-        stats.join(binary, how="cross", maintain_order="left")
-        .with_columns(
+        out.with_columns(
             chosen_sigma(pl.col(_SIGMA_B), pl.col(_SIGMA_E)).alias("sigma"),
-            pl.when(pl.col(nm.BINARY))
+            pl.when(binary)
             .then(pl.lit("bernoulli"))
             .otherwise(pl.lit("empirical"))
             .alias("variance"),
+        )
+        .filter(verdict(("weight",), keys, labels, overflows=OVERFLOWS))
+        .with_columns(
+            flag.alias(f"_{name}_ok") for name, flag in zip(Resolved._fields, flags, strict=True)
         )
         .with_columns(
             pl.when(undefined).then(None).otherwise(pl.col("kuiper") / sigma).alias("kuiper_z"),
             pl.when(undefined).then(None).otherwise(pl.col("ks") / sigma).alias("ks_z"),
             note.alias("note"),
+            *[pl.when(c_floor).then(pl.col(c)).alias(c) for c in ("kuiper", "ks", "delta")],
+            pl.when(c_floor & sigma_ok).then(sigma).alias("sigma"),
         )
+        .filter(verdict(_FINITE, keys, labels))
         .with_columns(pvalue_columns())
         .with_columns(
             benjamini_hochberg(pl.col("kuiper_p")).alias("kuiper_q"),

@@ -24,17 +24,25 @@ from polars_cumdev.prepare import (
     resolve_mask,
 )
 from polars_cumdev.statistics import (
+    OVERFLOWS,
+    RMAX,
     STATISTIC_COLUMNS,
     check_variance,
     chosen_sigma,
+    error_terms,
     is_binary,
     normalize,
+    resolved,
     sigma_terms,
     summarize,
+    verdict,
 )
 from polars_cumdev.ties import merge_ties, sort_by_score
+from polars_cumdev.weights import SCALE, rescale
 
 __all__ = ["CURVE_COLUMNS", "curve", "curve_frame", "prepare_screen", "screen"]
+
+_RESOLVED = f"{nm.PREFIX}resolved"
 
 CURVE_COLUMNS = (
     "k",
@@ -130,9 +138,13 @@ def screen(
     """
     prepared = prepare_screen(frame, by, score, response, weight, variance)
     keys = prepared.keys
-    ordered = sort_by_score(prepared.frame)
+    rows, scale = rescale(prepared.gated())
+    ordered = sort_by_score(rows)
     accumulated = accumulate(_binned(ordered, ordered, keys), keys)
-    stats = normalize(summarize(accumulated, keys), keys, is_binary(prepared.frame, variance))
+    binary = is_binary(prepared.frame, variance)
+    stats = normalize(
+        summarize(accumulated, keys), keys, binary, scale=scale, labels=prepared.labels
+    )
     return prepared.guarded(stats)
 
 
@@ -180,21 +192,52 @@ def curve(
     if fraction < 1.0:
         scores = pl.col(score).filter(mask)
         prepared.checks.append(zoom_check(scores, fraction, f"subpop {subpop}"))
-    ordered = sort_by_score(prepared.frame)
+    rows, scale = rescale(prepared.gated())
+    ordered = sort_by_score(rows)
     members = ordered.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
     accumulated = accumulate(_binned(ordered, members, []), [], fraction=fraction)
     bern, emp = sigma_terms()
-    with_sigma = accumulated.join(
-        is_binary(prepared.frame, variance), how="cross", maintain_order="left"
-    ).with_columns(chosen_sigma(bern.sum(), emp.sum()).alias("sigma"))
-    return prepared.guarded(curve_frame(with_sigma))
+    c_error, bern_error, emp_error = error_terms()
+    c = pl.col(nm.CUMDIFF)
+    binary = pl.col(nm.BINARY)
+    with_sigma = (
+        accumulated.join(is_binary(prepared.frame, variance), how="cross", maintain_order="left")
+        .join(scale, how="cross", maintain_order="left")
+        .with_columns(
+            chosen_sigma(bern.sum(), emp.sum()).alias("sigma"),
+            pl.col(nm.WEIGHT) / pl.col(SCALE),
+            pl.col(nm.OVERFLOW).sum().alias(OVERFLOWS),
+        )
+    )
+    flags = resolved(
+        c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0),
+        c.abs().max(),
+        pl.col("sigma"),
+        c_error.sum(),
+        pl.when(binary).then(bern_error.sum()).otherwise(emp_error.sum()),
+        pl.col(RMAX),
+    )
+    flagged = with_sigma.with_columns(
+        flags.c_floor.alias(_RESOLVED), pl.when(flags.sigma).then(pl.col("sigma")).alias("sigma")
+    )
+    points = curve_frame(flagged, extra=(_RESOLVED, OVERFLOWS))
+    checked = verdict(
+        ("cumdiff", "sigma", "weight"),
+        [],
+        prepared.labels,
+        resolved=_RESOLVED,
+        overflows=OVERFLOWS,
+    )
+    points = points.filter(checked).select(CURVE_COLUMNS)
+    return prepared.guarded(points)
 
 
-def curve_frame(accumulated: pl.LazyFrame) -> pl.LazyFrame:
+def curve_frame(accumulated: pl.LazyFrame, extra: Sequence[str] = ()) -> pl.LazyFrame:
     """Tidy drill-down frame from accumulated points carrying a ``sigma`` column.
 
     Renames the internal columns to the public ones of :data:`CURVE_COLUMNS`
-    and puts the origin row (k = 0, A_0 = C_0 = 0) first.
+    and puts the origin row (k = 0, A_0 = C_0 = 0) first. Columns named in
+    ``extra`` are kept as they are (the origin row repeats their first value).
     """
     body = accumulated.select(
         pl.col(nm.K).alias("k"),
@@ -206,6 +249,7 @@ def curve_frame(accumulated: pl.LazyFrame) -> pl.LazyFrame:
         pl.col(nm.RESPONSE).alias("response_mean"),
         pl.col(nm.WEIGHT).alias("weight"),
         pl.col("sigma"),
+        *extra,
     )
     origin = body.select(
         pl.lit(0, dtype=pl.Int64).alias("k"),
@@ -217,5 +261,6 @@ def curve_frame(accumulated: pl.LazyFrame) -> pl.LazyFrame:
         pl.lit(None, dtype=pl.Float64).alias("response_mean"),
         pl.lit(None, dtype=pl.Float64).alias("weight"),
         pl.col("sigma").first(),
+        *[pl.col(c).first() for c in extra],
     )
     return pl.concat([origin, body]).sort("k")

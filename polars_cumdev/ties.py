@@ -7,9 +7,16 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_cumdev import _names as nm
-from polars_cumdev.sums import boundary, run_total, with_running_sums
+from polars_cumdev.sums import boundary
 
 __all__ = ["group_rows", "merge_ties", "sort_by_score"]
+
+_RUN = f"{nm.PREFIX}run"
+_CHANGES = f"{nm.PREFIX}changes"
+_FIRST = f"{nm.PREFIX}first"
+_SW = f"{nm.PREFIX}sw"
+_SWR = f"{nm.PREFIX}swr"
+_SWW = f"{nm.PREFIX}sww"
 
 
 def sort_by_score(frame: pl.LazyFrame) -> pl.LazyFrame:
@@ -45,17 +52,19 @@ def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
     place of the random perturbation the papers use.
 
     The rows are regrouped by :func:`group_rows`, so each tie is a run of
-    consecutive rows; its sums are differences of compensated running sums
-    (:mod:`polars_cumdev.sums`) at consecutive run ends. A score that occurs
-    once keeps its row's own W and R, and a tie whose responses are all equal
-    keeps that response, exactly.
+    consecutive rows, numbered in order; its sums are taken directly over
+    the run (a window aggregation per run number), so they are accurate
+    relative to the tie itself however large and uneven the weights before
+    it are. A score that occurs once keeps its row's own W and R, and a tie
+    whose responses are all equal keeps that response, exactly.
 
     Parameters
     ----------
     frame
-        Standardized rows (see :func:`polars_cumdev.prepare.prepare`) sorted
-        by score (:func:`sort_by_score`): columns ``keys`` plus
-        ``_names.SCORE``, ``_names.RESPONSE``, ``_names.WEIGHT``.
+        Standardized rows (see :func:`polars_cumdev.prepare.prepare`, weights
+        rescaled by :func:`polars_cumdev.weights.rescale`) sorted by score
+        (:func:`sort_by_score`): columns ``keys`` plus ``_names.SCORE``,
+        ``_names.RESPONSE``, ``_names.WEIGHT``.
     keys
         Grouping columns; each group is merged separately.
 
@@ -69,32 +78,38 @@ def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
     keys = list(keys)
     tie = [*keys, nm.SCORE]
     w, r = pl.col(nm.WEIGHT), pl.col(nm.RESPONSE)
-    rows = group_rows(frame, keys).select(*tie, nm.WEIGHT, nm.RESPONSE)
+    start = boundary(tie, 1)
     # Changes of response inside a tie (not at its first row): none means every
-    # row of the tie has the response of its last row.
-    inner_change = (r.ne(r.shift(1)) & ~boundary(tie, 1)).fill_null(False)
-    summed = with_running_sums(rows, {"_w": w, "_wr": w * r, "_ww": w * w}).with_columns(
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("_n"),
-        inner_change.cast(pl.Int64).cum_sum().alias("_changes"),
+    # row of the tie has the response of its first row.
+    inner_change = (r.ne(r.shift(1)) & ~start).fill_null(False)
+    rows = group_rows(frame, keys).select(
+        *tie,
+        w,
+        r,
+        inner_change.alias(_CHANGES),
+        start.cum_sum().set_sorted().alias(_RUN),
     )
-    ends = summed.filter(boundary(tie, -1))
 
-    def count(name: str) -> pl.Expr:
-        return pl.col(name) - pl.col(name).shift(1, fill_value=0)
+    def per_run(expr: pl.Expr) -> pl.Expr:
+        return expr.over(_RUN, mapping_strategy="explode")
 
-    merged = ends.with_columns(
-        count("_n").alias(nm.ROWS),
-        count("_changes").alias("_changes"),
-        run_total("_w").alias("_sw"),
-        run_total("_wr").alias("_swr"),
-        run_total("_ww").alias("_sww"),
+    merged = rows.select(
+        *[per_run(pl.col(c).first()) for c in tie],
+        per_run(w.sum()).alias(_SW),
+        per_run((w * r).sum()).alias(_SWR),
+        per_run((w * w).sum()).alias(_SWW),
+        per_run(r.first()).alias(_FIRST),
+        per_run(pl.col(_CHANGES).sum()).alias(_CHANGES),
+        per_run(pl.len()).cast(pl.Int64).alias(nm.ROWS),
     )
-    single = pl.col(nm.ROWS) == 1
-    sw = pl.col("_sw")
+    sw = pl.col(_SW)
     return merged.select(
         *tie,
-        pl.when(single).then(w).otherwise(sw).alias(nm.WEIGHT),
-        pl.when(pl.col("_changes") == 0).then(r).otherwise(pl.col("_swr") / sw).alias(nm.RESPONSE),
-        pl.when(single).then(1.0).otherwise(pl.col("_sww") / (sw * sw)).alias(nm.TIE),
+        sw.alias(nm.WEIGHT),
+        pl.when(pl.col(_CHANGES) == 0)
+        .then(pl.col(_FIRST))
+        .otherwise(pl.col(_SWR) / sw)
+        .alias(nm.RESPONSE),
+        pl.when(pl.col(nm.ROWS) == 1).then(1.0).otherwise(pl.col(_SWW) / (sw * sw)).alias(nm.TIE),
         pl.col(nm.ROWS),
     )

@@ -22,6 +22,7 @@ import numpy as np
 
 __all__ = [
     "bh_qvalues",
+    "midpoint",
     "calibration",
     "ks_pvalue_naive",
     "kuiper_pvalue_naive",
@@ -71,6 +72,24 @@ def _kept(n: int, fraction: float) -> int:
     if kept < 1:
         raise ValueError("the zoom keeps no point")
     return kept
+
+
+def midpoint(lower: float, upper: float) -> float:
+    """Spec 1.2's B_k for consecutive distinct scores, with the order kept.
+
+    The double nearest (lower + upper) / 2, except in the two cases where
+    that rounded value would not separate the two scores: when they are
+    adjacent doubles and it rounds up to ``upper`` (then ``upper``'s rows
+    would fall in the lower bin), and when ``lower + upper`` overflows. In
+    the first case the boundary is ``lower`` itself (every row with a score
+    <= lower, i.e. < upper, is in the lower bin); in the second the halves
+    are added.
+    """
+    total = lower + upper
+    middle = total / 2.0 if math.isfinite(total) else lower / 2.0 + upper / 2.0
+    if middle >= upper or middle < lower:
+        return lower
+    return middle
 
 
 def merge_ties(s, r, w):
@@ -164,7 +183,7 @@ def subpop_vs_full(s_full, r_full, w_full, in_sub, variance, fraction=1.0) -> di
     # 1.2 midpoint thresholds: B[0] = -inf, B[k] = (S'_k + S'_{k+1}) / 2, B[n] = +inf.
     bounds = [-math.inf]
     for k in range(n - 1):
-        bounds.append((s_m[k] + s_m[k + 1]) / 2.0)
+        bounds.append(midpoint(s_m[k], s_m[k + 1]))
     bounds.append(math.inf)
 
     # 1.3 full-population mean and unbiased empirical variance in every bin,

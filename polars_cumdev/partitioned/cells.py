@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import polars as pl
 
 from polars_cumdev import _names as nm
+from polars_cumdev.bins import midpoint
 from polars_cumdev.partitioned.columns import (
     HI,
     LO,
@@ -17,18 +18,20 @@ from polars_cumdev.partitioned.columns import (
     Q_LO,
     QUERY,
     RANGE,
+    RMAX,
     RSUM,
-    TOTAL_WEIGHT,
+    WMAX,
 )
 from polars_cumdev.partitioned.cuts import range_index
-from polars_cumdev.prepare import FrameLike, as_lazy
+from polars_cumdev.prepare import FrameLike, Labels, as_lazy
 from polars_cumdev.statistics import check_variance
+from polars_cumdev.weights import scale_factor
 
 __all__ = ["Plan", "cell_summaries", "merge_cell_summaries", "plan_ranges"]
 
 
 def cell_summaries(rows: FrameLike, keys: Sequence[str], cuts: Sequence[float]) -> pl.LazyFrame:
-    """Per (range, group) cell: first/last distinct score, rows, weight and response sums.
+    """Per (range, group) cell: first/last score, rows, largest weight and |response|, sums.
 
     ``rows`` are standardized rows (:func:`polars_cumdev.prepare.prepare`) in
     any order and any batch: summaries of several batches merge with
@@ -43,7 +46,8 @@ def cell_summaries(rows: FrameLike, keys: Sequence[str], cuts: Sequence[float]) 
             pl.col(nm.SCORE).min().alias(LO),
             pl.col(nm.SCORE).max().alias(HI),
             pl.len().cast(pl.Int64).alias(nm.ROWS),
-            pl.col(nm.WEIGHT).sum().alias(nm.WEIGHT),
+            pl.col(nm.WEIGHT).max().alias(WMAX),
+            r.abs().max().alias(RMAX),
             r.sum().alias(RSUM),
             ((r != 0.0) & (r != 1.0)).sum().cast(pl.Int64).alias(NONBINARY),
         )
@@ -59,7 +63,8 @@ def merge_cell_summaries(parts: Sequence[FrameLike], keys: Sequence[str]) -> pl.
             pl.col(LO).min(),
             pl.col(HI).max(),
             pl.col(nm.ROWS).sum(),
-            pl.col(nm.WEIGHT).sum(),
+            pl.col(WMAX).max(),
+            pl.col(RMAX).max(),
             pl.col(RSUM).sum(),
             pl.col(NONBINARY).sum(),
         )
@@ -86,8 +91,11 @@ class Plan:
         sums (as in :func:`polars_cumdev.bins.full_population_prefix`).
     binary
         Whether the Bernoulli sigma (31) applies.
-    group_weight
-        One row per group: keys and ``TOTAL_WEIGHT`` (sum W of the group).
+    weight_scale
+        The power of two the weights are multiplied by before any sum
+        (:func:`polars_cumdev.weights.scale_factor` of the largest weight).
+    response_scale
+        The largest |R| (see :func:`polars_cumdev.statistics.resolved`).
     cells
         One row per non-empty (range, group): keys, ``RANGE``, ``Q_LO`` and
         ``Q_HI`` (query ids, null at the group's two ends).
@@ -96,16 +104,21 @@ class Plan:
         range c_{r-1} < B <= c_r that answers it).
     range_rows
         Rows in each range (length R).
+    labels
+        How errors found in the combination name the weight and response
+        columns.
     """
 
     cuts: list[float]
     keys: list[str]
     centre: float
     binary: bool
-    group_weight: pl.DataFrame
+    weight_scale: float
+    response_scale: float
     cells: pl.DataFrame
     queries: pl.DataFrame
     range_rows: list[int]
+    labels: Labels = field(default_factory=Labels)
 
     @property
     def ranges(self) -> int:
@@ -123,13 +136,18 @@ def _centre(mean: float) -> float:
 
 
 def plan_ranges(
-    cells: pl.DataFrame, keys: Sequence[str], cuts: Sequence[float], variance: str
+    cells: pl.DataFrame,
+    keys: Sequence[str],
+    cuts: Sequence[float],
+    variance: str,
+    labels: Labels | None = None,
 ) -> Plan:
     """Route the cross-range midpoints and gather the global constants (step 2).
 
     For consecutive non-empty cells of a group, in ranges r1 < r2, the
-    midpoint B = (last score in r1 + first score in r2) / 2 bounds the bins of
-    both end points; it is answered by the range containing it.
+    midpoint B of the last score in r1 and the first score in r2
+    (:func:`polars_cumdev.bins.midpoint`) bounds the bins of both end points;
+    it is answered by the range containing it.
     """
     keys = list(keys)
     cuts = list(cuts)
@@ -149,7 +167,7 @@ def plan_ranges(
     if keys:
         over = over.over(keys)
     linked = ordered.with_columns(
-        ((over + pl.col(LO)) / 2.0).alias(MIDPOINT)  # lower midpoint of the cell's first point
+        midpoint(over, pl.col(LO)).alias(MIDPOINT)  # lower midpoint of the cell's first point
     ).with_row_index(QUERY)
     # A query for every cell that has a predecessor in its group: its lower midpoint.
     has_query = pl.col(MIDPOINT).is_not_null()
@@ -163,14 +181,17 @@ def plan_ranges(
         pl.col(MIDPOINT),
         range_index(cuts, pl.col(MIDPOINT)).cast(pl.Int64).alias(RANGE),
     )
-    group_weight = cells.group_by(keys).agg(pl.col(nm.WEIGHT).sum().alias(TOTAL_WEIGHT))
+    largest = cells.get_column(WMAX).max() if cells.height else 1.0
+    response_scale = float(cells.get_column(RMAX).max()) if cells.height else 0.0
     return Plan(
         cuts=cuts,
         keys=keys,
         centre=_centre(mean),
         binary=binary,
-        group_weight=group_weight,
+        weight_scale=pl.select(scale_factor(pl.lit(largest, dtype=pl.Float64))).item(),
+        response_scale=response_scale,
         cells=linked.select(*keys, pl.col(RANGE).cast(pl.Int64), Q_LO, Q_HI),
         queries=queries,
         range_rows=range_rows,
+        labels=labels if labels is not None else Labels(),
     )

@@ -2,36 +2,89 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import polars as pl
 
 from polars_cumdev import _names as nm
 from polars_cumdev.accumulate import per_group
-from polars_cumdev.bins import COUNT_SUMS, SUMS, bin_moments
+from polars_cumdev.bins import COUNT_SUMS, FLOAT_SUMS, MAXIMA, SUMS, bin_moments
 from polars_cumdev.partitioned.cells import Plan
 from polars_cumdev.partitioned.columns import Q_HI, Q_LO, QUERY, RANGE, TOTAL_WEIGHT
 from polars_cumdev.partitioned.step import RangeResult, zero_sums
-from polars_cumdev.statistics import _SIGMA_B, _SIGMA_E, normalize
+from polars_cumdev.statistics import (
+    _SIGMA_B,
+    _SIGMA_E,
+    C_ERROR,
+    OVERFLOWS,
+    RMAX,
+    SIGMA_B_ERROR,
+    SIGMA_E_ERROR,
+    normalize,
+)
+from polars_cumdev.sums import with_running_sums
+from polars_cumdev.weights import SCALE
 
 __all__ = ["combine", "finish"]
 
 
 def _range_table(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
-    """Per range r: its totals T_r (``T*``), T_{<r} (``X*``) and T_{<=r} (``I*``)."""
+    """Per range r: its totals T_r (``T*``) and the totals of the ranges up to it.
+
+    For the counts, T_{<=r} (``I*``) and T_{<r} (``X*``). For the float sums,
+    the pair of each range's total is added into one number, accumulated
+    over the ranges as a compensated pair (``M*``, ``M*_err``: up to and
+    including r; ``N*``, ``N*_err``: before r), beside the accumulated
+    magnitudes (``A*`` up to r, ``N*`` of them before r) that bound the
+    rounding of those one-number totals. For the running maxima
+    (:data:`polars_cumdev.bins.MAXIMA`), ``I*`` is the largest over the
+    ranges up to r.
+    """
     rows = []
     for r in range(plan.ranges):
         res = results[r] if r < len(results) else None
         frame = res.totals if res is not None else pl.select(zero_sums())
         rows.append(frame.with_columns(pl.lit(r, dtype=pl.Int64).alias(RANGE)))
     totals = pl.concat(rows).sort(RANGE)
-    inclusive = [pl.col(c).cum_sum() for c in SUMS]
-    return totals.select(
+    # A float sum's range total (its pair added) accumulated over the ranges
+    # with its own compensation, so that whole ranges between two ends are
+    # a difference accurate relative to those ranges.
+    merged = with_running_sums(
+        totals, {f"M{c}": pl.col(c) + pl.col(f"{c}_err") for c in FLOAT_SUMS}
+    ).with_columns(
+        (pl.col(c) + pl.col(f"{c}_err")).abs().cum_sum().alias(f"A{c}") for c in FLOAT_SUMS
+    )
+    inclusive = [pl.col(c).cum_sum() for c in COUNT_SUMS]
+    before = [
+        pl.col(name).shift(1, fill_value=0.0).alias(alias)
+        for c in FLOAT_SUMS
+        for name, alias in ((f"M{c}", f"N{c}"), (f"M{c}_err", f"N{c}_err"), (f"A{c}", f"NA{c}"))
+    ]
+    return merged.select(
         pl.col(RANGE),
         *[pl.col(c).alias(f"T{c}") for c in SUMS],
-        *[s.alias(f"I{c}") for c, s in zip(SUMS, inclusive, strict=True)],
-        *[s.shift(1, fill_value=0).alias(f"X{c}") for c, s in zip(SUMS, inclusive, strict=True)],
+        *[pl.col(f"M{c}") for c in FLOAT_SUMS],
+        *[pl.col(f"M{c}_err") for c in FLOAT_SUMS],
+        *[pl.col(f"A{c}") for c in FLOAT_SUMS],
+        *before,
+        *[s.alias(f"I{c}") for c, s in zip(COUNT_SUMS, inclusive, strict=True)],
+        *[
+            s.shift(1, fill_value=0).alias(f"X{c}")
+            for c, s in zip(COUNT_SUMS, inclusive, strict=True)
+        ],
+        *[pl.col(m).alias(f"T{m}") for m in MAXIMA],
+        *[pl.col(m).cum_max().alias(f"I{m}") for m in MAXIMA],
     )
+
+
+def _through(c: str) -> str:
+    """Column of the range table holding the sums up to and including a range."""
+    return f"M{c}" if c not in COUNT_SUMS else f"I{c}"
+
+
+def _before(c: str) -> str:
+    """Column of the range table holding the sums of the ranges before a range."""
+    return f"N{c}" if c not in COUNT_SUMS else f"X{c}"
 
 
 def _span(
@@ -48,8 +101,9 @@ def _span(
     Each end is a range index and the local prefix there. In one range the
     sums are a difference of local prefixes; across ranges they are the rest
     of the lower range (T_lo - local_lo), the whole ranges in between
-    (T_{<hi} - T_{<=lo}) and the local prefix of the upper range. Rounding
-    then scales with the sums of a range, not of the whole population.
+    (T_{<hi} - T_{<=lo}, from the range table's compensated totals) and the
+    local prefix of the upper range. Rounding then scales with the sums of
+    a range, not of the whole population.
     """
     same = lo_range == hi_range
     return [
@@ -58,6 +112,32 @@ def _span(
             lo, lo_total, lo_through, hi, hi_before, strict=True
         )
     ]
+
+
+def _span_error(
+    total: dict[str, pl.Expr],
+    same: pl.Expr,
+    lomax: Callable[[str], pl.Expr],
+    between: Callable[[str], pl.Expr],
+    ranges: int,
+) -> Callable[[str], pl.Expr]:
+    """Bounds of the rounding error of the sums of a span (:func:`_span`).
+
+    Within one range, as :func:`polars_cumdev.bins.difference_error`, with
+    the largest |error sum| of the ranges up to the upper end. Across
+    ranges, the whole ranges in between add the rounding of their
+    one-number totals (at most 2^-52 of their magnitudes, ``between``) and
+    that of the compensated accumulation over at most ``ranges`` terms.
+    """
+    eps = 2.0**-52
+    rows = total["_pn"].cast(pl.Float64)
+
+    def error(name: str) -> pl.Expr:
+        own = eps * (rows * lomax(name) + total[name].abs() + total[f"{name}_err"].abs())
+        across = eps * (1.0 + eps * ranges) * between(name)
+        return own + pl.when(same).then(0.0).otherwise(across)
+
+    return error
 
 
 def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
@@ -129,29 +209,62 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
     multi = pl.col("n_scores") > 1
     own = pl.col(RANGE)
     lo_r, hi_r = pl.col("lo_r"), pl.col("hi_r")
+
+    def first_hi(column: str) -> pl.Expr:
+        """The first point's upper end: its own range when the cell has more points."""
+        return pl.when(multi).then(pl.col(f"own{column}")).otherwise(pl.col(f"hi{column}"))
+
     first = _span(
         lo_r,
         [pl.col(f"lo{c}") for c in SUMS],
         [pl.col(f"loT{c}") for c in SUMS],
-        [pl.col(f"loI{c}") for c in SUMS],
+        [pl.col(f"lo{_through(c)}") for c in SUMS],
         pl.when(multi).then(own).otherwise(hi_r),
         [pl.when(multi).then(pl.col(f"f_up{c}")).otherwise(pl.col(f"hi{c}")) for c in SUMS],
-        [pl.when(multi).then(pl.col(f"ownX{c}")).otherwise(pl.col(f"hiX{c}")) for c in SUMS],
+        [first_hi(_before(c)) for c in SUMS],
     )
     last = _span(
         own,
         [pl.col(f"l_lo{c}") for c in SUMS],
         [pl.col(f"ownT{c}") for c in SUMS],
-        [pl.col(f"ownI{c}") for c in SUMS],
+        [pl.col(f"own{_through(c)}") for c in SUMS],
         hi_r,
         [pl.col(f"hi{c}") for c in SUMS],
-        [pl.col(f"hiX{c}") for c in SUMS],
+        [pl.col(f"hi{_before(c)}") for c in SUMS],
     )
     centre = pl.lit(plan.centre)
-    f_ref, f_var = bin_moments(dict(zip(SUMS, first, strict=True)).__getitem__, centre)
-    l_ref, l_var = bin_moments(dict(zip(SUMS, last, strict=True)).__getitem__, centre)
-    f_a = pl.col("f_w") / pl.col(TOTAL_WEIGHT)
-    l_a = pl.col("l_w") / pl.col(TOTAL_WEIGHT)
+    first_hi_range = pl.when(multi).then(own).otherwise(hi_r)
+    first_sums = dict(zip(SUMS, first, strict=True))
+    first_error = _span_error(
+        first_sums,
+        lo_r == first_hi_range,
+        lambda c: first_hi(f"I{c}_lomax"),
+        lambda c: (first_hi(f"NA{c}") - pl.col(f"loA{c}")).clip(lower_bound=0.0),
+        plan.ranges,
+    )
+    last_sums = dict(zip(SUMS, last, strict=True))
+    last_error = _span_error(
+        last_sums,
+        own == hi_r,
+        lambda c: pl.col(f"hiI{c}_lomax"),
+        lambda c: (pl.col(f"hiNA{c}") - pl.col(f"ownA{c}")).clip(lower_bound=0.0),
+        plan.ranges,
+    )
+    f = bin_moments(first_sums.__getitem__, centre, first_error)
+    l_ = bin_moments(last_sums.__getitem__, centre, last_error)
+    f_ref, f_var, l_ref, l_var = f.reference, f.variance, l_.reference, l_.variance
+    # The group's total weight, summed over its cells in range order; the
+    # cells' partial sums carry W'_k in place of a_k and are divided here.
+    total = pl.col(TOTAL_WEIGHT)
+    cells = cells.sort(on, nulls_last=True).with_columns(
+        per_group(pl.col("weight").sum(), keys).alias(TOTAL_WEIGHT)
+    )
+    cells = cells.with_columns(
+        *[(pl.col(c) / total) for c in ("q_sum", "q_max", "q_min", "e_c")],
+        *[(pl.col(c) / (total * total)) for c in ("s_b", "s_e", "e_b", "e_e")],
+    )
+    f_a = pl.col("f_w") / total
+    l_a = pl.col("l_w") / total
     cells = cells.with_columns(
         (f_a * (pl.col("f_r") - f_ref)).alias("_tf"),
         pl.when(multi).then(l_a * (pl.col("l_r") - l_ref)).otherwise(0.0).alias("_tl"),
@@ -163,9 +276,34 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
         .alias("_lb"),
         pl.when(multi).then(l_a * l_a * pl.col("l_tie") * l_var).otherwise(0.0).alias("_lv"),
     )
+    # Bounds of the rounding errors (polars_cumdev.statistics.error_terms) of
+    # the two end points, beside the interior ones of the range step.
+    rounding = 8.0 * 2.0**-52
+    cells = cells.with_columns(
+        (
+            pl.col("e_c")
+            + f_a * f.reference_error
+            + pl.when(multi).then(l_a * l_.reference_error).otherwise(0.0)
+        ).alias("e_c"),
+        (
+            pl.col("e_b")
+            + f_a * f_a * pl.col("f_tie") * f.bernoulli_error
+            + pl.when(multi).then(l_a * l_a * pl.col("l_tie") * l_.bernoulli_error).otherwise(0.0)
+            + rounding * (pl.col("_fb").abs() + pl.col("_lb").abs())
+        ).alias("e_b"),
+        (
+            pl.col("e_e")
+            + f_a * f_a * pl.col("f_tie") * f.variance_error
+            + pl.when(multi).then(l_a * l_a * pl.col("l_tie") * l_.variance_error).otherwise(0.0)
+            + rounding * (pl.col("_fv").abs() + pl.col("_lv").abs())
+        ).alias("e_e"),
+        (
+            pl.col("overflows") + f.overflow.cast(pl.Int64) + (multi & l_.overflow).cast(pl.Int64)
+        ).alias("overflows"),
+    )
     # Inside a cell: C_f = off + tf; C_j = off + tf + Q_j; C_l = off + tf + Q_sum + tl.
     end = pl.when(multi).then(pl.col("q_sum") + pl.col("_tl"))
-    cells = cells.sort(on, nulls_last=True).with_columns(
+    cells = cells.with_columns(
         (pl.col("_tf") + pl.col("q_sum") + pl.col("_tl")).alias("_step"),
         pl.max_horizontal(pl.lit(0.0), pl.col("q_max"), end).alias("_cmax"),
         pl.min_horizontal(pl.lit(0.0), pl.col("q_min"), end).alias("_cmin"),
@@ -186,6 +324,10 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
         pl.col("_step").sum().alias("delta"),
         (pl.col("s_b").sum() + pl.col("_fb").sum() + pl.col("_lb").sum()).alias(_SIGMA_B),
         (pl.col("s_e").sum() + pl.col("_fv").sum() + pl.col("_lv").sum()).alias(_SIGMA_E),
+        pl.col("e_c").sum().alias(C_ERROR),
+        pl.col("e_b").sum().alias(SIGMA_B_ERROR),
+        pl.col("e_e").sum().alias(SIGMA_E_ERROR),
+        pl.col("overflows").sum().alias(OVERFLOWS),
     ]
     if keys:
         return cells.group_by(keys, maintain_order=True).agg(aggs)
@@ -193,6 +335,12 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
 
 
 def finish(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame:
-    """The screen's columns from :func:`combine`'s output (sigma, z, p, q; sorted)."""
-    binary = pl.LazyFrame({nm.BINARY: [plan.binary]})
-    return normalize(stats.lazy(), plan.keys, binary).collect(engine="in-memory")
+    """The screen's columns from :func:`combine`'s output (sigma, z, p, q; sorted).
+
+    Raises the errors of :func:`polars_cumdev.statistics.normalize` (bins too
+    uneven to resolve, a statistic that is not finite).
+    """
+    binary = pl.LazyFrame({nm.BINARY: [plan.binary], RMAX: [plan.response_scale]})
+    scale = pl.LazyFrame({SCALE: [plan.weight_scale]})
+    out = normalize(stats.lazy(), plan.keys, binary, scale=scale, labels=plan.labels)
+    return out.collect(engine="in-memory")

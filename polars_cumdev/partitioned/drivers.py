@@ -47,7 +47,7 @@ def _run(
     cuts = cut_points(frame, ranges, engine=scan_engine)
     note(f"{len(cuts) + 1} ranges")
     cells = cell_summaries(frame, keys, cuts).collect(engine=scan_engine)
-    plan = plan_ranges(cells, keys, cuts, variance)
+    plan = plan_ranges(cells, keys, cuts, variance, prepared.labels)
     note(f"pass 1: {cells.height} cells, {plan.queries.height} queries")
     results: list[RangeResult | None] = []
     for r in range(plan.ranges):

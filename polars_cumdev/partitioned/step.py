@@ -10,14 +10,16 @@ import polars as pl
 from polars_cumdev import _names as nm
 from polars_cumdev.bins import (
     COUNT_SUMS,
+    MAXIMA,
     PREFIX_SCORE,
     SUMS,
     bin_moments,
+    difference_error,
     full_population_prefix,
     midpoints,
 )
 from polars_cumdev.partitioned.cells import Plan
-from polars_cumdev.partitioned.columns import GID, MIDPOINT, QUERY, TOTAL_WEIGHT, Engine
+from polars_cumdev.partitioned.columns import GID, MIDPOINT, QUERY, Engine
 from polars_cumdev.prepare import FrameLike, as_lazy
 from polars_cumdev.sums import boundary
 from polars_cumdev.ties import merge_ties
@@ -50,7 +52,11 @@ class RangeResult:
 
 
 def zero_sums() -> list[pl.Expr]:
-    return [pl.lit(0, dtype=pl.Int64 if c in COUNT_SUMS else pl.Float64).alias(c) for c in SUMS]
+    """The running sums and maxima of a range with no row (a one-row select)."""
+    return [
+        pl.lit(0, dtype=pl.Int64 if c in COUNT_SUMS else pl.Float64).alias(c)
+        for c in (*SUMS, *MAXIMA)
+    ]
 
 
 def range_step(rows: FrameLike, plan: Plan, r: int, *, engine: Engine = "in-memory") -> RangeResult:
@@ -66,8 +72,8 @@ def range_step(rows: FrameLike, plan: Plan, r: int, *, engine: Engine = "in-memo
         ``WEIGHT``), in any order; the function sorts them.
     plan
         The plan of :func:`polars_cumdev.partitioned.plan_ranges`: the keys,
-        the global centre c, each group's total weight and the queries
-        routed to this range.
+        the global centre c, the scale of the weights and the queries routed
+        to this range.
     r
         The range's index, 0 <= r < ``plan.ranges``.
     engine
@@ -82,17 +88,29 @@ def range_step(rows: FrameLike, plan: Plan, r: int, *, engine: Engine = "in-memo
         ``f_up*``), the last point (``l_w``, ``l_r``, ``l_tie`` and the local
         prefix at its lower midpoint ``l_lo*``), and for the interior points
         (neither first nor last of the cell) the sum, running maximum and
-        minimum of a_k (R'_k - Rt_k) and the two sigma sums.
-        ``answers``: local prefix sums at each query midpoint.
-        ``totals``: the range's running sums.
+        minimum of W'_k (R'_k - Rt_k) and the two sigma sums with W'_k in
+        place of a_k (the group's total weight is divided out by
+        :func:`polars_cumdev.partitioned.combine`), and the interior
+        points' bounds of the rounding errors of C and of the sigma sums
+        (``e_c``, ``e_b``, ``e_e``; :func:`polars_cumdev.statistics.error_terms`)
+        and how many of their bins overflowed (``overflows``).
+        Weights are in the units of the plan's ``weight_scale``.
+        ``answers``: local prefix sums (and running maxima) at each query
+        midpoint.
+        ``totals``: the range's running sums and maxima.
     """
-    keys, centre, group_weight = plan.keys, plan.centre, plan.group_weight
+    keys, centre = plan.keys, plan.centre
     queries = plan.queries_for(r)
-    ordered = as_lazy(rows).sort(nm.SCORE).collect(engine=engine)
+    ordered = (
+        as_lazy(rows)
+        .with_columns(pl.col(nm.WEIGHT) * plan.weight_scale)
+        .sort(nm.SCORE)
+        .collect(engine=engine)
+    )
     prefix = full_population_prefix(ordered.lazy(), pl.lit(centre)).collect(engine=engine)
     # A fresh one-row frame: a slice of `prefix` would keep its buffers alive.
     totals = (
-        pl.DataFrame({c: [prefix.get_column(c)[-1]] for c in SUMS})
+        pl.DataFrame({c: [prefix.get_column(c)[-1]] for c in (*SUMS, *MAXIMA)})
         if prefix.height
         else pl.select(zero_sums())
     )
@@ -111,15 +129,24 @@ def range_step(rows: FrameLike, plan: Plan, r: int, *, engine: Engine = "in-memo
     below = [pl.when(~pl.col("_first")).then(pl.col(c).shift(1)).alias(f"{c}_lo") for c in SUMS]
     located = located.with_columns(below)
     interior = ~pl.col("_first") & ~pl.col("_last")
-    ref, var = bin_moments(lambda c: pl.col(c) - pl.col(f"{c}_lo"), pl.lit(centre))
+
+    def total(c: str) -> pl.Expr:
+        return pl.col(c) - pl.col(f"{c}_lo")
+
+    error = difference_error(total, lambda c: pl.col(f"{c}_lomax"))
+    ref, var, e_ref, e_bern, e_var, overflow = bin_moments(total, pl.lit(centre), error)
     # Terms with W'_k in place of a_k = W'_k / W_total: the group's total weight
-    # is a constant of the cell, divided out after the aggregation.
+    # is a constant of the cell, divided out in the combination.
     w = pl.col(nm.WEIGHT)
     w2f = w * w * pl.col(nm.TIE)
     located = located.with_columns(
         pl.when(interior).then(w * (pl.col(nm.RESPONSE) - ref)).otherwise(0.0).alias("_d"),
         pl.when(interior).then(w2f * ref * (1.0 - ref)).otherwise(0.0).alias("_sb"),
         pl.when(interior).then(w2f * var).otherwise(0.0).alias("_se"),
+        pl.when(interior).then(w * e_ref).otherwise(0.0).alias("_ec"),
+        pl.when(interior).then(w2f * e_bern).otherwise(0.0).alias("_eb"),
+        pl.when(interior).then(w2f * e_var).otherwise(0.0).alias("_ee"),
+        (interior & overflow).alias("_overflow"),
     ).with_columns(pl.col("_d").cum_sum().over(GID).alias("_q"))
     q_interior = pl.col("_q").filter(interior)
     aggs = [
@@ -140,36 +167,31 @@ def range_step(rows: FrameLike, plan: Plan, r: int, *, engine: Engine = "in-memo
         q_interior.min().alias("q_min"),
         pl.col("_sb").sum().alias("s_b"),
         pl.col("_se").sum().alias("s_e"),
+        pl.col("_ec").sum().alias("e_c"),
+        pl.col("_eb").sum().alias("e_b"),
+        pl.col("_ee").sum().alias("e_e"),
+        pl.col("_overflow").sum().cast(pl.Int64).alias("overflows"),
     ]
     cells = located.group_by(GID, maintain_order=True).agg(aggs).drop(GID)
-    cells = (
-        cells.join(group_weight.lazy(), on=keys, how="left", nulls_equal=True)
-        if keys
-        else cells.join(group_weight.lazy(), how="cross")
-    )
-    total = pl.col(TOTAL_WEIGHT)
-    cells = cells.with_columns(
-        *[(pl.col(c) / total) for c in ("q_sum", "q_max", "q_min")],
-        *[(pl.col(c) / (total * total)) for c in ("s_b", "s_e")],
-    )
     answers = _lookup(queries.lazy().select(QUERY, MIDPOINT), prefix, MIDPOINT).drop(MIDPOINT)
     cells_df, answers_df = pl.collect_all([cells, answers], engine=engine)
     return RangeResult(cells=cells_df, answers=answers_df, totals=totals)
 
 
 def _lookup(frame: pl.LazyFrame, prefix: pl.DataFrame, at: str) -> pl.LazyFrame:
-    """Add the running sums at the last score <= column ``at`` (0 below the first).
+    """Add the running sums and maxima at the last score <= column ``at`` (0 below the first).
 
     One binary search per row of ``frame`` into the prefix scores, then one
-    gather per sum from the prefix table with a row of zeros in front.
+    gather per column from the prefix table with a row of zeros in front.
     """
     index = "_index"
-    zero = pl.DataFrame({c: [0] for c in SUMS}, schema={c: prefix.schema[c] for c in SUMS})
-    table = pl.concat([zero, prefix.select(SUMS)])
+    names = (*SUMS, *MAXIMA)
+    zero = pl.DataFrame({c: [0] for c in names}, schema={c: prefix.schema[c] for c in names})
+    table = pl.concat([zero, prefix.select(names)])
     scores = prefix.get_column(PREFIX_SCORE)
     return (
         frame.with_columns(pl.lit(scores).search_sorted(pl.col(at), side="right").alias(index))
-        .with_columns(pl.lit(table.get_column(c)).gather(pl.col(index)).alias(c) for c in SUMS)
+        .with_columns(pl.lit(table.get_column(c)).gather(pl.col(index)).alias(c) for c in names)
         .drop(index)
     )
 

@@ -22,11 +22,11 @@ import numpy as np
 
 __all__ = [
     "bh_qvalues",
-    "midpoint",
     "calibration",
     "ks_pvalue_naive",
     "kuiper_pvalue_naive",
     "merge_ties",
+    "midpoint",
     "resolve_variance",
     "subpop_vs_full",
     "two_subpops",

@@ -20,7 +20,6 @@ from __future__ import annotations
 from fractions import Fraction
 
 import mpmath
-
 from reference import midpoint, resolve_variance
 
 __all__ = ["subpop_vs_full_exact"]

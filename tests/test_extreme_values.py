@@ -287,7 +287,10 @@ def test_scores_one_double_apart_are_two_bins_as_any_two_scores(low):
     for row in one.iter_rows(named=True):
         mask = (adjacent["g"] == row["g"]).to_numpy()
         expected = ref.subpop_vs_full(
-            adjacent["s"].to_numpy(), adjacent["r"].to_numpy(), adjacent["w"].to_numpy(), mask,
+            adjacent["s"].to_numpy(),
+            adjacent["r"].to_numpy(),
+            adjacent["w"].to_numpy(),
+            mask,
             "auto",
         )
         assert expected["bin_rows"].min() > 0

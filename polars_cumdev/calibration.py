@@ -17,11 +17,13 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_cumdev import _names as nm
+from polars_cumdev import compiled
 from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.prepare import FrameLike, Prepared, prepare
 from polars_cumdev.statistics import (
     RMAX,
     STATISTIC_COLUMNS,
+    SUMMARY_SCHEMA,
     normalize,
     sigma_terms,
     summarize,
@@ -72,6 +74,35 @@ def _points(prepared: Prepared) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     return merge_ties(sort_by_score(rows), prepared.keys), scale
 
 
+def _polars_summary(ordered: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
+    """Per-group statistics by the Polars stages (rows sorted by score)."""
+    accumulated = accumulate(merge_ties(ordered, keys), keys, reference=nm.SCORE)
+    return summarize(accumulated, keys, reference=nm.SCORE, empirical=False)
+
+
+def _summary(rows: pl.LazyFrame, keys: Sequence[str], engine: str, frame: object) -> pl.LazyFrame:
+    """Per-group statistics (:func:`summarize`'s layout) by the engine chosen."""
+    choice = compiled.choose(compiled.check_engine(engine), frame)
+    if choice == "polars":
+        return _polars_summary(sort_by_score(rows), keys)
+    schema = {
+        **{k: dtype for k, dtype in rows.collect_schema().items() if k in keys},
+        **SUMMARY_SCHEMA,
+    }
+
+    def run(batch: pl.DataFrame) -> pl.DataFrame:
+        if choice == "at run time" and batch.height < compiled.KERNEL_ROWS:
+            summary = _polars_summary(batch.lazy(), keys).select(list(schema))
+            return summary.collect(engine="in-memory")
+        ids, count = compiled.group_ids(batch, keys)
+        s, r, w = compiled.arrays(batch)
+        out, first = compiled.kernel().calibration_groups(ids, s, r, w, count)
+        return compiled.summary_frame(batch, keys, out, first)
+
+    columns = [*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT]
+    return compiled.sorted_node(rows, columns, run, schema)
+
+
 def calibration(
     frame: FrameLike,
     score: str,
@@ -79,6 +110,7 @@ def calibration(
     weight: str | None = None,
     *,
     by: str | Sequence[str] | None = None,
+    engine: str = "auto",
 ) -> pl.LazyFrame:
     """ECCE-R and ECCE-MAD with sigma and p-values, overall or per group.
 
@@ -94,6 +126,9 @@ def calibration(
         Optional positive weights.
     by
         Optional grouping column(s): one row per group, computed in one query.
+    engine
+        ``"polars"``, ``"kernel"`` or ``"auto"``, as in
+        :func:`polars_cumdev.subpopulation.screen`.
 
     Returns
     -------
@@ -108,9 +143,8 @@ def calibration(
     """
     prepared = _prepare(frame, score, response, weight, by)
     keys = prepared.keys
-    points, scale = _points(prepared)
-    accumulated = accumulate(points, keys, reference=nm.SCORE)
-    stats = summarize(accumulated, keys, reference=nm.SCORE, empirical=False)
+    rows, scale = rescale(prepared.gated())
+    stats = _summary(rows, keys, engine, frame)
     bernoulli = pl.LazyFrame({nm.BINARY: [True], RMAX: [1.0]})
     out = normalize(stats, keys, bernoulli, min_scores=1, scale=scale, labels=prepared.labels)
     return prepared.guarded(out.drop("variance").rename(_RENAME))

@@ -37,14 +37,18 @@ class _Namespace(Generic[F]):
         weight: str | None = None,
         *,
         variance: str = "auto",
+        engine: str = "auto",
     ) -> F:
         """Screen every subpopulation of ``by`` against the full population.
 
         See :func:`polars_cumdev.subpopulation.screen` (equations (12)-(13),
-        (25)-(28), (31)-(32)).
+        (25)-(28), (31)-(32)); ``engine`` picks the Polars plan or the
+        compiled kernel (:mod:`polars_cumdev.compiled`).
         """
         return self._out(
-            subpopulation.screen(self._frame, by, score, response, weight, variance=variance)
+            subpopulation.screen(
+                self._frame, by, score, response, weight, variance=variance, engine=engine
+            )
         )
 
     def curve(
@@ -56,6 +60,7 @@ class _Namespace(Generic[F]):
         *,
         variance: str = "auto",
         fraction: float = 1.0,
+        engine: str = "auto",
     ) -> F:
         """Drill-down frame of cumulative differences for one subpopulation.
 
@@ -71,6 +76,7 @@ class _Namespace(Generic[F]):
                 weight,
                 variance=variance,
                 fraction=fraction,
+                engine=engine,
             )
         )
 
@@ -81,13 +87,16 @@ class _Namespace(Generic[F]):
         weight: str | None = None,
         *,
         by: str | Sequence[str] | None = None,
+        engine: str = "auto",
     ) -> F:
         """ECCE-R and ECCE-MAD of predicted probabilities, overall or per group.
 
         See :func:`polars_cumdev.calibration.calibration` (method.md 2,
         appendix A equations (44)-(50)).
         """
-        return self._out(calibration.calibration(self._frame, score, response, weight, by=by))
+        return self._out(
+            calibration.calibration(self._frame, score, response, weight, by=by, engine=engine)
+        )
 
     def calibration_curve(
         self,

@@ -28,9 +28,12 @@ __all__ = [
     "OVERFLOWS",
     "RESOLUTION",
     "RMAX",
+    "SIGMA_B",
     "SIGMA_B_ERROR",
+    "SIGMA_E",
     "SIGMA_E_ERROR",
     "STATISTIC_COLUMNS",
+    "SUMMARY_SCHEMA",
     "Resolved",
     "Variance",
     "benjamini_hochberg",
@@ -69,8 +72,9 @@ STATISTIC_COLUMNS = (
     "note",
 )
 
-_SIGMA_B = f"{nm.PREFIX}sigma_bernoulli"
-_SIGMA_E = f"{nm.PREFIX}sigma_empirical"
+# Per group, sigma^2 under (31) and under (32); normalize picks one.
+SIGMA_B = f"{nm.PREFIX}sigma_bernoulli"
+SIGMA_E = f"{nm.PREFIX}sigma_empirical"
 # Per group, bounds of the rounding errors: of every C_k (sum of a_k times the
 # error of Rt_k), and of the two sigma^2 sums (polars_cumdev.bins.BinMoments).
 C_ERROR = f"{nm.PREFIX}c_error"
@@ -85,6 +89,18 @@ RESOLUTION = 2.0**-30
 #: C_n and sigma then being at the level of rounding, z is not reported).
 FLOOR = 2.0**-40
 RMAX = f"{nm.PREFIX}rmax"
+#: Columns of :func:`summarize` after the keys, with their types.
+SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+    "n": pl.Int64(),
+    "n_scores": pl.Int64(),
+    **{
+        name: pl.Float64()
+        for name in ("weight", "kuiper", "ks", "delta", SIGMA_B, SIGMA_E, C_ERROR)
+    },
+    SIGMA_B_ERROR: pl.Float64(),
+    SIGMA_E_ERROR: pl.Float64(),
+    OVERFLOWS: pl.Int64(),
+}
 _VERDICT = f"{nm.PREFIX}verdict"
 # Statistics that must be finite whenever they are not null.
 _FINITE = ("kuiper", "ks", "delta", "sigma", "kuiper_z", "ks_z")
@@ -206,8 +222,8 @@ def summarize(
         (c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0)).alias("kuiper"),
         c.abs().max().alias("ks"),
         c.get(pl.col(nm.K).arg_max()).alias("delta"),
-        bern.sum().alias(_SIGMA_B),
-        (emp.sum() if empirical else pl.lit(None, dtype=pl.Float64)).alias(_SIGMA_E),
+        bern.sum().alias(SIGMA_B),
+        (emp.sum() if empirical else pl.lit(None, dtype=pl.Float64)).alias(SIGMA_E),
         *bounds,
         overflows.cast(pl.Int64).alias(OVERFLOWS),
     ]
@@ -458,7 +474,7 @@ def normalize(
     )
     out = (
         out.with_columns(
-            chosen_sigma(pl.col(_SIGMA_B), pl.col(_SIGMA_E)).alias("sigma"),
+            chosen_sigma(pl.col(SIGMA_B), pl.col(SIGMA_E)).alias("sigma"),
             pl.when(binary)
             .then(pl.lit("bernoulli"))
             .otherwise(pl.lit("empirical"))

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_cumdev import _names as nm
+from polars_cumdev import compiled
 from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.bins import full_population_prefix, locate_bins
 from polars_cumdev.errors import InvalidParameterError
@@ -27,6 +28,7 @@ from polars_cumdev.statistics import (
     OVERFLOWS,
     RMAX,
     STATISTIC_COLUMNS,
+    SUMMARY_SCHEMA,
     check_variance,
     chosen_sigma,
     error_terms,
@@ -40,7 +42,24 @@ from polars_cumdev.statistics import (
 from polars_cumdev.ties import merge_ties, sort_by_score
 from polars_cumdev.weights import SCALE, rescale
 
-__all__ = ["CURVE_COLUMNS", "curve", "curve_frame", "prepare_screen", "screen"]
+__all__ = ["CURVE_COLUMNS", "POINT_SCHEMA", "curve", "curve_frame", "prepare_screen", "screen"]
+
+#: The points of one subpopulation with their bins, as the curve needs them.
+POINT_SCHEMA: dict[str, pl.DataType] = {
+    nm.SCORE: pl.Float64(),
+    nm.WEIGHT: pl.Float64(),
+    nm.RESPONSE: pl.Float64(),
+    nm.TIE: pl.Float64(),
+    nm.ROWS: pl.Int64(),
+    nm.BIN_WEIGHT: pl.Float64(),
+    nm.BIN_ROWS: pl.Int64(),
+    nm.REFERENCE: pl.Float64(),
+    nm.BIN_VARIANCE: pl.Float64(),
+    nm.REFERENCE_ERROR: pl.Float64(),
+    nm.BERNOULLI_ERROR: pl.Float64(),
+    nm.VARIANCE_ERROR: pl.Float64(),
+    nm.OVERFLOW: pl.Boolean(),
+}
 
 _RESOLVED = f"{nm.PREFIX}resolved"
 
@@ -96,6 +115,64 @@ def _binned(full: pl.LazyFrame, subpopulation: pl.LazyFrame, keys: Sequence[str]
     return locate_bins(merge_ties(subpopulation, keys), full_population_prefix(full), keys)
 
 
+def _polars_summary(ordered: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
+    """The screen's per-group statistics by the Polars stages (rows sorted by score)."""
+    return summarize(accumulate(_binned(ordered, ordered, keys), keys), keys)
+
+
+def _summary(rows: pl.LazyFrame, keys: Sequence[str], engine: str, frame: object) -> pl.LazyFrame:
+    """Per-group statistics (:func:`summarize`'s layout) by the engine chosen.
+
+    ``rows`` are checked, rescaled standardized rows in any order.
+    """
+    choice = compiled.choose(compiled.check_engine(engine), frame)
+    if choice == "polars":
+        return _polars_summary(sort_by_score(rows), keys)
+    schema = {
+        **{k: dtype for k, dtype in rows.collect_schema().items() if k in keys},
+        **SUMMARY_SCHEMA,
+    }
+
+    def run(batch: pl.DataFrame) -> pl.DataFrame:
+        if choice == "at run time" and batch.height < compiled.KERNEL_ROWS:
+            lazy = batch.lazy()
+            return _polars_summary(lazy, keys).select(list(schema)).collect(engine="in-memory")
+        ids, count = compiled.group_ids(batch, keys)
+        s, r, w = compiled.arrays(batch)
+        out, first = compiled.kernel().screen_groups(ids, s, r, w, count, compiled.centre(batch))
+        return compiled.summary_frame(batch, keys, out, first)
+
+    columns = [*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT]
+    return compiled.sorted_node(rows, columns, run, schema)
+
+
+def _polars_points(ordered: pl.LazyFrame) -> pl.LazyFrame:
+    """The subpopulation's points with their bins, by the Polars stages (sorted rows)."""
+    members = ordered.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
+    return _binned(ordered, members, [])
+
+
+def _points(rows: pl.LazyFrame, engine: str, frame: object) -> pl.LazyFrame:
+    """The points of the ``MEMBER`` rows with their bins (``locate_bins``'s layout)."""
+    choice = compiled.choose(compiled.check_engine(engine), frame)
+    if choice == "polars":
+        return _polars_points(sort_by_score(rows))
+
+    def run(batch: pl.DataFrame) -> pl.DataFrame:
+        if choice == "at run time" and batch.height < compiled.KERNEL_ROWS:
+            points = _polars_points(batch.lazy()).select(list(POINT_SCHEMA))
+            return points.collect(engine="in-memory")
+        s, r, w = compiled.arrays(batch)
+        member = batch.get_column(nm.MEMBER).to_numpy()
+        values, ints, flags = compiled.kernel().group_points(
+            member, s, r, w, compiled.centre(batch)
+        )
+        return compiled.points_frame(values, ints, flags)
+
+    columns = [nm.MEMBER, nm.SCORE, nm.RESPONSE, nm.WEIGHT]
+    return compiled.sorted_node(rows, columns, run, POINT_SCHEMA)
+
+
 def screen(
     frame: FrameLike,
     by: str | Sequence[str],
@@ -104,6 +181,7 @@ def screen(
     weight: str | None = None,
     *,
     variance: str = "auto",
+    engine: str = "auto",
 ) -> pl.LazyFrame:
     """Screen every subpopulation ``by`` defines against the full population.
 
@@ -125,6 +203,12 @@ def screen(
     variance
         ``"bernoulli"`` (31), ``"empirical"`` (32) or ``"auto"``: Bernoulli
         when every response is 0 or 1.
+    engine
+        ``"polars"`` (the lazy Polars plan), ``"kernel"`` (the compiled
+        kernel of :mod:`polars_cumdev.kernel` after Polars' sort) or
+        ``"auto"`` (the kernel from :data:`polars_cumdev.compiled.KERNEL_ROWS`
+        rows on; see :mod:`polars_cumdev.compiled`). The results agree to
+        1e-12.
 
     Returns
     -------
@@ -139,12 +223,9 @@ def screen(
     prepared = prepare_screen(frame, by, score, response, weight, variance)
     keys = prepared.keys
     rows, scale = rescale(prepared.gated())
-    ordered = sort_by_score(rows)
-    accumulated = accumulate(_binned(ordered, ordered, keys), keys)
     binary = is_binary(prepared.frame, variance)
-    stats = normalize(
-        summarize(accumulated, keys), keys, binary, scale=scale, labels=prepared.labels
-    )
+    summary = _summary(rows, keys, engine, frame)
+    stats = normalize(summary, keys, binary, scale=scale, labels=prepared.labels)
     return prepared.guarded(stats)
 
 
@@ -157,6 +238,7 @@ def curve(
     *,
     variance: str = "auto",
     fraction: float = 1.0,
+    engine: str = "auto",
 ) -> pl.LazyFrame:
     """The drill-down: cumulative differences of one subpopulation, point by point.
 
@@ -174,6 +256,8 @@ def curve(
     fraction
         Remark 3's zoom q in (0, 1]: keep the first floor(n q) merged scores
         and renormalize (method.md 1.7).
+    engine
+        As in :func:`screen`: which engine merges the ties and finds the bins.
 
     Returns
     -------
@@ -193,9 +277,8 @@ def curve(
         scores = pl.col(score).filter(mask)
         prepared.checks.append(zoom_check(scores, fraction, f"subpop {subpop}"))
     rows, scale = rescale(prepared.gated())
-    ordered = sort_by_score(rows)
-    members = ordered.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
-    accumulated = accumulate(_binned(ordered, members, []), [], fraction=fraction)
+    points = _points(rows, engine, frame)
+    accumulated = accumulate(points, [], fraction=fraction)
     bern, emp = sigma_terms()
     c_error, bern_error, emp_error = error_terms()
     c = pl.col(nm.CUMDIFF)

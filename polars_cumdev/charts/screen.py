@@ -35,9 +35,7 @@ __all__ = ["KUIPER_NULL_MEAN", "STATISTIC_COLUMNS", "screen"]
 #: Expected range of standard Brownian motion on [0, 1], 2 sqrt(2 / pi).
 KUIPER_NULL_MEAN = 2.0 * math.sqrt(2.0 / math.pi)
 #: Columns of screen, calibration and compare frames that are statistics, not group keys.
-STATISTIC_COLUMNS = frozenset(
-    {*SCREEN_COLUMNS, *CALIBRATION_COLUMNS, *COMPARE_ALL_COLUMNS}
-)
+STATISTIC_COLUMNS = frozenset({*SCREEN_COLUMNS, *CALIBRATION_COLUMNS, *COMPARE_ALL_COLUMNS})
 _REQUIRED = ("n", "kuiper_z", "kuiper_p", "kuiper_q")
 _AUTO_ALL = 40  # label every group up to this many
 _AUTO_TOP = 15  # otherwise label this many

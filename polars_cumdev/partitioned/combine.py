@@ -13,12 +13,12 @@ from polars_cumdev.partitioned.cells import Plan
 from polars_cumdev.partitioned.columns import Q_HI, Q_LO, QUERY, RANGE, TOTAL_WEIGHT
 from polars_cumdev.partitioned.step import RangeResult, zero_sums
 from polars_cumdev.statistics import (
-    _SIGMA_B,
-    _SIGMA_E,
     C_ERROR,
     OVERFLOWS,
     RMAX,
+    SIGMA_B,
     SIGMA_B_ERROR,
+    SIGMA_E,
     SIGMA_E_ERROR,
     normalize,
 )
@@ -322,8 +322,8 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
         ).alias("kuiper"),
         pl.max_horizontal(pl.col("_max").max().abs(), pl.col("_min").min().abs()).alias("ks"),
         pl.col("_step").sum().alias("delta"),
-        (pl.col("s_b").sum() + pl.col("_fb").sum() + pl.col("_lb").sum()).alias(_SIGMA_B),
-        (pl.col("s_e").sum() + pl.col("_fv").sum() + pl.col("_lv").sum()).alias(_SIGMA_E),
+        (pl.col("s_b").sum() + pl.col("_fb").sum() + pl.col("_lb").sum()).alias(SIGMA_B),
+        (pl.col("s_e").sum() + pl.col("_fv").sum() + pl.col("_lv").sum()).alias(SIGMA_E),
         pl.col("e_c").sum().alias(C_ERROR),
         pl.col("e_b").sum().alias(SIGMA_B_ERROR),
         pl.col("e_e").sum().alias(SIGMA_E_ERROR),

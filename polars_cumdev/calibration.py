@@ -19,7 +19,7 @@ import polars as pl
 from polars_cumdev import _names as nm
 from polars_cumdev import compiled
 from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
-from polars_cumdev.prepare import FrameLike, Prepared, prepare
+from polars_cumdev.prepare import FrameLike, Prepared, prepare, schema_of
 from polars_cumdev.statistics import (
     RMAX,
     STATISTIC_COLUMNS,
@@ -80,27 +80,24 @@ def _polars_summary(ordered: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
     return summarize(accumulated, keys, reference=nm.SCORE, empirical=False)
 
 
-def _summary(rows: pl.LazyFrame, keys: Sequence[str], engine: str, frame: object) -> pl.LazyFrame:
-    """Per-group statistics (:func:`summarize`'s layout) by the engine chosen."""
-    choice = compiled.choose(compiled.check_engine(engine), frame)
-    if choice == "polars":
-        return _polars_summary(sort_by_score(rows), keys)
-    schema = {
-        **{k: dtype for k, dtype in rows.collect_schema().items() if k in keys},
-        **SUMMARY_SCHEMA,
-    }
+def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
+    """Per-group statistics (:func:`summarize`'s layout) from the compiled node."""
+    keys = prepared.keys
+    source = schema_of(prepared.source)
+    schema = {**{k: source[k] for k in keys}, **SUMMARY_SCHEMA}
 
-    def run(batch: pl.DataFrame) -> pl.DataFrame:
-        if choice == "at run time" and batch.height < compiled.KERNEL_ROWS:
-            summary = _polars_summary(batch.lazy(), keys).select(list(schema))
+    def run(rows: compiled.Rows) -> pl.DataFrame:
+        if choice == "at run time" and rows.small:
+            summary = _polars_summary(compiled.standardized(rows, prepared), keys)
+            summary = summary.with_columns(pl.col("weight") / rows.scale).select(list(schema))
             return summary.collect(engine="in-memory")
-        ids, count = compiled.group_ids(batch, keys)
-        s, r, w = compiled.arrays(batch)
-        out, first = compiled.kernel().calibration_groups(ids, s, r, w, count)
-        return compiled.summary_frame(batch, keys, out, first)
+        ids, offset, count = compiled.group_ids(rows.batch, keys)
+        out, first = compiled.kernel().calibration_groups(
+            ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count
+        )
+        return compiled.summary_frame(rows, keys, out, first)
 
-    columns = [*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT]
-    return compiled.sorted_node(rows, columns, run, schema)
+    return compiled.node(prepared, run, schema)
 
 
 def calibration(
@@ -143,11 +140,16 @@ def calibration(
     """
     prepared = _prepare(frame, score, response, weight, by)
     keys = prepared.keys
-    rows, scale = rescale(prepared.gated())
-    stats = _summary(rows, keys, engine, frame)
     bernoulli = pl.LazyFrame({nm.BINARY: [True], RMAX: [1.0]})
+    choice = compiled.choose(engine, frame)
+    if choice == "polars":
+        rows, scale = rescale(prepared.gated())
+        stats = _polars_summary(sort_by_score(rows), keys)
+    else:
+        stats, scale = _summary_node(prepared, choice), None
     out = normalize(stats, keys, bernoulli, min_scores=1, scale=scale, labels=prepared.labels)
-    return prepared.guarded(out.drop("variance").rename(_RENAME))
+    out = out.drop("variance").rename(_RENAME)
+    return prepared.guarded(out) if choice == "polars" else out
 
 
 def calibration_curve(

@@ -1,29 +1,32 @@
 """The compiled engine: :mod:`polars_cumdev.kernel` as a node of a lazy Polars plan.
 
-The plan still does what Polars does best: validating, rescaling the
-weights, projecting, filtering (pushed into scans) and the one sort by
-score. The rows then reach the kernel through :meth:`polars.LazyFrame.map_batches`
-(the whole sorted frame at once, under either engine), which returns the
-small per-group (or per-point) frame the rest of the plan normalizes.
+The plan keeps what Polars does best: projecting, filtering (pushed into
+scans) and the one sort by score, of the user's own columns (no copy is cast
+or rescaled first). The sorted rows then reach the kernel through
+:meth:`polars.LazyFrame.map_batches`, whole, under either engine; the node
+checks them (the checks of :mod:`polars_cumdev.prepare`, so bad input raises
+the same error as the plan), rescales the weights exactly inside the kernel
+and returns the small per-group (or per-point) frame the rest of the plan
+normalizes.
 
 Which engine runs is the ``engine`` argument of the public functions:
 
-* ``"polars"``: the lazy Polars plan of :mod:`polars_cumdev.subpopulation`
-  (the kernel's oracle in the tests);
+* ``"polars"``: the lazy Polars plan (the kernel's oracle in the tests);
 * ``"kernel"``: the compiled kernel (Numba is a dependency of the package);
 * ``"auto"`` (default): the kernel for at least :data:`KERNEL_ROWS` rows,
-  Polars below. Numba's import (about half a second) and its first call in
-  a fresh environment (a few seconds of compilation, then cached on disk)
-  would cost a small screen more than it saves. For a DataFrame the choice
-  is made when the query is built; for a LazyFrame, whose size is unknown
-  until it runs, inside the node: below the threshold the node runs the
-  Polars stages on the rows it received.
+  Polars below: Numba's import (about half a second) and its first call in
+  a fresh environment (seconds of compilation, then cached on disk) would
+  cost a small screen more than they save. For a DataFrame the choice is
+  made when the query is built; for a LazyFrame, whose size is unknown
+  until it runs, inside the node, which below the threshold runs the Polars
+  stages on the rows it received.
 """
 
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -31,19 +34,28 @@ import polars as pl
 
 from polars_cumdev import _names as nm
 from polars_cumdev.errors import CumdevError, InvalidParameterError
+from polars_cumdev.prepare import Prepared, raise_failures
+from polars_cumdev.weights import SCALE, rescale, scale_factor
 
 __all__ = [
     "ENGINES",
     "KERNEL_ROWS",
+    "Choice",
     "Engine",
+    "Rows",
     "check_engine",
     "choose",
+    "facts",
     "group_ids",
     "kernel",
-    "sorted_node",
+    "node",
+    "points_frame",
+    "standardized",
+    "summary_frame",
 ]
 
 Engine = Literal["auto", "polars", "kernel"]
+Choice = Literal["polars", "kernel", "at run time"]
 ENGINES = ("auto", "polars", "kernel")
 #: Fewest rows for which ``engine="auto"`` runs the compiled kernel.
 KERNEL_ROWS = 1_000_000
@@ -72,8 +84,9 @@ def kernel():
     return module
 
 
-def choose(engine: Engine, frame: object) -> Literal["polars", "kernel", "at run time"]:
+def choose(engine: object, frame: object) -> Choice:
     """Resolve ``engine`` for an input frame: eager frames by height, lazy ones at run time."""
+    engine = check_engine(engine)
     if engine != "auto":
         return engine
     if importlib.util.find_spec("numba") is None:
@@ -83,76 +96,163 @@ def choose(engine: Engine, frame: object) -> Literal["polars", "kernel", "at run
     return "at run time"
 
 
-def group_ids(batch: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, int]:
-    """Dense-enough group numbers of the rows of ``batch`` (0 <= id < count), and the count.
+@dataclass(frozen=True)
+class Rows:
+    """The sorted rows as the kernel reads them (see :func:`node`)."""
 
-    A single integer-like key (integers, booleans, dates, times, strings
-    through a categorical cast) maps by an offset from its smallest value,
-    with null as one more number, when the range is at most 2^24; any other
-    key set is numbered by a join with its distinct values. Numbers with no
-    row are allowed: the kernel reports them as absent.
+    batch: pl.DataFrame  # the user's columns, sorted by score, checked
+    s: np.ndarray
+    r: np.ndarray
+    w: np.ndarray
+    weighted: bool
+    scale: float  # the power of two the weights are multiplied by
+    centre: float  # c = round(2 mean R) / 2, as the Polars plan computes it
+
+    @property
+    def small(self) -> bool:
+        """Below :data:`KERNEL_ROWS`: where ``"auto"`` prefers the Polars stages."""
+        return self.batch.height < KERNEL_ROWS
+
+
+def _numbers(column: pl.Series) -> np.ndarray:
+    """A checked numeric column as a NumPy array the kernel reads as doubles."""
+    if column.dtype == pl.Boolean:
+        column = column.cast(pl.UInt8)
+    elif not (column.dtype.is_integer() or column.dtype.is_float()):
+        column = column.cast(pl.Float64)
+    return np.ascontiguousarray(column.to_numpy())
+
+
+def _read(batch: pl.DataFrame, prepared: Prepared) -> Rows:
+    """Check the rows (the plan's checks, batch-wide), then view them for the kernel."""
+    checks = prepared.checks
+    counts = batch.select(
+        pl.len().alias("rows"),
+        *[c.count.cast(pl.Int64).alias(f"c{i}") for i, c in enumerate(checks)],
+    ).row(0)
+    raise_failures(checks, counts[1:], counts[0])
+    score, response, weight = prepared.names
+    if weight is None:
+        w, largest = np.empty(0), pl.lit(1.0)
+    else:
+        w, largest = _numbers(batch.get_column(weight)), pl.col(weight).cast(pl.Float64).max()
+    r = pl.col(response).cast(pl.Float64)
+    scale, centre = batch.select(
+        scale_factor(largest), ((r.mean() * 2.0).round() / 2.0).fill_null(0.0)
+    ).row(0)
+    return Rows(
+        batch=batch,
+        s=_numbers(batch.get_column(score)),
+        r=_numbers(batch.get_column(response)),
+        w=w,
+        weighted=weight is not None,
+        scale=float(scale),
+        centre=float(centre),
+    )
+
+
+def node(
+    prepared: Prepared,
+    function: Callable[[Rows], pl.DataFrame],
+    schema: Mapping[str, pl.DataType],
+    extra: Mapping[str, pl.Expr] | None = None,
+) -> pl.LazyFrame:
+    """The user's rows sorted by score, checked, read and handed to ``function``.
+
+    The node carries the keys, the score, response and weight columns, the
+    named ``extra`` expressions (e.g. a subpopulation mask) and whatever the
+    checks read; ``function`` returns a frame of ``schema``.
+    """
+    extra = dict(extra or {})
+    score, response, weight = prepared.names
+    needed = [*prepared.keys, score, response, *([weight] if weight else [])]
+    for check in prepared.checks:
+        needed += [n for n in check.count.meta.root_names() if n not in extra]
+    columns = [pl.col(n) for n in dict.fromkeys(needed)]
+    columns += [expr.alias(name) for name, expr in extra.items()]
+
+    def run(batch: pl.DataFrame) -> pl.DataFrame:
+        return function(_read(batch, prepared))
+
+    return (
+        prepared.source.select(columns)
+        .sort(score)
+        .map_batches(run, schema=pl.Schema(schema), streamable=False)
+    )
+
+
+def standardized(rows: Rows, prepared: Prepared) -> pl.LazyFrame:
+    """The node's rows as the Polars stages take them: standardized, rescaled, sorted.
+
+    For ``"auto"`` below :data:`KERNEL_ROWS` rows (the order by score is kept).
+    """
+    frame = rows.batch.lazy().select(prepared.columns)
+    return rescale(frame)[0]
+
+
+def group_ids(batch: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, int, int]:
+    """Group numbers of the rows of ``batch``: ``(ids, offset, count)``, 0 <= id - offset < count.
+
+    A single integer-like key without nulls whose values span less than 2^24
+    (integers, booleans, dates, times, strings through a categorical cast) is
+    its own number, offset by its smallest value: the kernel reads the
+    column as it is, with no copy. Any other key set is numbered by a join
+    with its distinct values (null keys included). Numbers with no row are
+    allowed: the kernel reports them as absent.
     """
     if not keys:
-        return np.zeros(batch.height, dtype=np.int64), 1
+        return np.zeros(batch.height, dtype=np.int8), 0, 1
     if len(keys) == 1:
         column = batch.get_column(keys[0])
-        dtype = column.dtype
-        if dtype == pl.String:
+        if column.dtype == pl.String:
             column = column.cast(pl.Categorical)
-        if dtype == pl.Boolean:
+        if column.dtype == pl.Boolean:
             column = column.cast(pl.Int8)
         physical = column.to_physical()
-        if physical.dtype.is_integer():
-            low, high = physical.min(), physical.max()
-            if low is None:  # every key is null
-                return np.zeros(batch.height, dtype=np.int64), 1
-            span = int(high) - int(low) + 1  # type: ignore[operator]
-            if span < _DIRECT_RANGE:
-                ids = (physical.cast(pl.Int64) - int(low)).fill_null(span)  # type: ignore[arg-type]
-                return ids.to_numpy(), span + 1
+        if physical.dtype.is_integer() and physical.null_count() == 0 and physical.len():
+            low, high = int(physical.min()), int(physical.max())  # type: ignore[arg-type]
+            if high - low + 1 < _DIRECT_RANGE:
+                return np.ascontiguousarray(physical.to_numpy()), low, high - low + 1
     table = batch.select(keys).unique().with_row_index(_GID)
     ids = batch.select(keys).join(
         table, on=list(keys), how="left", nulls_equal=True, maintain_order="left"
     )
-    return ids.get_column(_GID).cast(pl.Int64).to_numpy(), table.height
+    return ids.get_column(_GID).to_numpy(), 0, max(table.height, 1)
 
 
-def sorted_node(
-    rows: pl.LazyFrame,
-    columns: Sequence[str],
-    function: Callable[[pl.DataFrame], pl.DataFrame],
-    schema: dict[str, pl.DataType],
-) -> pl.LazyFrame:
-    """``rows`` reduced to ``columns``, sorted by score, handed whole to ``function``."""
-    return (
-        rows.select(columns)
-        .sort(nm.SCORE)
-        .map_batches(function, schema=pl.Schema(schema), streamable=False)
-    )
+def facts(rows: Rows, variance: str) -> dict[str, object]:
+    """The ``BINARY`` and ``RMAX`` columns :func:`polars_cumdev.statistics.normalize` needs.
 
+    As :func:`polars_cumdev.statistics.is_binary` computes them, from the
+    node's rows instead of another scan of the input.
+    """
+    from polars_cumdev.statistics import RMAX
 
-def arrays(batch: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The score, response and weight columns as contiguous float64 arrays."""
-    return tuple(  # type: ignore[return-value]
-        np.ascontiguousarray(batch.get_column(c).cast(pl.Float64).to_numpy())
-        for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
-    )
-
-
-def centre(batch: pl.DataFrame) -> float:
-    """c = round(2 mean R) / 2, computed as the Polars plan computes it."""
-    value = batch.select((pl.col(nm.RESPONSE).mean() * 2.0).round() / 2.0).item()
-    return 0.0 if value is None else float(value)
+    if rows.small:  # NumPy: no Numba import where the Polars stages may run
+        r = rows.r.astype(np.float64)
+        binary = bool(np.all((r == 0.0) | (r == 1.0)))
+        largest = float(np.max(np.abs(r))) if r.size else 0.0
+    else:
+        binary, largest = kernel().response_facts(rows.r)
+    if variance != "auto":
+        binary = variance == "bernoulli"
+    return {nm.BINARY: bool(binary), RMAX: float(largest)}
 
 
 def summary_frame(
-    batch: pl.DataFrame, keys: Sequence[str], out: np.ndarray, first: np.ndarray
+    rows: Rows,
+    keys: Sequence[str],
+    out: np.ndarray,
+    first: np.ndarray,
+    constants: Mapping[str, object] | None = None,
 ) -> pl.DataFrame:
     """The kernel's per-group arrays in the layout of :func:`polars_cumdev.statistics.summarize`.
 
     Divides the kernel's sums by the group's total weight W_g (by W_g^2 for
-    the sigma terms): C_k = (sum_{j<=k} W'_j (R'_j - Rt_j)) / W_g, and so on.
-    Groups without rows are dropped; keys are read from each group's first row.
+    the sigma terms): C_k = (sum_{j<=k} W'_j (R'_j - Rt_j)) / W_g, and so on;
+    ``weight`` is W_g in the user's units. Groups without rows are dropped;
+    keys are read from each group's first row. ``constants`` become columns
+    repeated on every row (e.g. :func:`facts`).
     """
     from polars_cumdev import kernel as k
     from polars_cumdev.statistics import (
@@ -171,7 +271,7 @@ def summary_frame(
     columns = {
         "n": out[:, k.N_ROWS].astype(np.int64),
         "n_scores": out[:, k.N_SCORES].astype(np.int64),
-        "weight": total,
+        "weight": total / rows.scale,
         "kuiper": (np.maximum(top, 0.0) - np.minimum(bottom, 0.0)) / total,
         "ks": np.maximum(np.abs(top), np.abs(bottom)) / total,
         "delta": out[:, k.C_LAST] / total,
@@ -182,12 +282,19 @@ def summary_frame(
         SIGMA_E_ERROR: out[:, k.ERR_E] / (total * total),
         OVERFLOWS: out[:, k.OVERFLOWS].astype(np.int64),
     }
-    key_frame = batch.select(keys)[pl.Series(first)] if keys else pl.DataFrame()
+    for name, value in (constants or {}).items():
+        columns[name] = np.full(len(first), value)
+    key_frame = rows.batch.select(keys)[pl.Series(first)] if keys else pl.DataFrame()
     return pl.concat([key_frame, pl.DataFrame(columns)], how="horizontal")
 
 
-def points_frame(values: np.ndarray, ints: np.ndarray, flags: np.ndarray) -> pl.DataFrame:
-    """The kernel's points of one subpopulation in the layout of ``locate_bins``."""
+def points_frame(
+    rows: Rows, values: np.ndarray, ints: np.ndarray, flags: np.ndarray
+) -> pl.DataFrame:
+    """The kernel's points of one subpopulation in the layout of ``locate_bins``.
+
+    Weights stay rescaled; the column ``SCALE`` holds the factor.
+    """
     from polars_cumdev import kernel as k
 
     return pl.DataFrame(
@@ -205,5 +312,6 @@ def points_frame(values: np.ndarray, ints: np.ndarray, flags: np.ndarray) -> pl.
             nm.BERNOULLI_ERROR: values[:, k.P_E_BERNOULLI],
             nm.VARIANCE_ERROR: values[:, k.P_E_VARIANCE],
             nm.OVERFLOW: flags,
+            SCALE: np.full(values.shape[0], rows.scale),
         }
     )

@@ -256,6 +256,9 @@ class Prepared:
         an engine that holds the rows elsewhere applies them batch by batch.
     labels
         How errors found later name the weight and response columns.
+    names
+        The user's score, response and weight columns (weight None when
+        rows weigh 1 each).
     """
 
     frame: pl.LazyFrame
@@ -264,6 +267,7 @@ class Prepared:
     checks: list[Check] = field(default_factory=list)
     columns: list[pl.Expr] = field(default_factory=list)
     labels: Labels = field(default_factory=Labels)
+    names: tuple[str, str, str | None] = ("", "", None)
     _ok: pl.LazyFrame | None = field(default=None, repr=False)
 
     def _verdict(self) -> pl.LazyFrame:
@@ -384,6 +388,7 @@ def prepare(
         checks=checks,
         columns=columns,
         labels=labels,
+        names=(score, response, weight),
     )
 
 

@@ -24,6 +24,7 @@ from polars_cumdev.weights import SCALE
 
 __all__ = [
     "C_ERROR",
+    "FACTS_SCHEMA",
     "FLOOR",
     "OVERFLOWS",
     "RESOLUTION",
@@ -89,6 +90,8 @@ RESOLUTION = 2.0**-30
 #: C_n and sigma then being at the level of rounding, z is not reported).
 FLOOR = 2.0**-40
 RMAX = f"{nm.PREFIX}rmax"
+#: The columns of :func:`is_binary`, with their types.
+FACTS_SCHEMA: dict[str, pl.DataType] = {nm.BINARY: pl.Boolean(), RMAX: pl.Float64()}
 #: Columns of :func:`summarize` after the keys, with their types.
 SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     "n": pl.Int64(),
@@ -405,7 +408,7 @@ _ROUNDING_LEVEL = "D, G and sigma are all at the level of rounding errors: z und
 def normalize(
     stats: pl.LazyFrame,
     keys: Sequence[str],
-    binary: pl.LazyFrame,
+    binary: pl.LazyFrame | None,
     *,
     min_scores: int = 2,
     scale: pl.LazyFrame | None = None,
@@ -420,7 +423,8 @@ def normalize(
     keys
         Grouping columns (used to break ties in the ordering).
     binary
-        Output of :func:`is_binary`: which sigma applies.
+        Output of :func:`is_binary`: which sigma applies (``None`` when
+        ``stats`` carries those columns itself).
     min_scores
         Fewest merged scores for which the normalized statistics are
         reported: 2 for a subpopulation against the full population (a
@@ -462,7 +466,7 @@ def normalize(
         .then(pl.lit(_ROUNDING_LEVEL))
         .otherwise(pl.lit(None, dtype=pl.String))
     )
-    out = stats.join(binary, how="cross", maintain_order="left")
+    out = stats if binary is None else stats.join(binary, how="cross", maintain_order="left")
     if scale is not None:
         out = out.join(scale, how="cross", maintain_order="left").with_columns(
             pl.col("weight") / pl.col(SCALE)

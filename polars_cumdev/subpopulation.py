@@ -23,8 +23,10 @@ from polars_cumdev.prepare import (
     mask_checks,
     prepare,
     resolve_mask,
+    schema_of,
 )
 from polars_cumdev.statistics import (
+    FACTS_SCHEMA,
     OVERFLOWS,
     RMAX,
     STATISTIC_COLUMNS,
@@ -59,6 +61,7 @@ POINT_SCHEMA: dict[str, pl.DataType] = {
     nm.BERNOULLI_ERROR: pl.Float64(),
     nm.VARIANCE_ERROR: pl.Float64(),
     nm.OVERFLOW: pl.Boolean(),
+    SCALE: pl.Float64(),
 }
 
 _RESOLVED = f"{nm.PREFIX}resolved"
@@ -120,30 +123,31 @@ def _polars_summary(ordered: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
     return summarize(accumulate(_binned(ordered, ordered, keys), keys), keys)
 
 
-def _summary(rows: pl.LazyFrame, keys: Sequence[str], engine: str, frame: object) -> pl.LazyFrame:
-    """Per-group statistics (:func:`summarize`'s layout) by the engine chosen.
+def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) -> pl.LazyFrame:
+    """Per-group statistics (:func:`summarize`'s layout, with ``BINARY`` and ``RMAX``).
 
-    ``rows`` are checked, rescaled standardized rows in any order.
+    From the compiled node; ``"auto"`` below the threshold runs the Polars
+    stages on the node's rows instead.
     """
-    choice = compiled.choose(compiled.check_engine(engine), frame)
-    if choice == "polars":
-        return _polars_summary(sort_by_score(rows), keys)
-    schema = {
-        **{k: dtype for k, dtype in rows.collect_schema().items() if k in keys},
-        **SUMMARY_SCHEMA,
-    }
+    keys = prepared.keys
+    source = schema_of(prepared.source)
+    schema = {**{k: source[k] for k in keys}, **SUMMARY_SCHEMA, **FACTS_SCHEMA}
 
-    def run(batch: pl.DataFrame) -> pl.DataFrame:
-        if choice == "at run time" and batch.height < compiled.KERNEL_ROWS:
-            lazy = batch.lazy()
-            return _polars_summary(lazy, keys).select(list(schema)).collect(engine="in-memory")
-        ids, count = compiled.group_ids(batch, keys)
-        s, r, w = compiled.arrays(batch)
-        out, first = compiled.kernel().screen_groups(ids, s, r, w, count, compiled.centre(batch))
-        return compiled.summary_frame(batch, keys, out, first)
+    def run(rows: compiled.Rows) -> pl.DataFrame:
+        constants = compiled.facts(rows, variance)
+        if choice == "at run time" and rows.small:
+            summary = _polars_summary(compiled.standardized(rows, prepared), keys)
+            summary = summary.with_columns(
+                pl.col("weight") / rows.scale, *[pl.lit(v).alias(n) for n, v in constants.items()]
+            )
+            return summary.select(list(schema)).collect(engine="in-memory")
+        ids, offset, count = compiled.group_ids(rows.batch, keys)
+        out, first = compiled.kernel().screen_groups(
+            ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count, rows.centre
+        )
+        return compiled.summary_frame(rows, keys, out, first, constants)
 
-    columns = [*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT]
-    return compiled.sorted_node(rows, columns, run, schema)
+    return compiled.node(prepared, run, schema)
 
 
 def _polars_points(ordered: pl.LazyFrame) -> pl.LazyFrame:
@@ -152,25 +156,21 @@ def _polars_points(ordered: pl.LazyFrame) -> pl.LazyFrame:
     return _binned(ordered, members, [])
 
 
-def _points(rows: pl.LazyFrame, engine: str, frame: object) -> pl.LazyFrame:
-    """The points of the ``MEMBER`` rows with their bins (``locate_bins``'s layout)."""
-    choice = compiled.choose(compiled.check_engine(engine), frame)
-    if choice == "polars":
-        return _polars_points(sort_by_score(rows))
+def _points_node(prepared: Prepared, choice: compiled.Choice, mask: pl.Expr) -> pl.LazyFrame:
+    """The points of the subpopulation ``mask`` with their bins, from the compiled node."""
 
-    def run(batch: pl.DataFrame) -> pl.DataFrame:
-        if choice == "at run time" and batch.height < compiled.KERNEL_ROWS:
-            points = _polars_points(batch.lazy()).select(list(POINT_SCHEMA))
-            return points.collect(engine="in-memory")
-        s, r, w = compiled.arrays(batch)
-        member = batch.get_column(nm.MEMBER).to_numpy()
+    def run(rows: compiled.Rows) -> pl.DataFrame:
+        if choice == "at run time" and rows.small:
+            points = _polars_points(compiled.standardized(rows, prepared))
+            points = points.with_columns(pl.lit(rows.scale).alias(SCALE))
+            return points.select(list(POINT_SCHEMA)).collect(engine="in-memory")
+        member = rows.batch.get_column(nm.MEMBER).to_numpy()
         values, ints, flags = compiled.kernel().group_points(
-            member, s, r, w, compiled.centre(batch)
+            member, rows.s, rows.r, rows.w, rows.weighted, rows.scale, rows.centre
         )
-        return compiled.points_frame(values, ints, flags)
+        return compiled.points_frame(rows, values, ints, flags)
 
-    columns = [nm.MEMBER, nm.SCORE, nm.RESPONSE, nm.WEIGHT]
-    return compiled.sorted_node(rows, columns, run, POINT_SCHEMA)
+    return compiled.node(prepared, run, POINT_SCHEMA, extra={nm.MEMBER: mask})
 
 
 def screen(
@@ -222,9 +222,13 @@ def screen(
     """
     prepared = prepare_screen(frame, by, score, response, weight, variance)
     keys = prepared.keys
-    rows, scale = rescale(prepared.gated())
+    choice = compiled.choose(engine, frame)
+    if choice != "polars":
+        summary = _summary_node(prepared, choice, variance)
+        return normalize(summary, keys, None, labels=prepared.labels)
     binary = is_binary(prepared.frame, variance)
-    summary = _summary(rows, keys, engine, frame)
+    rows, scale = rescale(prepared.gated())
+    summary = _polars_summary(sort_by_score(rows), keys)
     stats = normalize(summary, keys, binary, scale=scale, labels=prepared.labels)
     return prepared.guarded(stats)
 
@@ -276,21 +280,23 @@ def curve(
     if fraction < 1.0:
         scores = pl.col(score).filter(mask)
         prepared.checks.append(zoom_check(scores, fraction, f"subpop {subpop}"))
-    rows, scale = rescale(prepared.gated())
-    points = _points(rows, engine, frame)
+    choice = compiled.choose(engine, frame)
+    if choice == "polars":
+        rows, scale = rescale(prepared.gated())
+        points = _polars_points(sort_by_score(rows)).join(scale, how="cross", maintain_order="left")
+    else:
+        points = _points_node(prepared, choice, mask)
     accumulated = accumulate(points, [], fraction=fraction)
     bern, emp = sigma_terms()
     c_error, bern_error, emp_error = error_terms()
     c = pl.col(nm.CUMDIFF)
     binary = pl.col(nm.BINARY)
-    with_sigma = (
-        accumulated.join(is_binary(prepared.frame, variance), how="cross", maintain_order="left")
-        .join(scale, how="cross", maintain_order="left")
-        .with_columns(
-            chosen_sigma(bern.sum(), emp.sum()).alias("sigma"),
-            pl.col(nm.WEIGHT) / pl.col(SCALE),
-            pl.col(nm.OVERFLOW).sum().alias(OVERFLOWS),
-        )
+    with_sigma = accumulated.join(
+        is_binary(prepared.frame, variance), how="cross", maintain_order="left"
+    ).with_columns(
+        chosen_sigma(bern.sum(), emp.sum()).alias("sigma"),
+        pl.col(nm.WEIGHT) / pl.col(SCALE),
+        pl.col(nm.OVERFLOW).sum().alias(OVERFLOWS),
     )
     flags = resolved(
         c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0),
@@ -312,7 +318,7 @@ def curve(
         overflows=OVERFLOWS,
     )
     points = points.filter(checked).select(CURVE_COLUMNS)
-    return prepared.guarded(points)
+    return prepared.guarded(points) if choice == "polars" else points
 
 
 def curve_frame(accumulated: pl.LazyFrame, extra: Sequence[str] = ()) -> pl.LazyFrame:

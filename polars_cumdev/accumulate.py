@@ -16,6 +16,7 @@ import polars as pl
 from polars_cumdev import _names as nm
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.prepare import Check
+from polars_cumdev.sums import ordered_sum
 
 __all__ = ["accumulate", "check_fraction", "per_group", "zoom_check"]
 
@@ -86,7 +87,7 @@ def accumulate(
     if fraction < 1.0:
         total = per_group(pl.len(), keys)
         out = out.filter(pl.col(nm.K) <= (total.cast(pl.Float64) * fraction).floor())
-    step = pl.col(nm.WEIGHT) / per_group(pl.col(nm.WEIGHT).sum(), keys)
+    step = pl.col(nm.WEIGHT) / per_group(ordered_sum(pl.col(nm.WEIGHT)), keys)
     out = out.with_columns(step.alias(nm.A_STEP), per_group(pl.len(), keys).alias(nm.N))
     diff = pl.col(nm.A_STEP) * (pl.col(nm.RESPONSE) - pl.col(reference))
     return out.with_columns(

@@ -11,7 +11,7 @@ loop over groups and no per-group pass over the full population.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -131,19 +131,25 @@ def difference_error(
     return error
 
 
-class BinMoments(NamedTuple):
+@dataclass(frozen=True)
+class BinMoments:
     """What a bin gives the method, with bounds of the rounding errors in it.
 
-    ``reference`` is Rt_k of (26) and ``variance`` V_k of (33).
-    ``reference_error`` bounds |error| of Rt_k, ``bernoulli_error`` that of
-    Rt_k (1 - Rt_k) (the term of (31)) and ``variance_error`` that of V_k
-    (the term of (32)); they are infinite when a sum is not resolved at all
-    (a bin weight or the denominator of u_k lost in the rounding of the
-    running totals), and 0 when no bound was asked for. ``overflow`` is true
-    when a bin sum is not finite: with weights rescaled into (0, 1], only
-    responses too large to be summed (or squared) do that.
+    The expressions name columns that :meth:`on` adds to a frame, stage by
+    stage (each stage reads the columns of the ones before, so no part of
+    the formulas is evaluated twice). ``reference`` is Rt_k of (26) and
+    ``variance`` V_k of (33). ``reference_error`` bounds |error| of Rt_k,
+    ``bernoulli_error`` that of Rt_k (1 - Rt_k) (the term of (31)) and
+    ``variance_error`` that of V_k (the term of (32)); they are infinite when
+    a sum is not resolved at all (a bin weight or the denominator of u_k
+    lost in the rounding of the running totals), and 0 when no bound was
+    asked for. ``overflow`` is true when a bin sum is not finite: with
+    weights rescaled into (0, 1], only responses too large to be summed (or
+    squared) do that.
     """
 
+    stages: tuple[tuple[pl.Expr, ...], ...]
+    scratch: tuple[str, ...]
     reference: pl.Expr
     variance: pl.Expr
     reference_error: pl.Expr
@@ -151,11 +157,18 @@ class BinMoments(NamedTuple):
     variance_error: pl.Expr
     overflow: pl.Expr
 
+    def on(self, frame: pl.LazyFrame) -> pl.LazyFrame:
+        """``frame`` with the columns the expressions name (drop :attr:`scratch` after)."""
+        for stage in self.stages:
+            frame = frame.with_columns(stage)
+        return frame
+
 
 def bin_moments(
     total: Callable[[str], pl.Expr],
     centre: pl.Expr,
     error: Callable[[str], pl.Expr] | None = None,
+    name: str = "_bm",
 ) -> BinMoments:
     """Rt_k of equation (26) and V_k of (33), unbiased as in method.md 1.3, with error bounds.
 
@@ -170,6 +183,8 @@ def bin_moments(
         Gives, for a name in :data:`FLOAT_SUMS`, a bound of the rounding
         error of the bin's total of that sum (:func:`difference_error`);
         ``None`` for no bounds.
+    name
+        Prefix of the intermediate columns (distinct for two bins of one row).
 
     Returns
     -------
@@ -187,51 +202,109 @@ def bin_moments(
     correct digit (its bound, 2^-52, then exceeds it), and the denominator
     of u_k, sum(W)^2 - sum(W^2), cancels.
     """
-    bw, bww, bwr, bwrr = (total(c) + total(f"{c}_err") for c in FLOAT_SUMS)
-    rows, zeros, ones = (total(c) for c in COUNT_SUMS)
-    pure = (ones == rows) | (zeros == rows)
-    mean_c = bwr / bw
-    second = bwrr / bw
-    spread = second - mean_c * mean_c
-    square = bw * bw
-    denominator = square - bww
-    unbias = pl.when(rows > 1).then(square / denominator).otherwise(0.0)
-    reference = (
-        pl.when(ones == rows).then(1.0).when(zeros == rows).then(0.0).otherwise(centre + mean_c)
+    scratch: list[str] = []
+
+    def stage(**expressions: pl.Expr) -> tuple[tuple[pl.Expr, ...], dict[str, pl.Expr]]:
+        named = {key: f"{name}_{key}" for key in expressions}
+        scratch.extend(named.values())
+        exprs = tuple(e.alias(named[k]) for k, e in expressions.items())
+        return exprs, {k: pl.col(v) for k, v in named.items()}
+
+    sums = {c: total(c) + total(f"{c}_err") for c in FLOAT_SUMS}
+    bounds = {f"e{c}": error(c) for c in FLOAT_SUMS} if error is not None else {}
+    first, c1 = stage(
+        bw=sums["_pw"],
+        bww=sums["_pww"],
+        bwr=sums["_pwr"],
+        bwrr=sums["_pwrr"],
+        rows=total("_pn"),
+        zeros=total("_pn0"),
+        ones=total("_pn1"),
+        **bounds,
     )
-    variance = pl.when(pure).then(0.0).otherwise(unbias * spread)
-    overflow = ~pl.all_horizontal(s.is_finite() for s in (bw, bww, bwr, bwrr))
+    bw, bww, bwr, bwrr, rows = c1["bw"], c1["bww"], c1["bwr"], c1["bwrr"], c1["rows"]
+    zeros, ones = c1["zeros"], c1["ones"]
+    second_stage, c2 = stage(
+        mean_c=bwr / bw,
+        second=bwrr / bw,
+        square=bw * bw,
+        pure=(ones == rows) | (zeros == rows),
+        overflow=~pl.all_horizontal(s.is_finite() for s in (bw, bww, bwr, bwrr)),
+    )
+    mean_c, second, square, pure = c2["mean_c"], c2["second"], c2["square"], c2["pure"]
+    third, c3 = stage(
+        denominator=square - bww,
+        reference=pl.when(ones == rows)
+        .then(1.0)
+        .when(zeros == rows)
+        .then(0.0)
+        .otherwise(centre + mean_c),
+        spread=second - mean_c * mean_c,
+    )
+    denominator, reference = c3["denominator"], c3["reference"]
+    unbias = pl.when(rows > 1).then(square / denominator).otherwise(0.0)
+    fourth, c4 = stage(
+        unbias=unbias,
+        variance=pl.when(pure).then(0.0).otherwise(unbias * c3["spread"]),
+    )
+    stages = [first, second_stage, third, fourth]
     if error is None:
         zero = pl.lit(0.0)
-        return BinMoments(reference, variance, zero, zero, zero, overflow)
+        return BinMoments(
+            tuple(stages),
+            tuple(scratch),
+            reference,
+            c4["variance"],
+            zero,
+            zero,
+            zero,
+            c2["overflow"],
+        )
     inf = float("inf")
-    e_w, e_ww, e_wr, e_wrr = (error(c) for c in FLOAT_SUMS)
-    e_mean = (e_wr + mean_c.abs() * e_w) / bw + _EPS * mean_c.abs()
-    e_reference = (
-        pl.when(pure).then(0.0).when(e_w >= bw).then(inf).otherwise(e_mean + _EPS * reference.abs())
+    e_w, e_ww, e_wr, e_wrr = (c1[f"e{c}"] for c in FLOAT_SUMS)
+    fifth, c5 = stage(
+        e_mean=(e_wr + mean_c.abs() * e_w) / bw + _EPS * mean_c.abs(),
+        e_denominator=2.0 * _EPS * (square + bww) + 2.0 * bw * e_w + e_w * e_w + e_ww,
     )
-    product = reference * (1.0 - reference)
-    e_bernoulli = (
-        pl.when(pure)
+    e_mean, e_denominator = c5["e_mean"], c5["e_denominator"]
+    sixth, c6 = stage(
+        e_reference=pl.when(pure)
         .then(0.0)
-        .otherwise(e_reference * (1.0 + e_reference) + _EPS * (reference.abs() + product.abs()))
-    )
-    e_spread = (
-        (e_wrr + second.abs() * e_w) / bw
+        .when(e_w >= bw)
+        .then(inf)
+        .otherwise(e_mean + _EPS * reference.abs()),
+        e_spread=(e_wrr + second.abs() * e_w) / bw
         + 2.0 * mean_c.abs() * e_mean
         + e_mean * e_mean
-        + 2.0 * _EPS * (second.abs() + mean_c * mean_c)
+        + 2.0 * _EPS * (second.abs() + mean_c * mean_c),
+        e_unbias=e_denominator / (denominator - e_denominator) + 2.0 * e_w / bw + 2.0 * _EPS,
     )
-    e_denominator = 2.0 * _EPS * (square + bww) + 2.0 * bw * e_w + e_w * e_w + e_ww
-    e_unbias = e_denominator / (denominator - e_denominator) + 2.0 * e_w / bw + 2.0 * _EPS
-    e_variance = (
-        pl.when(pure | (rows <= 1))
+    e_reference = c6["e_reference"]
+    variance = c4["variance"]
+    product = reference * (1.0 - reference)
+    seventh, c7 = stage(
+        e_bernoulli=pl.when(pure)
+        .then(0.0)
+        .otherwise(e_reference * (1.0 + e_reference) + _EPS * (reference.abs() + product.abs())),
+        e_variance=pl.when(pure | (rows <= 1))
         .then(0.0)
         .when((e_w >= bw) | (denominator <= e_denominator))
         .then(inf)
-        .otherwise(unbias * e_spread + variance.abs() * e_unbias + _EPS * variance.abs())
+        .otherwise(
+            c4["unbias"] * c6["e_spread"] + variance.abs() * c6["e_unbias"] + _EPS * variance.abs()
+        ),
     )
-    return BinMoments(reference, variance, e_reference, e_bernoulli, e_variance, overflow)
+    stages += [fifth, sixth, seventh]
+    return BinMoments(
+        tuple(stages),
+        tuple(scratch),
+        reference,
+        variance,
+        e_reference,
+        c7["e_bernoulli"],
+        c7["e_variance"],
+        c2["overflow"],
+    )
 
 
 def full_population_prefix(full: pl.LazyFrame, centre: pl.Expr | None = None) -> pl.LazyFrame:
@@ -341,9 +414,9 @@ def locate_bins(
     ]
     error = difference_error(pl.col, lambda c: pl.col(f"{c}_lomax"))
     moments = bin_moments(pl.col, pl.col(_CENTRE), error)
+    located = pl.concat([points, at_upper], how="horizontal").with_columns(diffs)
     return (
-        pl.concat([points, at_upper], how="horizontal")
-        .with_columns(diffs)
+        moments.on(located)
         .with_columns(
             (pl.col("_pw") + pl.col("_pw_err")).alias(nm.BIN_WEIGHT),
             pl.col("_pn").alias(nm.BIN_ROWS),
@@ -354,5 +427,5 @@ def locate_bins(
             moments.variance_error.alias(nm.VARIANCE_ERROR),
             moments.overflow.alias(nm.OVERFLOW),
         )
-        .drop(*SUMS, *MAXIMA, _CENTRE, _UPPER, _ROW)
+        .drop(*SUMS, *MAXIMA, _CENTRE, _UPPER, _ROW, *moments.scratch)
     )

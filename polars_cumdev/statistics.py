@@ -20,6 +20,7 @@ from polars_cumdev import _names as nm
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 from polars_cumdev.prepare import Labels
 from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
+from polars_cumdev.sums import ordered_sum
 from polars_cumdev.weights import SCALE
 
 __all__ = [
@@ -210,7 +211,7 @@ def summarize(
     c = pl.col(nm.CUMDIFF)
     bern, emp = sigma_terms(reference)
     if empirical:
-        errors = [t.sum() for t in error_terms()]
+        errors = [ordered_sum(t) for t in error_terms()]
         overflows = pl.col(nm.OVERFLOW).sum()
     else:
         errors = [pl.lit(0.0)] * 3
@@ -221,12 +222,12 @@ def summarize(
     aggs = [
         pl.col(nm.ROWS).sum().cast(pl.Int64).alias("n"),
         pl.len().cast(pl.Int64).alias("n_scores"),
-        pl.col(nm.WEIGHT).sum().alias("weight"),
+        ordered_sum(pl.col(nm.WEIGHT)).alias("weight"),
         (c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0)).alias("kuiper"),
         c.abs().max().alias("ks"),
         c.get(pl.col(nm.K).arg_max()).alias("delta"),
-        bern.sum().alias(SIGMA_B),
-        (emp.sum() if empirical else pl.lit(None, dtype=pl.Float64)).alias(SIGMA_E),
+        ordered_sum(bern).alias(SIGMA_B),
+        (ordered_sum(emp) if empirical else pl.lit(None, dtype=pl.Float64)).alias(SIGMA_E),
         *bounds,
         overflows.cast(pl.Int64).alias(OVERFLOWS),
     ]

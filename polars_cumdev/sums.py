@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-__all__ = ["boundary", "run_total", "with_running_sums"]
+__all__ = ["boundary", "ordered_sum", "run_total", "with_running_sums"]
 
 
 def with_running_sums(frame: pl.LazyFrame, terms: Mapping[str, pl.Expr]) -> pl.LazyFrame:
@@ -80,3 +80,14 @@ def boundary(columns: Sequence[str], step: int) -> pl.Expr:
     for column in columns:
         changed = changed | pl.col(column).ne_missing(pl.col(column).shift(step))
     return changed
+
+
+def ordered_sum(expr: pl.Expr) -> pl.Expr:
+    """The sum of ``expr`` added one value at a time, in row order.
+
+    A plain ``sum`` adds partial sums in an order that depends on how an
+    engine cut the rows into chunks (the streaming engine's result can differ
+    in the last bit from the in-memory engine's); the last value of a running
+    sum does not.
+    """
+    return expr.cum_sum().last()

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_cumdev import _names as nm
-from polars_cumdev.sums import boundary
+from polars_cumdev.sums import boundary, ordered_sum
 
 __all__ = ["group_rows", "merge_ties", "sort_by_score"]
 
@@ -53,10 +53,12 @@ def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
 
     The rows are regrouped by :func:`group_rows`, so each tie is a run of
     consecutive rows, numbered in order; its sums are taken directly over
-    the run (a window aggregation per run number), so they are accurate
-    relative to the tie itself however large and uneven the weights before
-    it are. A score that occurs once keeps its row's own W and R, and a tie
-    whose responses are all equal keeps that response, exactly.
+    the run (a running sum within each run, in row order), so they are
+    accurate relative to the tie itself however large and uneven the
+    weights before it are, and the same bits under either engine (and in
+    the compiled kernel, which adds the rows of a tie in the same order).
+    A score that occurs once keeps its row's own W and R, and a tie whose
+    responses are all equal keeps that response, exactly.
 
     Parameters
     ----------
@@ -93,11 +95,14 @@ def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
     def per_run(expr: pl.Expr) -> pl.Expr:
         return expr.over(_RUN, mapping_strategy="explode")
 
+    def total(expr: pl.Expr) -> pl.Expr:
+        return per_run(ordered_sum(expr))
+
     merged = rows.select(
         *[per_run(pl.col(c).first()) for c in tie],
-        per_run(w.sum()).alias(_SW),
-        per_run((w * r).sum()).alias(_SWR),
-        per_run((w * w).sum()).alias(_SWW),
+        total(w).alias(_SW),
+        total(w * r).alias(_SWR),
+        total(w * w).alias(_SWW),
         per_run(r.first()).alias(_FIRST),
         per_run(pl.col(_CHANGES).sum()).alias(_CHANGES),
         per_run(pl.len()).cast(pl.Int64).alias(nm.ROWS),

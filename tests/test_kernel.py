@@ -284,3 +284,10 @@ def test_bad_subpopulation_raises_the_same_error_under_both_engines():
                 df.cumdev.curve(subpop, "s", "r", "w", engine=engine)
             errors.add((type(caught.value), str(caught.value)))
         assert len(errors) == 1, errors
+
+
+@pytest.mark.parametrize("engine", ["polars", "kernel"])
+def test_same_bits_under_both_polars_engines(engine):
+    df = build_frame(11, 20_000, response="continuous", weights="float", scores="mixed")
+    query = df.lazy().cumdev.screen(by="g", score="s", response="r", weight="w", engine=engine)
+    assert query.collect(engine="in-memory").equals(query.collect(engine="streaming"))

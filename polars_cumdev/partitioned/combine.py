@@ -250,12 +250,13 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
         lambda c: (pl.col(f"hiNA{c}") - pl.col(f"ownA{c}")).clip(lower_bound=0.0),
         plan.ranges,
     )
-    f = bin_moments(first_sums.__getitem__, centre, first_error)
-    l_ = bin_moments(last_sums.__getitem__, centre, last_error)
+    f = bin_moments(first_sums.__getitem__, centre, first_error, name="_first")
+    l_ = bin_moments(last_sums.__getitem__, centre, last_error, name="_last")
     f_ref, f_var, l_ref, l_var = f.reference, f.variance, l_.reference, l_.variance
     # The group's total weight, summed over its cells in range order; the
     # cells' partial sums carry W'_k in place of a_k and are divided here.
     total = pl.col(TOTAL_WEIGHT)
+    cells = l_.on(f.on(cells.lazy())).collect()
     cells = cells.sort(on, nulls_last=True).with_columns(
         per_group(pl.col("weight").sum(), keys).alias(TOTAL_WEIGHT)
     )

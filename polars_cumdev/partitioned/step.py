@@ -134,20 +134,28 @@ def range_step(rows: FrameLike, plan: Plan, r: int, *, engine: Engine = "in-memo
         return pl.col(c) - pl.col(f"{c}_lo")
 
     error = difference_error(total, lambda c: pl.col(f"{c}_lomax"))
-    ref, var, e_ref, e_bern, e_var, overflow = bin_moments(total, pl.lit(centre), error)
+    moments = bin_moments(total, pl.lit(centre), error)
+    located = moments.on(located)
+    ref, var = moments.reference, moments.variance
+    e_ref, e_bern, e_var = moments.reference_error, moments.bernoulli_error, moments.variance_error
+    overflow = moments.overflow
     # Terms with W'_k in place of a_k = W'_k / W_total: the group's total weight
     # is a constant of the cell, divided out in the combination.
     w = pl.col(nm.WEIGHT)
     w2f = w * w * pl.col(nm.TIE)
-    located = located.with_columns(
-        pl.when(interior).then(w * (pl.col(nm.RESPONSE) - ref)).otherwise(0.0).alias("_d"),
-        pl.when(interior).then(w2f * ref * (1.0 - ref)).otherwise(0.0).alias("_sb"),
-        pl.when(interior).then(w2f * var).otherwise(0.0).alias("_se"),
-        pl.when(interior).then(w * e_ref).otherwise(0.0).alias("_ec"),
-        pl.when(interior).then(w2f * e_bern).otherwise(0.0).alias("_eb"),
-        pl.when(interior).then(w2f * e_var).otherwise(0.0).alias("_ee"),
-        (interior & overflow).alias("_overflow"),
-    ).with_columns(pl.col("_d").cum_sum().over(GID).alias("_q"))
+    located = (
+        located.with_columns(
+            pl.when(interior).then(w * (pl.col(nm.RESPONSE) - ref)).otherwise(0.0).alias("_d"),
+            pl.when(interior).then(w2f * ref * (1.0 - ref)).otherwise(0.0).alias("_sb"),
+            pl.when(interior).then(w2f * var).otherwise(0.0).alias("_se"),
+            pl.when(interior).then(w * e_ref).otherwise(0.0).alias("_ec"),
+            pl.when(interior).then(w2f * e_bern).otherwise(0.0).alias("_eb"),
+            pl.when(interior).then(w2f * e_var).otherwise(0.0).alias("_ee"),
+            (interior & overflow).alias("_overflow"),
+        )
+        .with_columns(pl.col("_d").cum_sum().over(GID).alias("_q"))
+        .drop(*moments.scratch)
+    )
     q_interior = pl.col("_q").filter(interior)
     aggs = [
         *[pl.col(k).first() for k in keys],

@@ -22,6 +22,8 @@ getting a bin sum from stored running sums:
 * ``library pair``: what :func:`polars_cumdev.bins.running_sums` stores, the
   running sum and the running sum of each addition's exact rounding error
   (TwoSum); bin = (sum_b - sum_a) + (err_b - err_a);
+* ``kernel pair``: the same pair as the compiled kernel keeps it
+  (:func:`polars_cumdev.kernel.prefix_table`, one row per distinct score);
 * ``kahan pair``: a Kahan-compensated running sum stored as two columns
   (sum, compensation); bin = (sum_b - sum_a) - (comp_b - comp_a);
 * ``blocked (4096)``: running sums restarted every 4096 rows plus the block
@@ -50,6 +52,8 @@ import polars as pl
 
 from polars_cumdev import _names as nm
 from polars_cumdev.bins import running_sums
+from polars_cumdev.kernel import prefix_table
+from polars_cumdev.kernel.prefix import HI, LO
 
 BLOCK = 4096
 
@@ -123,6 +127,13 @@ def main() -> None:
         pl.LazyFrame({nm.SCORE: s, nm.RESPONSE: r, nm.WEIGHT: w}), pl.lit(centre)
     ).collect()
     sums_of = {"W": "_pw", "W^2": "_pww", "W r": "_pwr", "W r^2": "_pwrr"}
+    stream_of = {"W": 0, "W^2": 1, "W r": 2, "W r^2": 3}
+    distinct, kernel_table = prefix_table(s, r, w, True, 1.0, centre)
+
+    def kernel_rows(e: np.ndarray) -> np.ndarray:
+        """Prefix row of the kernel's table holding the sums of the first e rows (-1: none)."""
+        last = np.where(e > 0, s[np.maximum(e - 1, 0)], -np.inf)
+        return np.searchsorted(distinct, last, side="right") - 1
 
     sizes = df["group"].value_counts().sort("count")
     picks = {
@@ -148,6 +159,9 @@ def main() -> None:
         pair = np.concatenate([[0.0], library[sums_of[column]].to_numpy()])
         pair_err = np.concatenate([[0.0], library[f"{sums_of[column]}_err"].to_numpy()])
         total, comp = kahan_pair(x)
+        j = stream_of[column]
+        k_hi = np.concatenate([[0.0], kernel_table[:, HI + j]])
+        k_lo = np.concatenate([[0.0], kernel_table[:, LO + j]])
         absx = np.abs(x)
         for name, e in edges.items():
             pairs = list(itertools.pairwise(e.tolist()))
@@ -156,6 +170,10 @@ def main() -> None:
             estimates = {
                 "global cum_sum": glob[e[1:]] - glob[e[:-1]],
                 "library pair": (pair[e[1:]] - pair[e[:-1]]) + (pair_err[e[1:]] - pair_err[e[:-1]]),
+                "kernel pair": (
+                    (k_hi[kernel_rows(e[1:]) + 1] - k_hi[kernel_rows(e[:-1]) + 1])
+                    + (k_lo[kernel_rows(e[1:]) + 1] - k_lo[kernel_rows(e[:-1]) + 1])
+                ),
                 "kahan pair": (total[e[1:]] - total[e[:-1]]) - (comp[e[1:]] - comp[e[:-1]]),
                 "blocked (4096)": restarted_bins(x, block_starts, e),
                 "ranges (R=8)": restarted_bins(x, range_starts, e),
@@ -181,6 +199,7 @@ def main() -> None:
                 "bins of",
                 "global cum_sum",
                 "library pair",
+                "kernel pair",
                 "kahan pair",
                 "blocked (4096)",
                 "ranges (R=8)",

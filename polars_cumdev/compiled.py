@@ -43,6 +43,7 @@ __all__ = [
     "Choice",
     "Engine",
     "Rows",
+    "available",
     "check_engine",
     "choose",
     "facts",
@@ -72,9 +73,14 @@ def check_engine(engine: object) -> Engine:
     return engine  # type: ignore[return-value]
 
 
+def available() -> bool:
+    """Whether Numba can be imported (the kernel can run)."""
+    return importlib.util.find_spec("numba") is not None
+
+
 def kernel():
     """Import :mod:`polars_cumdev.kernel` (and Numba) on first use."""
-    if importlib.util.find_spec("numba") is None:
+    if not available():
         raise CumdevError(
             "engine='kernel' needs Numba, which is not installed: pip install numba "
             "(or use engine='polars')"
@@ -89,7 +95,7 @@ def choose(engine: object, frame: object) -> Choice:
     engine = check_engine(engine)
     if engine != "auto":
         return engine
-    if importlib.util.find_spec("numba") is None:
+    if not available():
         return "polars"
     if isinstance(frame, pl.DataFrame):
         return "kernel" if frame.height >= KERNEL_ROWS else "polars"

@@ -298,3 +298,19 @@ def test_the_plan_gives_the_same_bits_on_every_run():
     for engine in ("in-memory", "streaming"):
         first = query.collect(engine=engine)
         assert all(query.collect(engine=engine).equals(first) for _ in range(3))
+
+
+@pytest.mark.parametrize("ranges", [1, 3, 8])
+@pytest.mark.parametrize("response", ["bernoulli", "continuous"])
+def test_compiled_range_steps_give_the_one_pass_screen(monkeypatch, ranges, response):
+    from polars_cumdev.partitioned import screen_partitioned
+
+    monkeypatch.setattr(compiled, "KERNEL_ROWS", 1)  # every range through the kernel
+    df = build_frame(13, 3000, response=response, weights="float", scores="mixed")
+    one = df.cumdev.screen(by="g", score="s", response="r", weight="w", engine="polars")
+    parts = screen_partitioned(df, "g", "s", "r", "w", ranges=ranges)
+    assert_same(one, parts, ["g"])
+    uneven = _uneven(binary=response == "bernoulli")
+    one = uneven.cumdev.screen(by="g", score="s", response="r", weight="w", engine="polars")
+    parts = screen_partitioned(uneven, "g", "s", "r", "w", ranges=ranges)
+    assert_same(one, parts, ["g"], exact=("n", "n_scores", "variance"))

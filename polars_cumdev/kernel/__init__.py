@@ -38,6 +38,7 @@ writable; ``NUMBA_CACHE_DIR`` overrides both).
 """
 
 from polars_cumdev.kernel.prefix import prefix_table, response_facts
+from polars_cumdev.kernel.ranges import range_cells
 from polars_cumdev.kernel.walks import (
     C_LAST,
     C_MAX,
@@ -92,6 +93,7 @@ __all__ = [
     "calibration_groups",
     "group_points",
     "prefix_table",
+    "range_cells",
     "response_facts",
     "screen_groups",
 ]

@@ -26,11 +26,11 @@ from polars_cumdev.kernel.prefix import (
     weight,
 )
 
-__all__ = ["calibration_groups", "group_points", "screen_groups"]
+__all__ = ["calibration_groups", "group_points", "merged_tie", "screen_groups"]
 
 
 @njit(**JIT)
-def _merged(
+def merged_tie(
     tie_w: float, tie_wr: float, tie_ww: float, tie_first: float, mixed: bool, rows: int
 ) -> tuple[float, float]:
     """R' and f of a merged tie (method.md 1.1; :func:`polars_cumdev.ties.merge_ties`)."""
@@ -145,7 +145,7 @@ def _walk(
                 continue
             upper = scores.shape[0] - 1 if bins else 0
         if upper >= 0:
-            response, factor = _merged(
+            response, factor = merged_tie(
                 tie[g, T_W],
                 tie[g, T_WR],
                 tie[g, T_WW],
@@ -323,7 +323,7 @@ def group_points(
                 break
             upper = scores.shape[0] - 1
         if upper >= 0:
-            response, factor = _merged(tie_w, tie_wr, tie_ww, tie_first, mixed, rows)
+            response, factor = merged_tie(tie_w, tie_wr, tie_ww, tie_first, mixed, rows)
             ref, var, e_ref, e_bern, e_var, overflow, bin_w, bin_rows = bin_moments(
                 table, below, upper, centre
             )

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from polars_cumdev import _names as nm
+from polars_cumdev import compiled as _engines
 from polars_cumdev.bins import (
     COUNT_SUMS,
+    FLOAT_SUMS,
     MAXIMA,
     PREFIX_SCORE,
     SUMS,
@@ -59,7 +62,14 @@ def zero_sums() -> list[pl.Expr]:
     ]
 
 
-def range_step(rows: FrameLike, plan: Plan, r: int, *, engine: Engine = "in-memory") -> RangeResult:
+def range_step(
+    rows: FrameLike,
+    plan: Plan,
+    r: int,
+    *,
+    engine: Engine = "in-memory",
+    compiled: bool | None = None,
+) -> RangeResult:
     """Everything range ``r`` contributes to the screen (step 3).
 
     A pure function of the range's rows and the small :class:`Plan`, so an
@@ -78,6 +88,11 @@ def range_step(rows: FrameLike, plan: Plan, r: int, *, engine: Engine = "in-memo
         The range's index, 0 <= r < ``plan.ranges``.
     engine
         Polars engine for this range's query.
+    compiled
+        Whether the compiled kernel (:func:`polars_cumdev.kernel.range_cells`)
+        does the work after Polars' sort; by default when Numba is available
+        and the range has at least :data:`polars_cumdev.compiled.KERNEL_ROWS`
+        rows. Both give the same result to rounding.
 
     Returns
     -------
@@ -101,6 +116,12 @@ def range_step(rows: FrameLike, plan: Plan, r: int, *, engine: Engine = "in-memo
     """
     keys, centre = plan.keys, plan.centre
     queries = plan.queries_for(r)
+    if compiled is not False:
+        ordered = as_lazy(rows).sort(nm.SCORE).collect(engine=engine)
+        wanted = compiled or (ordered.height >= _engines.KERNEL_ROWS and _engines.available())
+        if wanted:
+            return _compiled_step(ordered, plan, queries)
+        rows = ordered
     ordered = (
         as_lazy(rows)
         .with_columns(pl.col(nm.WEIGHT) * plan.weight_scale)
@@ -217,3 +238,74 @@ def _merged_by_group(ordered: pl.DataFrame, keys: Sequence[str], engine: Engine)
         group_id = pl.lit(0, dtype=pl.UInt32)
     merged = merge_ties(ordered.lazy(), keys).with_columns(group_id.set_sorted().alias(GID))
     return merged.collect(engine=engine).lazy()
+
+
+def _table_rows(table: np.ndarray, at: np.ndarray) -> dict[str, np.ndarray]:
+    """The kernel's prefix rows ``at`` (-1: all zero) as the columns ``SUMS`` and ``MAXIMA``."""
+    from polars_cumdev.kernel import prefix as k
+
+    padded = np.vstack([np.zeros((1, table.shape[1])), table])[at + 1]
+    columns: dict[str, np.ndarray] = {}
+    for j, c in enumerate(FLOAT_SUMS):
+        columns[c] = padded[:, k.HI + j]
+        columns[f"{c}_err"] = padded[:, k.LO + j]
+        columns[f"{c}_lomax"] = padded[:, k.LOMAX + j]
+    for c, index in zip(COUNT_SUMS, (k.ROWS, k.ZEROS, k.ONES), strict=True):
+        columns[c] = padded[:, index].astype(np.int64)
+    return {c: columns[c] for c in (*SUMS, *MAXIMA)}
+
+
+def _compiled_step(ordered: pl.DataFrame, plan: Plan, queries: pl.DataFrame) -> RangeResult:
+    """:func:`range_step` by :func:`polars_cumdev.kernel.range_cells` (rows sorted by score)."""
+    from polars_cumdev.kernel import ranges as k
+
+    keys = plan.keys
+    ids, offset, count = _engines.group_ids(ordered, keys)
+    s, r, w = (
+        np.ascontiguousarray(ordered.get_column(c).cast(pl.Float64).to_numpy())
+        for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
+    )
+    midpoints_ = np.ascontiguousarray(queries.get_column(MIDPOINT).cast(pl.Float64).to_numpy())
+    floats, ints, _, table, answers = _engines.kernel().range_cells(
+        ids, offset, s, r, w, plan.weight_scale, count, plan.centre, midpoints_
+    )
+    present = ints[:, k.C_FIRST] >= 0
+    floats, ints = floats[present], ints[present]
+    interior = ints[:, k.C_N_SCORES] > 2
+    single = ints[:, k.C_L_LO] < 0
+    f_up = _table_rows(table, ints[:, k.C_F_UP])
+    l_lo = _table_rows(table, ints[:, k.C_L_LO])
+    cells = pl.concat(
+        [
+            ordered.select(keys)[pl.Series(ints[:, k.C_FIRST])] if keys else pl.DataFrame(),
+            pl.DataFrame(
+                {
+                    "n": ints[:, k.C_N],
+                    "n_scores": ints[:, k.C_N_SCORES],
+                    "weight": floats[:, k.C_WEIGHT],
+                    "f_w": floats[:, k.C_F_W],
+                    "f_r": floats[:, k.C_F_R],
+                    "f_tie": floats[:, k.C_F_TIE],
+                    **{f"f_up{c}": f_up[c] for c in SUMS},
+                    "l_w": floats[:, k.C_L_W],
+                    "l_r": floats[:, k.C_L_R],
+                    "l_tie": floats[:, k.C_L_TIE],
+                    **{f"l_lo{c}": pl.Series(l_lo[c]).set(pl.Series(single), None) for c in SUMS},
+                    "q_sum": floats[:, k.C_Q_SUM],
+                    "q_max": pl.Series(floats[:, k.C_Q_MAX]).set(pl.Series(~interior), None),
+                    "q_min": pl.Series(floats[:, k.C_Q_MIN]).set(pl.Series(~interior), None),
+                    "s_b": floats[:, k.C_S_B],
+                    "s_e": floats[:, k.C_S_E],
+                    "e_c": floats[:, k.C_E_C],
+                    "e_b": floats[:, k.C_E_B],
+                    "e_e": floats[:, k.C_E_E],
+                    "overflows": ints[:, k.C_OVERFLOWS],
+                }
+            ),
+        ],
+        how="horizontal",
+    )
+    answered = pl.DataFrame({QUERY: queries.get_column(QUERY), **_table_rows(table, answers)})
+    last = np.array([table.shape[0] - 1])
+    totals = pl.DataFrame(_table_rows(table, last if table.shape[0] else np.array([-1])))
+    return RangeResult(cells=cells, answers=answered, totals=totals)

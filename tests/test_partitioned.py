@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
+from polars_cumdev.location import LOCATION_COLUMNS
 from polars_cumdev.partitioned import (
+    NOT_LOCATED_BY_RANGES,
     RANGE,
     cell_summaries,
     cut_points,
@@ -35,8 +37,8 @@ from polars_cumdev.subpopulation import screen
 RTOL = 1e-12
 ATOL = 1e-15  # only matters where a statistic is exactly 0
 ATOL_C = 1e-14  # statistics of C: responses are O(1) here (see assert_same)
-EXACT = ("n", "n_scores", "variance", "note")
-FLOATS = tuple(c for c in STATISTIC_COLUMNS if c not in EXACT)
+EXACT = ("n", "n_scores", "variance")
+FLOATS = tuple(c for c in STATISTIC_COLUMNS if c not in (*EXACT, "note", *LOCATION_COLUMNS))
 
 
 def make_data(
@@ -93,6 +95,11 @@ def assert_same(expected: pl.DataFrame, actual: pl.DataFrame, by: list[str]) -> 
     right = actual.sort(by, nulls_last=True)
     for column in (*by, *EXACT):
         assert left[column].to_list() == right[column].to_list(), column
+    # The partitioned screen leaves the location null, saying so where D > 2
+    # sigma; every other note is the one-pass screen's.
+    for one, part, where in zip(left["note"], right["note"], left["from_score"], strict=True):
+        assert part == (NOT_LOCATED_BY_RANGES if where is not None else one)
+    assert right.select(LOCATION_COLUMNS).null_count().row(0) == (right.height,) * 4
     sigma = left["sigma"].cast(pl.Float64).to_numpy()
     for column in FLOATS:
         x = left[column].cast(pl.Float64).to_numpy()

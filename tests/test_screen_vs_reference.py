@@ -15,8 +15,10 @@ import polars as pl
 import pytest
 import reference as ref
 from numpy.testing import assert_allclose
+from reference_location import shortest_stretch
 
 import polars_cumdev
+from polars_cumdev.statistics import NOT_LOCATED
 
 RTOL = 1e-9
 TINY = 1e-15  # absolute slack, only matters where the true value is 0
@@ -55,6 +57,23 @@ def group_masks(df: pl.DataFrame, by: list[str]):
         for column, value in zip(by, key, strict=True):
             mask &= df[column].to_numpy() == value
         yield key, mask
+
+
+def check_location(row: dict, expect: dict, what: str) -> None:
+    """The located stretch against the naive O(n^2) transcription, on the reference's curve."""
+    threshold = expect["kuiper"] - 2.0 * expect["sigma"]
+    found = shortest_stretch(expect["A"][1:], expect["C"][1:], threshold)
+    if found is None:
+        assert row["from_score"] is None and row["deviation"] is None, what
+        assert row["note"] == NOT_LOCATED, f"{what}: note {row['note']!r}"
+        return
+    i, j = found
+    share = expect["A"][j] - expect["A"][i]
+    close(row["from_score"], expect["S"][i], f"{what}: from_score")
+    close(row["to_score"], expect["S"][j - 1], f"{what}: to_score")
+    close(row["share"], share, f"{what}: share")
+    close(row["deviation"], (expect["C"][j] - expect["C"][i]) / share, f"{what}: deviation")
+    assert row["note"] is None, f"{what}: unexpected note {row['note']!r}"
 
 
 def check_screen(df: pl.DataFrame, out: pl.DataFrame, by, weight, variance) -> None:
@@ -97,7 +116,7 @@ def check_screen(df: pl.DataFrame, out: pl.DataFrame, by, weight, variance) -> N
         # p-value arithmetic is being tested here)
         close(row["kuiper_p"], ref.kuiper_pvalue_naive(row["kuiper_z"]), f"{what}: kuiper_p")
         close(row["ks_p"], ref.ks_pvalue_naive(row["ks_z"]), f"{what}: ks_p")
-        assert row["note"] is None, f"{what}: unexpected note {row['note']!r}"
+        check_location(row, expect, what)
 
     # Benjamini-Hochberg over the groups that have a p-value.
     for p_name, q_name in (("kuiper_p", "kuiper_q"), ("ks_p", "ks_q")):

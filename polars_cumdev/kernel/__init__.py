@@ -37,6 +37,7 @@ beside this file, or in Numba's user-wide cache directory when that is not
 writable; ``NUMBA_CACHE_DIR`` overrides both).
 """
 
+from polars_cumdev.kernel.location import stretches
 from polars_cumdev.kernel.prefix import prefix_table, response_facts
 from polars_cumdev.kernel.ranges import range_cells
 from polars_cumdev.kernel.walks import (
@@ -63,6 +64,7 @@ from polars_cumdev.kernel.walks import (
     SIGMA_E,
     WEIGHT,
     calibration_groups,
+    group_curves,
     group_points,
     screen_groups,
 )
@@ -91,9 +93,11 @@ __all__ = [
     "SIGMA_E",
     "WEIGHT",
     "calibration_groups",
+    "group_curves",
     "group_points",
     "prefix_table",
     "range_cells",
     "response_facts",
     "screen_groups",
+    "stretches",
 ]

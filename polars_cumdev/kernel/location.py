@@ -11,8 +11,9 @@ For each j, the best i is the latest one with C_i <= C_j - T. A point i is
 never the latest such point while a later point i' < j has C_i' <= C_i, so
 the candidates form a stack of points whose C increase with their index
 (every new point pops the ones above it that are not lower); the latest
-candidate at most C_j - T is found by binary search in the stack. One pass,
-O(n log n), per group.
+candidate whose rise C_j - C_i reaches T is found by binary search in the
+stack (the rise, computed as that difference, falls monotonically along
+it). One pass, O(n log n), per group.
 """
 
 from __future__ import annotations
@@ -84,11 +85,13 @@ def stretches(starts: I64, a: F64, c: F64, thresholds: F64) -> tuple[I64, I64]:
         best = np.inf
         for j in range(-1, n):
             value = _value(c, start, j, sign)
-            if size > 0 and _value(c, start, stack[0], sign) <= value - threshold:
-                low, high = 0, size - 1  # the last stack entry at most value - T
+            # The rise from a stack entry, value - V, falls as V grows along the
+            # stack: binary search for the last entry whose rise reaches T.
+            if size > 0 and value - _value(c, start, stack[0], sign) >= threshold:
+                low, high = 0, size - 1
                 while low < high:
                     mid = (low + high + 1) // 2
-                    if _value(c, start, stack[mid], sign) <= value - threshold:
+                    if value - _value(c, start, stack[mid], sign) >= threshold:
                         low = mid
                     else:
                         high = mid - 1

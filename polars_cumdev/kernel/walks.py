@@ -26,7 +26,7 @@ from polars_cumdev.kernel.prefix import (
     weight,
 )
 
-__all__ = ["calibration_groups", "group_points", "merged_tie", "screen_groups"]
+__all__ = ["calibration_groups", "group_curves", "group_points", "merged_tie", "screen_groups"]
 
 
 @njit(**JIT)
@@ -43,6 +43,8 @@ def merged_tie(
 N_ROWS, N_SCORES, WEIGHT, C_LAST, C_MAX, C_MIN, SIGMA_B, SIGMA_E = range(8)
 ERR_C, ERR_B, ERR_E, OVERFLOWS = range(8, 12)
 GROUP_COLUMNS = 12
+_ONE = np.zeros(1, dtype=np.int64)  # the starts of no recorded group (read only)
+
 # Columns of the per-group state of the walk: the open tie and where its bin starts.
 T_SCORE, T_W, T_WR, T_WW, T_FIRST = range(5)  # floats
 T_ROW, T_BELOW, T_ROWS, T_MIXED = range(4)  # integers
@@ -98,8 +100,17 @@ def _walk(
     groups: int,
     centre: float,
     bins: bool,
+    wanted: npt.NDArray[np.bool_],
+    starts: I64,
+    curves: F64,
 ) -> tuple[F64, I64]:
-    """The walk of :func:`screen_groups` (``bins``) or :func:`calibration_groups`."""
+    """The walk of :func:`screen_groups` (``bins``) or :func:`calibration_groups`.
+
+    With a non-empty ``wanted``, only the wanted groups are walked, and each
+    closed point of group g is written to ``curves[:, starts[g] + k]``:
+    W_g A_k, W_g C_k and S'_k (see :func:`group_curves`).
+    """
+    recording = wanted.shape[0] > 0
     if bins:
         scores, table = prefix_table(s, r, w, weighted, scale, centre)
     else:
@@ -120,6 +131,8 @@ def _walk(
             if i > 0 and s[i] != s[i - 1]:
                 d += 1
             g = int(gid[i]) - offset
+            if recording and not wanted[g]:
+                continue
             if first[g] < 0:
                 first[g] = i
             wi = weight(w, weighted, scale, i)
@@ -141,7 +154,7 @@ def _walk(
                 upper = 0
         else:  # after the last row: close every group's last tie (B = +inf)
             g = i - m
-            if np.isnan(tie[g, T_SCORE]):
+            if np.isnan(tie[g, T_SCORE]) or (recording and not wanted[g]):
                 continue
             upper = scores.shape[0] - 1 if bins else 0
         if upper >= 0:
@@ -181,6 +194,11 @@ def _walk(
                 e_var,
                 overflow,
             )
+            if recording:
+                at = starts[g] + int(out[g, N_SCORES]) - 1
+                curves[0, at] = out[g, WEIGHT]
+                curves[1, at] = out[g, C_LAST]
+                curves[2, at] = tie[g, T_SCORE]
         if i < m:
             tie[g, T_SCORE] = si
             tie[g, T_W] = wi
@@ -234,7 +252,10 @@ def screen_groups(
         overflowed bins. ``first[g]`` is the group's first row (-1 if
         absent), to read its keys from.
     """
-    return _walk(gid, offset, s, r, w, weighted, scale, groups, centre, True)
+    nothing = np.zeros(0, dtype=np.bool_)
+    return _walk(
+        gid, offset, s, r, w, weighted, scale, groups, centre, True, nothing, _ONE, np.zeros((3, 0))
+    )
 
 
 @njit(**JIT)
@@ -254,7 +275,39 @@ def calibration_groups(
     sums W' (R' - S'), sigma^2 sums W'^2 f S' (1 - S') (50); there are no
     bins, hence no error bounds and the empirical column stays 0.
     """
-    return _walk(gid, offset, s, r, w, weighted, scale, groups, 0.0, False)
+    nothing = np.zeros(0, dtype=np.bool_)
+    return _walk(
+        gid, offset, s, r, w, weighted, scale, groups, 0.0, False, nothing, _ONE, np.zeros((3, 0))
+    )
+
+
+@njit(**JIT)
+def group_curves(
+    gid: Array,
+    offset: int,
+    s: Array,
+    r: Array,
+    w: Array,
+    weighted: bool,
+    scale: float,
+    groups: int,
+    centre: float,
+    bins: bool,
+    wanted: npt.NDArray[np.bool_],
+    starts: I64,
+) -> F64:
+    """The curves of the ``wanted`` groups, walked again (for their located stretch).
+
+    ``starts[g]`` is where group g's points go (its merged points, as
+    counted by the first walk, follow); rows of other groups are skipped.
+    Returns ``curves`` with rows W_g A_k, W_g C_k (sums of W'_j and of
+    W'_j (R'_j - ref_j) up to point k, not yet divided by the group's total
+    weight W_g) and S'_k. ``bins`` as in :func:`screen_groups` (true) or
+    :func:`calibration_groups` (false).
+    """
+    curves = np.empty((3, starts[-1]))
+    _walk(gid, offset, s, r, w, weighted, scale, groups, centre, bins, wanted, starts, curves)
+    return curves
 
 
 # Columns of the per-point output of group_points.

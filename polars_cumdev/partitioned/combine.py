@@ -9,6 +9,7 @@ import polars as pl
 from polars_cumdev import _names as nm
 from polars_cumdev.accumulate import per_group
 from polars_cumdev.bins import COUNT_SUMS, FLOAT_SUMS, MAXIMA, SUMS, bin_moments
+from polars_cumdev.location import LOCATION_COLUMNS
 from polars_cumdev.partitioned.cells import Plan
 from polars_cumdev.partitioned.columns import Q_HI, Q_LO, QUERY, RANGE, TOTAL_WEIGHT
 from polars_cumdev.partitioned.step import RangeResult, zero_sums
@@ -25,7 +26,7 @@ from polars_cumdev.statistics import (
 from polars_cumdev.sums import with_running_sums
 from polars_cumdev.weights import SCALE
 
-__all__ = ["combine", "finish"]
+__all__ = ["NOT_LOCATED_BY_RANGES", "combine", "finish"]
 
 
 def _range_table(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
@@ -330,18 +331,36 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
         pl.col("e_e").sum().alias(SIGMA_E_ERROR),
         pl.col("overflows").sum().alias(OVERFLOWS),
     ]
+    # The located stretch needs each group's whole curve, which no range
+    # holds: not computed here (see finish).
+    unlocated = [pl.lit(None, dtype=pl.Float64).alias(c) for c in LOCATION_COLUMNS]
     if keys:
-        return cells.group_by(keys, maintain_order=True).agg(aggs)
-    return cells.select(aggs)
+        return cells.group_by(keys, maintain_order=True).agg(aggs).with_columns(unlocated)
+    return cells.select(aggs).with_columns(unlocated)
 
 
 def finish(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame:
     """The screen's columns from :func:`combine`'s output (sigma, z, p, q; sorted).
 
     Raises the errors of :func:`polars_cumdev.statistics.normalize` (bins too
-    uneven to resolve, a statistic that is not finite).
+    uneven to resolve, a statistic that is not finite). The location columns
+    stay null: where D > 2 sigma, the note says to drill down with the curve.
     """
     binary = pl.LazyFrame({nm.BINARY: [plan.binary], RMAX: [plan.response_scale]})
     scale = pl.LazyFrame({SCALE: [plan.weight_scale]})
     out = normalize(stats.lazy(), plan.keys, binary, scale=scale, labels=plan.labels)
+    note = pl.col("note")
+    out = out.with_columns(
+        pl.when(pl.col("kuiper_z") > 2.0)
+        .then(pl.lit(NOT_LOCATED_BY_RANGES))
+        .otherwise(note)
+        .alias("note")
+    )
     return out.collect(engine="in-memory")
+
+
+#: The note of a group the range-partitioned screen finds with D > 2 sigma.
+NOT_LOCATED_BY_RANGES = (
+    "the range-partitioned screen does not locate the deviation (it needs the whole "
+    "curve): drill down with curve()"
+)

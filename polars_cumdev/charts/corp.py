@@ -94,7 +94,7 @@ def corp(
     height: int = 340,
     histogram_height: int = 70,
     bins: int = 50,
-    max_points: int = 2000,
+    max_points: int = 600,
 ) -> alt.VConcatChart:
     """Draw a CORP reliability diagram from the tidy frame of ``corp_curve``.
 

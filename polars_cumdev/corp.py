@@ -59,7 +59,7 @@ from polars_cumdev import _names as nm
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.isotonic import consistency_band, fit_segments, segment_starts
 from polars_cumdev.prepare import FrameLike, Prepared, prepare
-from polars_cumdev.sums import boundary
+from polars_cumdev.sums import boundary, run_total, with_running_sums
 from polars_cumdev.ties import group_rows, merge_ties, sort_by_score
 
 __all__ = ["CORP_COLUMNS", "CORP_CURVE_COLUMNS", "corp", "corp_curve"]
@@ -147,14 +147,16 @@ def _usable(values: np.ndarray, weights: np.ndarray) -> bool:
         )
 
 
-def _fitted(prepared: Prepared) -> pl.LazyFrame:
+def _fitted(prepared: Prepared, ordered: pl.LazyFrame) -> pl.LazyFrame:
     """Merged points of every group with their isotonic fit ``_FIT`` and block number ``_BLOCK``.
 
-    Blocks are numbered 1, 2, ... within each group: a block is a maximal run
-    of points sharing one fitted value (one step of the fitted function).
+    ``ordered`` is ``prepared.frame`` sorted by score
+    (:func:`polars_cumdev.ties.sort_by_score`). Blocks are numbered 1, 2,
+    ... within each group: a block is a maximal run of points sharing one
+    fitted value (one step of the fitted function).
     """
     keys = prepared.keys
-    points = merge_ties(sort_by_score(prepared.frame), keys)
+    points = merge_ties(ordered, keys)
     points = points.with_columns((boundary(keys, 1).cum_sum() - 1).cast(pl.Int64).alias(_SEGMENT))
     schema = {**points.collect_schema(), _FIT: pl.Float64, _BLOCK: pl.Int64}
 
@@ -176,12 +178,29 @@ def _fitted(prepared: Prepared) -> pl.LazyFrame:
             pl.Series(_BLOCK, block, dtype=pl.Int64),
         )
 
-    return points.map_batches(fit, schema=schema, **_NO_PUSHDOWN)
+    # Cached: the decomposition reads the fitted points in several branches.
+    return points.map_batches(fit, schema=schema, **_NO_PUSHDOWN).cache()
 
 
-def _fsum(values: pl.Expr) -> pl.Expr:
-    """A sum taken in row order (points and rows come sorted), so it is reproducible bit for bit."""
-    return values.cum_sum().last()
+def _totals(frame: pl.LazyFrame, keys: list[str], terms: dict[str, pl.Expr]) -> pl.LazyFrame:
+    """Per group, the sum of every term, as a column of that name; one row per group.
+
+    The rows of each group must be contiguous. The sums are differences of
+    compensated running sums at the group ends (:mod:`polars_cumdev.sums`),
+    taken in row order: accurate, and the same bits on every run and engine.
+    """
+    running = {f"{nm.PREFIX}sum_{name}": term for name, term in terms.items()}
+    ends = with_running_sums(frame, running).filter(boundary(keys, -1))
+    return ends.select(
+        *keys, *(run_total(column).alias(name) for column, name in zip(running, terms, strict=True))
+    )
+
+
+def _attach(frame: pl.LazyFrame, table: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """``frame`` with the columns of the per-group ``table``, rows kept in order."""
+    if keys:
+        return frame.join(table, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return frame.join(table, how="cross", maintain_order="left")
 
 
 def corp(
@@ -234,33 +253,34 @@ def corp(
     """
     prepared = _prepare(frame, score, response, weight, by)
     keys = prepared.keys
-    points = _fitted(prepared)
+    ordered = sort_by_score(prepared.frame)  # one sort, for the points and the rows
+    points = _fitted(prepared, ordered)
     x, fit = pl.col(nm.SCORE), pl.col(_FIT)
     w, r = pl.col(nm.WEIGHT), pl.col(nm.RESPONSE)
-    total = _fsum(w)
-    mean = _fsum(w * r) / total
-    point_aggs = [
+    base = pl.col("base_rate")
+    counts = [
         pl.col(nm.ROWS).sum().cast(pl.Int64).alias("n"),
         pl.len().cast(pl.Int64).alias("n_scores"),
-        total.alias("weight"),
-        (_fsum(w * (x - fit) * (x + fit - 2.0 * r)) / total).alias("mcb"),
-        (_fsum(w * (fit - mean) ** 2) / total).alias("dsc"),
         pl.col(_BLOCK).max().cast(pl.Int64).alias("blocks"),
     ]
-    rows = group_rows(sort_by_score(prepared.frame), keys)
-    row_aggs = [
-        mean.alias("base_rate"),
-        (_fsum(w * (x - r) ** 2) / total).alias("brier"),
-        (_fsum(w * (r - mean) ** 2) / total).alias("unc"),
-    ]
+    counted = points.group_by(keys).agg(counts) if keys else points.select(counts)
+    first = _totals(
+        points, keys, {"weight": w, "wr": w * r, "mcb": w * (x - fit) * (x + fit - 2.0 * r)}
+    ).with_columns((pl.col("wr") / pl.col("weight")).alias("base_rate"))
+    rates = first.select(*keys, base)
+    spread = _totals(_attach(points, rates, keys), keys, {"dsc": w * (fit - base) ** 2})
+    rows = _attach(group_rows(ordered, keys), rates, keys)
+    scores = _totals(
+        rows, keys, {"row_weight": w, "brier": w * (x - r) ** 2, "unc": w * (r - base) ** 2}
+    )
+    out = first
+    for table in (counted, spread, scores):
+        out = _attach(out, table, keys)
+    out = out.with_columns(
+        pl.col("mcb", "dsc") / pl.col("weight"), pl.col("brier", "unc") / pl.col("row_weight")
+    )
     if keys:
-        by_points = points.group_by(keys).agg(point_aggs)
-        by_rows = rows.group_by(keys).agg(row_aggs)
-        out = by_points.join(by_rows, on=keys, how="left", nulls_equal=True).sort(
-            keys, nulls_last=True
-        )
-    else:
-        out = points.select(point_aggs).join(rows.select(row_aggs), how="cross")
+        out = out.sort(keys, nulls_last=True)
     return prepared.guarded(out.select(*keys, *CORP_COLUMNS))
 
 
@@ -384,7 +404,8 @@ def corp_curve(
     seed = _check_int(seed, "seed", 0)
     prepared = _prepare(frame, score, response, weight, by)
     keys = prepared.keys
-    points = _fitted(prepared).with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(_POINT))
+    points = _fitted(prepared, sort_by_score(prepared.frame))
+    points = points.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(_POINT))
     if resamples > 0:
         band = _band(prepared, resamples, level, seed)
         points = points.join(band, on=_POINT, how="left", maintain_order="left")

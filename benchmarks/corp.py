@@ -10,9 +10,10 @@ Prints three tables, every figure measured side by side in one process:
 1. ``corp(by=...)`` (one query, one SciPy call for all groups) against the
    same decomposition computed group by group in a Python loop (one query
    per group), and against one ``df.sort("score")`` of the frame;
-2. ``corp_curve(by=..., resamples=R)``: the cost of the consistency band,
-   with the resamples batched (the library's default) and with one resample
-   per batch (a loop over resamples), against ``resamples=0``;
+2. ``corp_curve(by=..., resamples=R)``: the cost of the consistency band
+   against ``resamples=0``, and the library's loop over resamples (each one
+   fitted for all groups in one call) against fitting all resamples of all
+   groups end to end in a single call, on the same draws;
 3. the precision of fitting many segments in one call: the largest
    difference from separate per-segment fits of SciPy's lifted output (the
    offsets alone) and of the library's fit (block means recomputed).
@@ -58,39 +59,70 @@ def decomposition_rows(rows: int, groups_list: list[int], repeat: int) -> list[d
     return out
 
 
+def stacked_band(x, v, c, point, segment, resamples: int, level: float, seed: int):
+    """The band with every resample of every segment laid end to end in one fit_segments call.
+
+    Same draws as :func:`polars_cumdev.isotonic.consistency_band`; the
+    alternative to its loop over resamples, for comparison only.
+    """
+    from polars_cumdev.isotonic import fit_segments, segment_starts
+
+    starts = segment_starts(point)
+    ids = segment[starts]
+    total = np.add.reduceat(v * c, starts)
+    single = c == 1
+    rng = np.random.default_rng(seed)
+    successes = np.empty((resamples, x.size))
+    for resample in range(resamples):
+        successes[resample, single] = rng.random(single.sum()) < x[single]
+        successes[resample, ~single] = rng.binomial(c[~single], x[~single])
+    y = np.add.reduceat(successes * v, starts, axis=1) / total
+    stacked = (np.arange(resamples)[:, None] * (ids[-1] + 1) + ids).ravel()
+    fits = fit_segments(y.ravel(), np.tile(total, resamples), stacked).reshape(resamples, -1)
+    return np.quantile(fits, [(1.0 - level) / 2.0, (1.0 + level) / 2.0], axis=0)
+
+
 def band_rows(rows: int, groups: int, resamples: int) -> list[dict]:
-    import polars_cumdev.corp as corp_module
-    import polars_cumdev.isotonic as isotonic
     from polars_cumdev.corp import corp_curve
+    from polars_cumdev.isotonic import consistency_band
 
     df = common.make_frame(rows, groups, seed=7)
-    points = df.select(pl.struct("group", "score").n_unique()).item()
 
     def curve(r: int) -> pl.DataFrame:
         return corp_curve(df, "score", "response", "weight", by="group", resamples=r).collect()
 
     bare = common.best_of(lambda: curve(0), 2)
-    batched = common.best_of(lambda: curve(resamples), 2)
-    original = isotonic.consistency_band
-
-    def one_per_batch(*args, **kwargs):  # batches of one resample: a loop over resamples
-        return original(*args, **{**kwargs, "batch_cells": 1})
-
-    corp_module.consistency_band = one_per_batch
-    try:
-        looped = common.best_of(lambda: curve(resamples), 2)
-    finally:
-        corp_module.consistency_band = original
+    full = common.best_of(lambda: curve(resamples), 2)
+    classes = (
+        df.group_by("group", "score", "weight")
+        .len()
+        .sort("group", "score", "weight")
+        .with_columns(
+            pl.struct("group", "score").rank("dense").cast(pl.Int64).sub(1).alias("point"),
+            pl.col("group").rank("dense").cast(pl.Int64).sub(1).alias("segment"),
+        )
+    )
+    arrays = [
+        classes.get_column(name).to_numpy()
+        for name in ("score", "weight", "len", "point", "segment")
+    ]
+    args = {"resamples": resamples, "level": 0.9, "seed": 0}
+    loop = common.best_of(lambda: consistency_band(*arrays, **args), 2)
+    stacked = common.best_of(lambda: stacked_band(*arrays, **args), 2)
+    same = np.array_equal(
+        np.array(consistency_band(*arrays, **args)), stacked_band(*arrays, **args)
+    )
     return [
         {
             "rows": rows,
             "groups": groups,
-            "points": points,
+            "points": int(arrays[3][-1]) + 1,
             "resamples": resamples,
             "no band s": f"{bare:.3f}",
-            "batched s": f"{batched:.3f}",
-            "one resample per batch s": f"{looped:.3f}",
-            "batched / no band": f"{batched / bare:.1f}",
+            "with band s": f"{full:.3f}",
+            "band: loop over resamples s": f"{loop:.3f}",
+            "band: one stacked call s": f"{stacked:.3f}",
+            "same band": same,
         }
     ]
 

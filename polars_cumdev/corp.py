@@ -44,8 +44,8 @@ each block's value then recomputed from the unshifted outcomes), inside one
 :meth:`polars.LazyFrame.map_batches` over the merged points of every group.
 That node sees the whole frame, so the streaming engine runs it in memory.
 The consistency bands of :func:`corp_curve` (responses redrawn as
-Bernoulli(score), every group refitted, pointwise quantiles) use the same
-single call per batch of resamples; see :func:`polars_cumdev.isotonic.consistency_band`.
+Bernoulli(score), every group refitted, pointwise quantiles) use one such
+call per resample; see :func:`polars_cumdev.isotonic.consistency_band`.
 """
 
 from __future__ import annotations

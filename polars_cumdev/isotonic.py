@@ -34,9 +34,10 @@ segment. A block pooled, or not, because of such a near-tie changes the fit
 by no more than that rounding.
 
 Resamples for consistency bands (:func:`consistency_band`) use the same
-device: a batch of resamples of all segments is one long sequence of
-segments, fitted in one call. Batches bound the memory; the loop runs over
-batches of resamples (a handful), never over groups or rows.
+device: each resample of all segments is fitted in one call. The loop runs
+over resamples (a hundred by default), never over groups or rows; laying
+many resamples end to end in one call as well was measured and gains
+nothing.
 """
 
 from __future__ import annotations
@@ -44,13 +45,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BATCH_CELLS", "consistency_band", "fit_segments", "segment_starts"]
+__all__ = ["consistency_band", "fit_segments", "segment_starts"]
 
 _Float = npt.NDArray[np.float64]
 _Int = npt.NDArray[np.int64]
-
-#: Largest number of (resample, point) cells drawn and fitted in one batch.
-BATCH_CELLS = 1 << 22
 
 
 def segment_starts(segment: npt.ArrayLike) -> _Int:
@@ -124,7 +122,6 @@ def consistency_band(
     resamples: int,
     level: float,
     seed: int,
-    batch_cells: int = BATCH_CELLS,
 ) -> tuple[_Float, _Float]:
     """Pointwise quantiles of the isotonic fit when the scores are calibrated.
 
@@ -135,15 +132,23 @@ def consistency_band(
     responses are Bernoulli(score), the scores and weights stay as observed.
     A point (a distinct score of a segment, several classes when the weights
     differ) gets the response sum(v * successes) / sum(v * c), and every
-    segment is refitted by :func:`fit_segments`. At each point the band is
-    the pair of empirical quantiles, at (1 - level) / 2 and (1 + level) / 2,
-    of the refitted values (linear interpolation between order statistics,
-    NumPy's default and R's type 7).
+    segment is refitted by :func:`fit_segments`, all segments in one call.
+    At each point the band is the pair of empirical quantiles, at
+    (1 - level) / 2 and (1 + level) / 2, of the refitted values (linear
+    interpolation between order statistics, NumPy's default and R's type 7).
 
-    All draws come from one ``numpy.random.default_rng(seed)``, resample
-    after resample and, within one, class after class in the order given.
-    The stream does not depend on ``batch_cells``, which only bounds how many
-    (resample, point) cells are drawn and fitted at a time.
+    The draws come from one ``numpy.random.default_rng(seed)``, resample
+    after resample; within one, first a uniform U for every class of one row
+    (a success when U < x), in the order given, then Binomial(c, x) for every
+    class of several rows, in the order given. (Per-element binomial draws
+    cost some 150 ns each, a uniform a few; most classes of continuous
+    scores hold one row.)
+
+    The loop runs over resamples, each step vectorized over every class,
+    point and segment: ``benchmarks/corp.py`` measures it as fast as drawing
+    and fitting many resamples at once in one long sequence, which only adds
+    memory traffic. Memory: the fitted values of all resamples, 8 bytes per
+    resample and point, for the quantiles.
 
     Parameters
     ----------
@@ -161,8 +166,6 @@ def consistency_band(
         Coverage of the band, in (0, 1).
     seed
         Seed of the generator.
-    batch_cells
-        Largest number of (resample, point) cells handled at once.
 
     Returns
     -------
@@ -172,25 +175,22 @@ def consistency_band(
     x = np.asarray(score, dtype=np.float64)
     v = np.asarray(weight, dtype=np.float64)
     c = np.asarray(count, dtype=np.int64)
-    point_of = np.asarray(point, dtype=np.int64)
-    starts = segment_starts(point_of)  # first class of every point
+    starts = segment_starts(point)  # first class of every point
     points = starts.size
     if points == 0:
         empty = np.zeros(0, dtype=np.float64)
         return empty, empty.copy()
-    point_segment = np.asarray(segment, dtype=np.int64)[starts]
-    segments = int(point_segment[-1]) + 1
+    ids = np.asarray(segment, dtype=np.int64)[starts]
     total = np.add.reduceat(v * c, starts)  # the weight of every point
+    single = c == 1
+    x_one, x_many, c_many = x[single], x[~single], c[~single]
     rng = np.random.default_rng(seed)
+    successes = np.empty(x.size, dtype=np.float64)
     fits = np.empty((resamples, points), dtype=np.float64)
-    batch = max(1, min(resamples, batch_cells // points))
-    for first in range(0, resamples, batch):
-        size = min(batch, resamples - first)
-        successes = rng.binomial(c, x, size=(size, x.size))
-        y = np.add.reduceat(successes * v, starts, axis=1) / total
-        # Resample r of segment s is segment r * segments + s of one long sequence.
-        ids = (np.arange(size, dtype=np.int64)[:, None] * segments + point_segment).ravel()
-        fitted = fit_segments(y.ravel(), np.tile(total, size), ids)
-        fits[first : first + size] = fitted.reshape(size, points)
+    for resample in range(resamples):
+        successes[single] = rng.random(x_one.size) < x_one
+        successes[~single] = rng.binomial(c_many, x_many)
+        y = np.add.reduceat(successes * v, starts) / total
+        fits[resample] = fit_segments(y, total, ids)
     lower, upper = np.quantile(fits, [(1.0 - level) / 2.0, (1.0 + level) / 2.0], axis=0)
     return lower, upper

@@ -80,9 +80,11 @@ def band(groups, *, resamples: int, level: float, seed: int):
 
     ``groups`` is a list of (s, w) per group in the library's group order.
     Rows of a group with equal (score, weight) form a class, in increasing
-    order of (score, weight); classes of all groups are drawn in that order,
-    one resample after the other, from one ``numpy.random.default_rng(seed)``,
-    each class as Binomial(rows, score) (the stream the library documents).
+    order of (score, weight), groups one after the other. One
+    ``numpy.random.default_rng(seed)`` is drawn resample after resample: a
+    uniform for every one-row class (a success when below the score), then
+    Binomial(rows, score) for every class of several rows, each in class
+    order (the stream the library documents).
     Returns, per group, the lower and upper quantiles at each distinct score.
     """
     layouts = []
@@ -100,10 +102,18 @@ def band(groups, *, resamples: int, level: float, seed: int):
     flat = [c for classes in layouts for c in classes]
     x = np.array([c[0] for c in flat])
     counts = np.array([c[2] for c in flat], dtype=np.int64)
+    one = [i for i, c in enumerate(flat) if c[2] == 1]
+    many = [i for i, c in enumerate(flat) if c[2] > 1]
     rng = np.random.default_rng(seed)
     fits: list[list[np.ndarray]] = [[] for _ in groups]
     for _ in range(resamples):
-        successes = rng.binomial(counts, x)
+        successes = np.zeros(len(flat), dtype=np.int64)
+        uniforms = rng.random(len(one))
+        for position, index in enumerate(one):
+            successes[index] = 1 if uniforms[position] < x[index] else 0
+        draws = rng.binomial(counts[many], x[many])
+        for position, index in enumerate(many):
+            successes[index] = draws[position]
         position = 0
         for index, classes in enumerate(layouts):
             sums: dict[float, list[float]] = {}

@@ -255,8 +255,11 @@ def test_segments_fitted_in_one_call_equal_separate_fits_and_what_the_offset_cos
 # --------------------------------------------------------------------------- consistency bands
 
 
-def test_band_matches_the_naive_resampling() -> None:
+@pytest.mark.parametrize("weights", ["continuous", "few"])
+def test_band_matches_the_naive_resampling(weights: str) -> None:
     df = predictions(12, m=300)
+    if weights == "few":  # classes of several rows (equal score and weight) next to single ones
+        df = df.with_columns((pl.int_range(pl.len()) % 3 + 1.0).alias("w"))
     curve = df.cumdev.corp_curve("s", "r", "w", by="g", resamples=40, level=0.8, seed=5)
     groups = [group_arrays(df, key)[::2] for key in ("x", "y", "z")]  # (s, w)
     want = ref.band([(s, w) for s, w in groups], resamples=40, level=0.8, seed=5)
@@ -267,22 +270,21 @@ def test_band_matches_the_naive_resampling() -> None:
     assert (curve["level"] == 0.8).all() and (curve["resamples"] == 40).all()
 
 
-def test_band_does_not_depend_on_the_batch_size() -> None:
-    rng = np.random.default_rng(13)
-    x = np.repeat(rng.integers(0, 11, size=60) / 10.0, 1)
-    order = np.lexsort((x,))
-    x = x[order]
-    segment = np.repeat([0, 1, 2], 20)
-    x = np.concatenate([np.sort(x[segment == s]) for s in range(3)])
-    point = np.zeros(x.size, dtype=np.int64)
-    point[1:] = np.cumsum((x[1:] != x[:-1]) | (segment[1:] != segment[:-1]))
-    v = np.ones_like(x)
-    c = np.full(x.size, 3)
-    kwargs = {"resamples": 25, "level": 0.9, "seed": 1}
-    whole = consistency_band(x, v, c, point, segment, **kwargs)
-    pieces = consistency_band(x, v, c, point, segment, batch_cells=7, **kwargs)
-    for one, two in zip(whole, pieces, strict=True):
-        assert_array_equal(one, two)
+def test_band_of_certain_scores_is_degenerate() -> None:
+    # Scores 0 and 1 are certain outcomes under the hypothesis: many rows at
+    # the bottom (drawn as a binomial), a single row at the top (a uniform).
+    low, high = consistency_band(
+        np.array([0.0, 1.0]),
+        np.ones(2),
+        np.array([5, 1]),
+        np.array([0, 1]),
+        np.zeros(2),
+        resamples=30,
+        level=0.9,
+        seed=0,
+    )
+    assert_array_equal(low, [0.0, 1.0])
+    assert_array_equal(high, [0.0, 1.0])
 
 
 def test_band_shape_and_no_band() -> None:

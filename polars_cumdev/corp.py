@@ -61,6 +61,7 @@ from polars_cumdev.isotonic import consistency_band, fit_segments, segment_start
 from polars_cumdev.prepare import FrameLike, Prepared, prepare
 from polars_cumdev.sums import boundary, run_total, with_running_sums
 from polars_cumdev.ties import group_rows, merge_ties, sort_by_score
+from polars_cumdev.weights import SCALE, rescale
 
 __all__ = ["CORP_COLUMNS", "CORP_CURVE_COLUMNS", "corp", "corp_curve"]
 
@@ -147,15 +148,14 @@ def _usable(values: np.ndarray, weights: np.ndarray) -> bool:
         )
 
 
-def _fitted(prepared: Prepared, ordered: pl.LazyFrame) -> pl.LazyFrame:
+def _fitted(keys: list[str], ordered: pl.LazyFrame) -> pl.LazyFrame:
     """Merged points of every group with their isotonic fit ``_FIT`` and block number ``_BLOCK``.
 
-    ``ordered`` is ``prepared.frame`` sorted by score
+    ``ordered`` holds the checked rows, weights rescaled, sorted by score
     (:func:`polars_cumdev.ties.sort_by_score`). Blocks are numbered 1, 2,
     ... within each group: a block is a maximal run of points sharing one
     fitted value (one step of the fitted function).
     """
-    keys = prepared.keys
     points = merge_ties(ordered, keys)
     points = points.with_columns((boundary(keys, 1).cum_sum() - 1).cast(pl.Int64).alias(_SEGMENT))
     schema = {**points.collect_schema(), _FIT: pl.Float64, _BLOCK: pl.Int64}
@@ -253,8 +253,9 @@ def corp(
     """
     prepared = _prepare(frame, score, response, weight, by)
     keys = prepared.keys
-    ordered = sort_by_score(prepared.frame)  # one sort, for the points and the rows
-    points = _fitted(prepared, ordered)
+    checked, scale = rescale(prepared.gated())  # weights scaled by a power of two (ratios kept)
+    ordered = sort_by_score(checked)  # one sort, for the points and the rows
+    points = _fitted(keys, ordered)
     x, fit = pl.col(nm.SCORE), pl.col(_FIT)
     w, r = pl.col(nm.WEIGHT), pl.col(nm.RESPONSE)
     base = pl.col("base_rate")
@@ -276,8 +277,10 @@ def corp(
     out = first
     for table in (counted, spread, scores):
         out = _attach(out, table, keys)
-    out = out.with_columns(
-        pl.col("mcb", "dsc") / pl.col("weight"), pl.col("brier", "unc") / pl.col("row_weight")
+    out = out.join(scale, how="cross").with_columns(
+        pl.col("weight") / pl.col(SCALE),
+        pl.col("mcb", "dsc") / pl.col("weight"),
+        pl.col("brier", "unc") / pl.col("row_weight"),
     )
     if keys:
         out = out.sort(keys, nulls_last=True)
@@ -289,7 +292,9 @@ def corp(
 # --------------------------------------------------------------------------
 
 
-def _band(prepared: Prepared, resamples: int, level: float, seed: int) -> pl.LazyFrame:
+def _band(
+    checked: pl.LazyFrame, keys: list[str], resamples: int, level: float, seed: int
+) -> pl.LazyFrame:
     """Per point (``_POINT`` = 0, 1, ... in the order of the merged points): lower and upper.
 
     The rows of each group are sorted by score and weight, and each run of
@@ -297,8 +302,7 @@ def _band(prepared: Prepared, resamples: int, level: float, seed: int) -> pl.Laz
     classes, in that order, feed :func:`polars_cumdev.isotonic.consistency_band`.
     Sorting by value makes the draws independent of the order of the rows.
     """
-    keys = prepared.keys
-    rows = prepared.frame.select(*keys, nm.SCORE, nm.WEIGHT).sort(
+    rows = checked.select(*keys, nm.SCORE, nm.WEIGHT).sort(
         [*keys, nm.SCORE, nm.WEIGHT], nulls_last=True
     )
     classes = (
@@ -404,21 +408,22 @@ def corp_curve(
     seed = _check_int(seed, "seed", 0)
     prepared = _prepare(frame, score, response, weight, by)
     keys = prepared.keys
-    points = _fitted(prepared, sort_by_score(prepared.frame))
+    checked, scale = rescale(prepared.gated())
+    points = _fitted(keys, sort_by_score(checked))
     points = points.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias(_POINT))
     if resamples > 0:
-        band = _band(prepared, resamples, level, seed)
+        band = _band(checked, keys, resamples, level, seed)
         points = points.join(band, on=_POINT, how="left", maintain_order="left")
     else:
         points = points.with_columns(
             pl.lit(None, dtype=pl.Float64).alias(c) for c in (_LOWER, _UPPER)
         )
-    out = points.select(
+    out = points.join(scale, how="cross", maintain_order="left").select(
         *keys,
         pl.col(nm.SCORE).alias("score"),
         pl.col(_FIT).alias("fitted"),
         pl.col(nm.RESPONSE).alias("response_mean"),
-        pl.col(nm.WEIGHT).alias("weight"),
+        (pl.col(nm.WEIGHT) / pl.col(SCALE)).alias("weight"),
         pl.col(nm.ROWS).cast(pl.Int64).alias("rows"),
         pl.col(_BLOCK).alias("block"),
         pl.col(_LOWER).alias("lower"),

@@ -61,6 +61,7 @@ def test_corp_data_output_is_the_corp_curve(predictions: Path, tmp_path: Path, c
     assert written["resamples"].unique().to_list() == [10]
 
 
+@pytest.mark.slow  # the page itself is tested in test_calibration_report.py
 def test_calibration_report(predictions: Path, tmp_path: Path, capsys) -> None:
     page = tmp_path / "calibration.html"
     args = ["calibration", str(predictions), *CALIBRATION, "--by", "fold", "--report", str(page)]

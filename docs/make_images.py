@@ -30,6 +30,9 @@ def main(out: Path) -> list[Path]:
     predictions = calibration_oscillating()
     sweep = predictions.cumdev.ece_sweep("score", "response")
     ecce = predictions.cumdev.calibration("score", "response")
+    calibration_points = predictions.cumdev.calibration_curve("score", "response")
+    corp_curve = predictions.cumdev.corp_curve("score", "response")
+    corp = predictions.cumdev.corp("score", "response")
     pictures = {
         "screen.svg": charts.screen(ranked, by="county"),
         "cumulative.svg": charts.cumulative(points, score_label="log10 income"),
@@ -37,6 +40,14 @@ def main(out: Path) -> list[Path]:
             bins.collect(), title=f"reliability diagram: {county} (black) vs all (gray)"
         ),
         "ece_sweep.svg": charts.ece_sweep(sweep, ecce=ecce),
+        "calibration_band.svg": charts.cumulative(
+            calibration_points,
+            kind="calibration",
+            score_label="predicted probability",
+            band=0.05,
+            max_points=1200,
+        ),
+        "corp.svg": charts.corp(corp_curve, summary=corp),
     }
     return [charts.save(chart, out / name) for name, chart in pictures.items()]
 

@@ -30,7 +30,7 @@ from polars_cumdev.statistics import (
     verdict,
     with_location,
 )
-from polars_cumdev.subpopulation import curve_frame
+from polars_cumdev.subpopulation import curve_frame, variance_share
 from polars_cumdev.ties import merge_ties, sort_by_score
 from polars_cumdev.weights import SCALE, rescale
 
@@ -185,7 +185,7 @@ def calibration_curve(
     pl.LazyFrame
         Origin row then one row per merged score: ``k``, ``a``, ``k_over_n``,
         ``score``, ``cumdiff``, ``full_mean`` (= ``score``),
-        ``response_mean``, ``weight``, ``sigma``.
+        ``response_mean``, ``weight``, ``sigma``, ``variance_share``.
     """
     fraction = check_fraction(fraction)
     prepared = _prepare(frame, score, response, weight, None)
@@ -198,6 +198,7 @@ def calibration_curve(
         bern.sum().clip(lower_bound=0.0).sqrt().alias("sigma"),
         pl.col(nm.SCORE).alias(nm.REFERENCE),
         pl.col(nm.WEIGHT) / pl.col(SCALE),
+        variance_share(bern),
     )
     checked = ("cumdiff", "sigma", "weight")
     points = curve_frame(with_sigma)

@@ -42,6 +42,7 @@ _CALIBRATION_SHOWN = (
     "delta",
     "note",
 )
+_CORP_SHOWN = ("n", "brier", "mcb", "dsc", "unc", "base_rate", "blocks")
 _CHART_SUFFIXES = (".svg", ".png", ".pdf", ".json", ".html")
 _DATA_SUFFIXES = (".csv", ".parquet")
 _READERS = {
@@ -332,11 +333,13 @@ def _curve(args: argparse.Namespace) -> None:
     from polars_cumdev import charts
 
     title = f"{args.subpop_column} = {args.subpop_value}: {args.response}"
-    _save_chart(charts.cumulative(points, score_label=args.score, title=title), target)
+    chart = charts.cumulative(points, score_label=args.score, title=title, band=args.band)
+    _save_chart(chart, target)
 
 
 def _calibration(args: argparse.Namespace) -> None:
     target = _check_out(args.out, (*_CHART_SUFFIXES, *_DATA_SUFFIXES))
+    page = _check_out(args.report, (".html",))
     frame = _scan(args.path)
     _columns(frame)
     _say("measuring calibration ...")
@@ -344,6 +347,29 @@ def _calibration(args: argparse.Namespace) -> None:
         score=args.score, response=args.response, weight=args.weight, by=args.by
     ).collect()
     _show(table, [*(args.by or []), *_CALIBRATION_SHOWN], args.rows)
+    if args.corp:
+        decomposition = frame.cumdev.corp(
+            score=args.score, response=args.response, weight=args.weight, by=args.by
+        ).collect()
+        print("Brier score = MCB (miscalibration) - DSC (discrimination) + UNC (uncertainty):")
+        _show(decomposition, [*(args.by or []), *_CORP_SHOWN], args.rows)
+    if page is not None:
+        from polars_cumdev.calibration_report import calibration_report
+
+        _say(f"writing report {page} ...")
+        calibration_report(
+            frame,
+            args.score,
+            args.response,
+            args.weight,
+            path=page,
+            by=args.by,
+            resamples=args.resamples,
+            level=args.level,
+            seed=args.seed,
+            band=args.band,
+        )
+        _say(f"wrote {page}")
     if target is None:
         return
     subset = frame
@@ -359,19 +385,36 @@ def _calibration(args: argparse.Namespace) -> None:
         subset = frame.filter(expr)
         label = ", ".join(f"{key} = {row[key]}" for key in args.by)
         _say(f"drawing the group with the largest ECCE-R z ({label}) ...")
+    corp_args = {"resamples": args.resamples, "level": args.level, "seed": args.seed}
+    data_out = target.suffix.lower() in _DATA_SUFFIXES
+    if args.corp and data_out:  # the CORP curve instead of the cumulative points
+        fitted = subset.cumdev.corp_curve(
+            score=args.score, response=args.response, weight=args.weight, **corp_args
+        ).collect()
+        _save_table(fitted, str(target), target.suffix.lower().lstrip("."))
+        return
     points = subset.cumdev.calibration_curve(
         score=args.score, response=args.response, weight=args.weight, fraction=args.fraction
     ).collect()
-    if target.suffix.lower() in _DATA_SUFFIXES:
+    if data_out:
         _save_table(points, str(target), target.suffix.lower().lstrip("."))
         return
     from polars_cumdev import charts
 
     title = f"calibration of {args.score}: {label}"
-    _save_chart(
-        charts.cumulative(points, score_label=args.score, title=title, kind="calibration"),
-        target,
+    chart = charts.cumulative(
+        points, score_label=args.score, title=title, kind="calibration", band=args.band
     )
+    _save_chart(chart, target)
+    if args.corp:  # the CORP diagram beside it: FILE-corp.SUFFIX
+        fitted = subset.cumdev.corp_curve(
+            score=args.score, response=args.response, weight=args.weight, **corp_args
+        )
+        summary = subset.cumdev.corp(score=args.score, response=args.response, weight=args.weight)
+        diagram = charts.corp(
+            fitted, summary=summary, score_label=args.score, title=f"CORP diagram: {label}"
+        )
+        _save_chart(diagram, target.with_name(f"{target.stem}-corp{target.suffix}"))
 
 
 def _report(args: argparse.Namespace) -> None:
@@ -414,6 +457,16 @@ def _fraction(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
     if not 0.0 < value <= 1.0:
         raise argparse.ArgumentTypeError(f"must lie in (0, 1]: {text!r}")
+    return value
+
+
+def _level(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1): {text!r}")
     return value
 
 
@@ -501,6 +554,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="chart (.svg, .png, .pdf, .json Vega-Lite, .html) or the points (.csv, .parquet)",
     )
+    curve.add_argument(
+        "--band",
+        type=_level,
+        default=None,
+        metavar="ALPHA",
+        help="draw the Kolmogorov-Smirnov band at this level and the noise envelope",
+    )
     curve.set_defaults(run=_curve)
 
     calibration = commands.add_parser(
@@ -518,8 +578,38 @@ def _parser() -> argparse.ArgumentParser:
         "--out",
         default=None,
         metavar="FILE",
-        help="cumulative chart (of the worst group with --by), or its points (.csv, .parquet)",
+        help="cumulative chart (of the worst group with --by), or its points (.csv, .parquet); "
+        "with --corp the CORP diagram goes beside it in FILE-corp.SUFFIX (a data file then "
+        "holds the CORP curve instead of the points)",
     )
+    calibration.add_argument(
+        "--corp",
+        action="store_true",
+        help="also print the CORP decomposition of the Brier score (MCB, DSC, UNC)",
+    )
+    calibration.add_argument(
+        "--report",
+        default=None,
+        metavar="FILE.html",
+        help="write an HTML report: cumulative plot and CORP diagram side by side, per group",
+    )
+    calibration.add_argument(
+        "--band",
+        type=_level,
+        default=None,
+        metavar="ALPHA",
+        help="draw the Kolmogorov-Smirnov band at this level on the cumulative plot",
+    )
+    calibration.add_argument(
+        "--resamples",
+        type=_positive_int,
+        default=100,
+        help="resamples of the CORP consistency band (default 100; 0 for none)",
+    )
+    calibration.add_argument(
+        "--level", type=_level, default=0.9, help="coverage of the CORP band (default 0.9)"
+    )
+    calibration.add_argument("--seed", type=_positive_int, default=0, help="seed of the band")
     calibration.set_defaults(run=_calibration)
 
     report = commands.add_parser("report", help="write a self-contained HTML report")

@@ -68,6 +68,7 @@ from polars_cumdev.prepare import (
     schema_of,
 )
 from polars_cumdev.statistics import benjamini_hochberg, pvalue_columns, verdict
+from polars_cumdev.subpopulation import variance_share
 from polars_cumdev.ties import merge_ties, sort_by_score
 from polars_cumdev.weights import rescale
 
@@ -135,6 +136,7 @@ COMPARE_CURVE_COLUMNS = (
     "centre",
     "difference",
     "v",
+    "variance_share",
 )
 """Columns of :func:`compare_curve`, in order."""
 
@@ -803,7 +805,9 @@ def compare_curve(
         centred on; null at the origin), ``cumdiff`` (C_k), ``sigma`` (the
         same on every row), ``centre`` (``"first"`` or ``"second"``: which
         subpopulation owns that block), ``difference`` (d_k, "first minus
-        second") and ``v`` (the normalized weight v_k). When the scores do not
+        second"), ``v`` (the normalized weight v_k) and ``variance_share``
+        (the share of sigma^2 from the terms of points 1..k, step 6; see
+        :func:`polars_cumdev.subpopulation.variance_share`). When the scores do not
         interleave, or the zoom keeps no difference, there is only the origin
         row, with a null sigma.
 
@@ -829,6 +833,7 @@ def compare_curve(
         .alias("centre"),
         pl.col(_D).alias("difference"),
         pl.col(_V).alias("v"),
+        variance_share(pl.col(_SIGMA2)),
     )
     origin = sigma.select(
         pl.lit(0, dtype=pl.Int64).alias("k"),
@@ -840,6 +845,7 @@ def compare_curve(
         pl.lit(None, dtype=pl.String).alias("centre"),
         pl.lit(None, dtype=pl.Float64).alias("difference"),
         pl.lit(None, dtype=pl.Float64).alias("v"),
+        pl.lit(0.0).alias("variance_share"),
     )
     curve = pl.concat([origin, body], how="vertical").sort("k")
     return prepared.guarded(curve)

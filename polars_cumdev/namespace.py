@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 
 import polars as pl
 
-from polars_cumdev import binned, calibration, compare, subpopulation
+from polars_cumdev import binned, calibration, compare, corp, subpopulation
 
 __all__ = ["CumdevFrame", "CumdevLazyFrame"]
 
@@ -112,6 +112,49 @@ class _Namespace(Generic[F]):
         """
         return self._out(
             calibration.calibration_curve(self._frame, score, response, weight, fraction=fraction)
+        )
+
+    def corp(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        by: str | Sequence[str] | None = None,
+    ) -> F:
+        """Mean Brier score and its CORP decomposition (MCB, DSC, UNC), overall or per group.
+
+        See :func:`polars_cumdev.corp.corp` (Dimitriadis, Gneiting and
+        Jordan, PNAS 2021).
+        """
+        return self._out(corp.corp(self._frame, score, response, weight, by=by))
+
+    def corp_curve(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        by: str | Sequence[str] | None = None,
+        resamples: int = 100,
+        level: float = 0.9,
+        seed: int = 0,
+    ) -> F:
+        """CORP reliability diagram: the isotonic fit and its consistency band, tidy.
+
+        See :func:`polars_cumdev.corp.corp_curve`.
+        """
+        return self._out(
+            corp.corp_curve(
+                self._frame,
+                score,
+                response,
+                weight,
+                by=by,
+                resamples=resamples,
+                level=level,
+                seed=seed,
+            )
         )
 
     def reliability(

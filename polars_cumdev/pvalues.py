@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy.special import log_ndtr, ndtr
 
-__all__ = ["ks_pvalue", "kuiper_pvalue"]
+__all__ = ["ks_critical", "ks_pvalue", "kuiper_pvalue"]
 
 _LN10 = math.log(10.0)
 _PI2 = math.pi * math.pi
@@ -256,3 +256,55 @@ def kuiper_pvalue(z: float | npt.ArrayLike, *, log10: bool = False) -> _FloatOrA
     True
     """
     return _survival(z, log10, _KUIPER_CROSSOVER, _kuiper_cdf, _kuiper_tail)
+
+
+def ks_critical(alpha: float) -> float:
+    """Critical value of the normalized Kolmogorov-Smirnov statistic at level ``alpha``.
+
+    The inverse of :func:`ks_pvalue`: the z with P(max |B| > z) = alpha for a
+    standard Brownian motion B on [0, 1] (Remark 2 of Tygert, "Cumulative
+    deviation of a subpopulation from the full population"; section 4 of the
+    method spec). Since the p-value decreases in z, G / sigma > z_alpha
+    exactly when the p-value of G / sigma is below alpha: a cumulative curve
+    leaves the band of plus and minus z_alpha sigma around zero exactly when
+    the Kolmogorov-Smirnov test rejects at level alpha.
+
+    Parameters
+    ----------
+    alpha : float
+        Level of the test, in (0, 1).
+
+    Returns
+    -------
+    float
+        z_alpha, found by Brent's method on log10 p(z) = log10 alpha (which
+        stays accurate for tiny alpha), to within a few units in the last
+        place.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``alpha`` is not a number in (0, 1).
+
+    Examples
+    --------
+    >>> round(ks_critical(0.05), 4)
+    2.2414
+    >>> abs(ks_pvalue(ks_critical(0.01)) - 0.01) < 1e-14
+    True
+    """
+    from scipy.optimize import brentq
+
+    from polars_cumdev.errors import InvalidParameterError
+
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0.0 < alpha < 1.0:
+        raise InvalidParameterError(f"`alpha` must be a number in (0, 1), got {alpha!r}")
+    target = math.log10(alpha)
+
+    def gap(z: float) -> float:
+        return float(ks_pvalue(z, log10=True)) - target
+
+    high = 1.0
+    while gap(high) > 0.0:  # the p-value at z is below exp(-z^2 / 2): a few doublings
+        high *= 2.0
+    return float(brentq(gap, 0.0, high, xtol=1e-300, rtol=4.0 * np.finfo(np.float64).eps))

@@ -45,7 +45,15 @@ from polars_cumdev.statistics import (
 from polars_cumdev.ties import merge_ties, sort_by_score
 from polars_cumdev.weights import SCALE, rescale
 
-__all__ = ["CURVE_COLUMNS", "POINT_SCHEMA", "curve", "curve_frame", "prepare_screen", "screen"]
+__all__ = [
+    "CURVE_COLUMNS",
+    "POINT_SCHEMA",
+    "curve",
+    "curve_frame",
+    "prepare_screen",
+    "screen",
+    "variance_share",
+]
 
 #: The points of one subpopulation with their bins, as the curve needs them.
 POINT_SCHEMA: dict[str, pl.DataType] = {
@@ -77,6 +85,7 @@ CURVE_COLUMNS = (
     "response_mean",
     "weight",
     "sigma",
+    "variance_share",
 )
 
 
@@ -277,7 +286,9 @@ def curve(
         (A_k, equation (28)), ``k_over_n``, ``score`` (S'_k; null at the
         origin), ``cumdiff`` (C_k = F_k - Ft_k), ``full_mean`` (Rt_k, (26)),
         ``response_mean`` (R'_k), ``weight`` (W'_k) and ``sigma`` (the same
-        on every row).
+        on every row), ``variance_share`` (the share of sigma^2 accumulated
+        by point k, 0 at the origin and 1 at the last point; see
+        :func:`variance_share`).
     """
     fraction = check_fraction(fraction)
     lazy = as_lazy(frame)
@@ -304,6 +315,7 @@ def curve(
         chosen_sigma(bern.sum(), emp.sum()).alias("sigma"),
         pl.col(nm.WEIGHT) / pl.col(SCALE),
         pl.col(nm.OVERFLOW).sum().alias(OVERFLOWS),
+        variance_share(pl.when(binary).then(bern).otherwise(emp)),
     )
     flags = resolved(
         c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0),
@@ -328,8 +340,27 @@ def curve(
     return prepared.guarded(points) if choice == "polars" else points
 
 
+def variance_share(term: pl.Expr) -> pl.Expr:
+    """``variance_share``: the share of sigma^2 that points 1..k contribute, at every point k.
+
+    ``term`` is each point's contribution to sigma^2 (a null counts as 0),
+    in the order of the points of one curve. Under the null hypothesis C_k
+    has variance sigma^2 times this share, so plus and minus two sigma times
+    its square root is the pointwise envelope of pure noise. Null where
+    sigma is 0.
+    """
+    running = term.fill_null(0.0).cum_sum()
+    total = running.last()
+    # The last point holds all of sigma^2 by definition: 1 exactly, even when
+    # an engine evaluates the running sum and its last value in other orders.
+    last = pl.int_range(pl.len()) == pl.len() - 1
+    ratio = pl.when(last).then(pl.lit(1.0)).otherwise((running / total).clip(0.0, 1.0))
+    share = pl.when(total > 0.0).then(ratio)
+    return share.otherwise(None).alias("variance_share")
+
+
 def curve_frame(accumulated: pl.LazyFrame, extra: Sequence[str] = ()) -> pl.LazyFrame:
-    """Tidy drill-down frame from accumulated points carrying a ``sigma`` column.
+    """Tidy drill-down frame from accumulated points carrying ``sigma`` and ``variance_share``.
 
     Renames the internal columns to the public ones of :data:`CURVE_COLUMNS`
     and puts the origin row (k = 0, A_0 = C_0 = 0) first. Columns named in
@@ -345,6 +376,7 @@ def curve_frame(accumulated: pl.LazyFrame, extra: Sequence[str] = ()) -> pl.Lazy
         pl.col(nm.RESPONSE).alias("response_mean"),
         pl.col(nm.WEIGHT).alias("weight"),
         pl.col("sigma"),
+        pl.col("variance_share"),
         *extra,
     )
     origin = body.select(
@@ -357,6 +389,7 @@ def curve_frame(accumulated: pl.LazyFrame, extra: Sequence[str] = ()) -> pl.Lazy
         pl.lit(None, dtype=pl.Float64).alias("response_mean"),
         pl.lit(None, dtype=pl.Float64).alias("weight"),
         pl.col("sigma").first(),
+        pl.lit(0.0).alias("variance_share"),
         *[pl.col(c).first() for c in extra],
     )
     return pl.concat([origin, body]).sort("k")

@@ -11,14 +11,17 @@ Vega-Lite JSON, SVG, PNG, PDF or self-contained HTML via ``vl-convert``.
   full population in gray, bootstrap resamples in light gray.
 * :func:`screen` - every group's Kuiper z, ranked, significant groups filled.
 * :func:`ece_sweep` - binned ECEs against the number of bins, beside the ECCEs.
+* :func:`corp` - CORP reliability diagram: isotonic recalibration, consistency
+  band, diagonal, histogram of the scores.
 """
 
 from __future__ import annotations
 
+from polars_cumdev.charts.corp import corp
 from polars_cumdev.charts.cumulative import cumulative
 from polars_cumdev.charts.ece import ece_sweep
 from polars_cumdev.charts.export import save
 from polars_cumdev.charts.reliability import reliability
 from polars_cumdev.charts.screen import screen
 
-__all__ = ["cumulative", "ece_sweep", "reliability", "save", "screen"]
+__all__ = ["corp", "cumulative", "ece_sweep", "reliability", "save", "screen"]

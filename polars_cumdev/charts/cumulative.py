@@ -24,6 +24,7 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.charts import _style
+from polars_cumdev.charts._band import band_layers, check_band
 from polars_cumdev.charts._data import as_frame, inline, require, thin_extremes
 from polars_cumdev.charts._ticks import label_expr, lower_ticks, upper_ticks
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
@@ -163,6 +164,7 @@ def cumulative(
     major_ticks: int = 11,
     minor_ticks: int = 41,
     max_points: int = 4000,
+    band: float | None = None,
 ) -> alt.LayerChart:
     """Plot cumulative differences C_k against A_k, with the triangle at the origin.
 
@@ -197,6 +199,14 @@ def cumulative(
         Curves with more rows are thinned for display only, keeping every
         pixel-sized bucket's first, last, lowest and highest point (the
         title's statistics and the ticks always use every row).
+    band
+        A level alpha in (0, 1) to draw the Kolmogorov-Smirnov band, plus
+        and minus z_alpha sigma around zero with z_alpha from
+        :func:`polars_cumdev.pvalues.ks_critical` (the curve leaves it
+        exactly when the KS p-value is below alpha), and beside it the
+        pointwise envelope of pure noise, plus and minus 2 sigma times the
+        square root of the frame's ``variance_share``; ``None`` (default)
+        draws neither. Nothing is drawn when sigma is unusable.
 
     Returns
     -------
@@ -215,10 +225,13 @@ def cumulative(
         If ``kind`` or a size argument is invalid.
     """
     _check(kind, width, height, major_ticks, minor_ticks)
+    alpha = check_band(band)
     frame = as_frame(curve, "curve")
     require(frame, CURVE_COLUMNS, "curve")
+    columns = CURVE_COLUMNS if alpha is None else (*CURVE_COLUMNS, "variance_share")
+    require(frame, columns, "curve (band= needs variance_share)")
     frame = (
-        frame.select(CURVE_COLUMNS)
+        frame.select(columns)
         .with_columns(pl.col("k").cast(pl.Int64), pl.exclude("k").cast(pl.Float64))
         .sort("k")
     )
@@ -227,6 +240,8 @@ def cumulative(
     if frame.get_column("k")[0] != 0:  # tolerate a frame without its origin row
         origin = {"k": [0], "a": [0.0], "k_over_n": [0.0], "score": [None], "cumdiff": [0.0]}
         origin["sigma"] = [frame.get_column("sigma")[0]]
+        if alpha is not None:
+            origin["variance_share"] = [0.0]
         frame = pl.concat([pl.DataFrame(origin, schema=frame.schema), frame])
 
     a = frame.get_column("a").to_numpy()
@@ -306,7 +321,14 @@ def cumulative(
             tickSize=_style.MINOR_TICK,
         ),
     ]
-    layers = [*(_triangle(sigma, y_axis) if sigma is not None else []), line, points, *axes]
+    extra: list[alt.Chart] = []
+    subtitle = _subtitle(cumdiff, sigma, n)
+    if alpha is not None and sigma is not None:
+        ks = float(np.abs(cumdiff).max())
+        extra, verdict = band_layers(shown, sigma, alpha, ks, y_axis)
+        subtitle.append(verdict)
+    triangle = _triangle(sigma, y_axis) if sigma is not None else []
+    layers = [*triangle, *extra, line, points, *axes]
     text = title if title is not None else default_title(kind, weighted)
     return (
         alt.layer(*layers)
@@ -314,7 +336,7 @@ def cumulative(
         .properties(
             width=width,
             height=height,
-            title=_style.title(text, _subtitle(cumdiff, sigma, n)),
+            title=_style.title(text, subtitle),
             view=alt.ViewBackground(stroke=_style.INK),
         )
     )

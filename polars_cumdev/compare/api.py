@@ -1,0 +1,420 @@
+"""The public comparisons: one pair, its curve, every group against a reference."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_cumdev import _names as nm
+from polars_cumdev.compare.columns import (
+    _CHECKED,
+    _D,
+    _FIRST,
+    _G,
+    _SECOND,
+    _SIGMA2,
+    _SOURCE,
+    _T,
+    _V,
+    COMPARE_ALL_COLUMNS,
+    COMPARE_COLUMNS,
+    _Options,
+    _options,
+)
+from polars_cumdev.compare.steps import (
+    _Pipeline,
+    _pipeline,
+    _standard,
+)
+from polars_cumdev.errors import (
+    ColumnTypeError,
+    EmptySubpopulationError,
+    InvalidParameterError,
+    InvalidValuesError,
+    OverlapError,
+    TiedScoresError,
+)
+from polars_cumdev.prepare import (
+    Check,
+    FrameLike,
+    Prepared,
+    as_lazy,
+    mask_checks,
+    prepare,
+    resolve_mask,
+    schema_of,
+)
+from polars_cumdev.statistics import benjamini_hochberg, verdict
+from polars_cumdev.subpopulation import variance_share
+from polars_cumdev.weights import rescale
+
+
+def _pair(
+    frame: FrameLike,
+    first: pl.Expr | str,
+    second: pl.Expr | str,
+    score: str,
+    response: str,
+    weight: str | None,
+    options: _Options,
+) -> tuple[_Pipeline, Prepared]:
+    """Prepare, check and run the machinery for one pair; returns the pipeline and prepared."""
+    lazy = as_lazy(frame)
+    one = resolve_mask(lazy, first, "first")
+    two = resolve_mask(lazy, second, "second")
+    # Only the selected rows must hold usable values; rows where a mask is
+    # null stay so that the null checks see them.
+    selected = lazy.filter((one | two).fill_null(True))
+    prepared = prepare(
+        selected,
+        score=score,
+        response=response,
+        weight=weight,
+        carry=[one.alias(_FIRST), two.alias(_SECOND)],
+    )
+    label_one = f"first {first if isinstance(first, str) else str(first)!r}"
+    label_two = f"second {second if isinstance(second, str) else str(second)!r}"
+    s = pl.col(score).cast(pl.Float64)
+    a = one.fill_null(False)
+    b = two.fill_null(False)
+    overlap = (a & b).sum()
+    prepared.checks += mask_checks(one, label_one) + mask_checks(two, label_two)
+    prepared.checks.append(
+        Check(
+            overlap,
+            f"{label_one} and {label_two} overlap: {{count}} row(s) are selected by both; "
+            "the two selections must be disjoint",
+            OverlapError,
+        )
+    )
+    for label, mask in ((label_one, a), (label_two, b)):
+        prepared.checks.append(
+            Check(
+                (s.filter(mask).n_unique() == 1).cast(pl.Int64),
+                f"{label} has only one distinct score: at least two are needed",
+                EmptySubpopulationError,
+            )
+        )
+    if options.ties == "error":
+        shared = s.filter(a).n_unique() + s.filter(b).n_unique() - s.filter(a | b).n_unique()
+        prepared.checks.append(
+            Check(
+                pl.when(overlap == 0).then(shared).otherwise(0),
+                f"{{count}} distinct score(s) occur in both {label_one} and {label_two}; the "
+                "method needs disjoint scores: pass ties='dither' to break them",
+                TiedScoresError,
+            )
+        )
+    if options.variance == "score":
+        prepared.checks.append(
+            Check(
+                ((s < 0.0) | (s > 1.0)).filter(a | b).sum(),
+                f"score column {score!r} has {{count}} value(s) outside [0, 1] among the "
+                "selected rows; variance='score' reads the scores as probabilities",
+                InvalidValuesError,
+            )
+        )
+    rows, _ = rescale(prepared.gated())
+    group = pl.lit(0, dtype=pl.Int64)
+    pipeline = _pipeline(
+        _standard(rows.filter(pl.col(_FIRST)), group),
+        _standard(rows.filter(pl.col(_SECOND)), None),
+        pl.LazyFrame({_G: [0]}, schema={_G: pl.Int64}),
+        options,
+        ("first", "second"),
+    )
+    return pipeline, prepared
+
+
+def compare(
+    frame: FrameLike,
+    first: pl.Expr | str,
+    second: pl.Expr | str,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    variance: str = "empirical",
+    ties: str = "error",
+    seed: int = 0,
+) -> pl.LazyFrame:
+    """Cumulative differences between two subpopulations with disjoint scores.
+
+    Implements ``two-subpopulations.md`` (M. Tygert, J. Big Data 8 (2021) 158):
+    ties inside each selection are merged (method.md 1.1), the weights are
+    normalized by the total of both (step 1), the merged scores are cut into
+    alternating blocks (step 2), a centred difference is formed on every
+    interior block (step 3), the differences are accumulated (step 4) and
+    summarized by the Kuiper and Kolmogorov-Smirnov statistics (step 5)
+    divided by the scale sigma (step 6), with asymptotic p-values (method.md
+    4). Differences read "first minus second".
+
+    Parameters
+    ----------
+    frame
+        The data (DataFrame or LazyFrame).
+    first, second
+        Boolean expressions, or names of boolean columns, selecting the two
+        subpopulations (subpopulation 0 and 1 of the spec). They must not
+        select a common row. Rows selected by neither are ignored (their
+        values are not checked).
+    score, response, weight
+        Column names; ``weight=None`` weights rows equally.
+    variance
+        ``"empirical"`` (step 6, from the differences of neighbouring centred
+        differences; any responses) or ``"score"`` (the Bernoulli form, the
+        scores being the success probabilities: sigma = 2 sqrt(sum v_k^2 t_k
+        (1 - t_k)) with t_k the weighted-average score of the block the k-th
+        difference is centred on; the selected scores must lie in [0, 1]).
+    ties
+        ``"error"``: a score occurring in both selections (after merging ties
+        inside each) raises :class:`~polars_cumdev.errors.TiedScoresError`.
+        ``"dither"``: such scores of ``second`` are moved by about one part in
+        1e8 (see :func:`dither_scores`); deterministic given ``seed`` and
+        independent of the row order.
+    seed
+        Seed of the dither (only used with ``ties="dither"``).
+
+    Returns
+    -------
+    pl.LazyFrame
+        One row: ``n_first``, ``n_second`` (rows selected), ``kuiper``,
+        ``ks``, ``delta`` (C at the end of the curve), ``sigma``,
+        ``kuiper_z``, ``ks_z``, ``kuiper_p``, ``ks_p``, ``kuiper_log10p``,
+        ``ks_log10p``, ``effect`` (the
+        weighted average treatment effect, "first minus second"),
+        ``variance`` and ``note``. When the scores of the two selections do
+        not interleave (fewer than three blocks) the statistics are null and
+        ``note`` says so (``effect`` is still given); when sigma is 0 the
+        z-scores and p-values are null, likewise with a note.
+
+    Raises
+    ------
+    ColumnNotFoundError, ColumnTypeError, InvalidParameterError
+        At once, for a missing or non-numeric column, a non-boolean
+        selection, or an unknown ``variance`` / ``ties``.
+    OverlapError, TiedScoresError, EmptySubpopulationError, InvalidValuesError
+        When the result is collected: overlapping selections (with the number
+        of rows in both), shared scores under ``ties="error"`` (with their
+        number), a selection that is empty or has fewer than two distinct
+        scores, or unusable values (nulls, NaN, infinities, non-positive
+        weights, scores outside [0, 1] with ``variance="score"``).
+    """
+    options = _options(variance, ties, seed)
+    pipeline, prepared = _pair(frame, first, second, score, response, weight, options)
+    stats = pipeline.stats.select(COMPARE_COLUMNS)
+    return prepared.guarded(stats.filter(verdict(_CHECKED, [], prepared.labels)))
+
+
+def compare_curve(
+    frame: FrameLike,
+    first: pl.Expr | str,
+    second: pl.Expr | str,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    variance: str = "empirical",
+    ties: str = "error",
+    seed: int = 0,
+    fraction: float = 1.0,
+) -> pl.LazyFrame:
+    """The cumulative differences between two subpopulations, point by point.
+
+    The curve of :func:`compare` (``two-subpopulations.md`` steps 1-4; M.
+    Tygert, J. Big Data 8 (2021) 158), in the layout of
+    :func:`polars_cumdev.subpopulation.curve`, for charts and drill-down.
+
+    Parameters
+    ----------
+    frame, first, second, score, response, weight, variance, ties, seed
+        As in :func:`compare`.
+    fraction
+        Zoom q in (0, 1]: keep the first floor(n q) centred differences and
+        normalize their weights v_k to sum to 1 over them (step 4).
+
+    Returns
+    -------
+    pl.LazyFrame
+        An origin row (k = 0, A_0 = C_0 = 0) and one row per centred
+        difference in score order: ``k``, ``a`` (A_k), ``k_over_n``,
+        ``score`` (the weighted-average score of the block the difference is
+        centred on; null at the origin), ``cumdiff`` (C_k), ``sigma`` (the
+        same on every row), ``centre`` (``"first"`` or ``"second"``: which
+        subpopulation owns that block), ``difference`` (d_k, "first minus
+        second"), ``v`` (the normalized weight v_k) and ``variance_share``
+        (the share of sigma^2 from the terms of points 1..k, step 6; see
+        :func:`polars_cumdev.subpopulation.variance_share`). When the scores do not
+        interleave, or the zoom keeps no difference, there is only the origin
+        row, with a null sigma.
+
+    Raises
+    ------
+    CumdevError
+        As :func:`compare`; also :class:`InvalidParameterError` for a
+        ``fraction`` outside (0, 1].
+    """
+    options = _options(variance, ties, seed, fraction)
+    pipeline, prepared = _pair(frame, first, second, score, response, weight, options)
+    sigma = pipeline.stats.select(pl.col("sigma"))
+    body = pipeline.points.join(sigma, how="cross", maintain_order="left").select(
+        pl.col(nm.K).alias("k"),
+        pl.col(nm.A).alias("a"),
+        (pl.col(nm.K) / pl.col(nm.N)).alias("k_over_n"),
+        pl.col(_T).alias("score"),
+        pl.col(nm.CUMDIFF).alias("cumdiff"),
+        pl.col("sigma"),
+        pl.when(pl.col(_SOURCE) == 0)
+        .then(pl.lit("first"))
+        .otherwise(pl.lit("second"))
+        .alias("centre"),
+        pl.col(_D).alias("difference"),
+        pl.col(_V).alias("v"),
+        variance_share(pl.col(_SIGMA2)),
+    )
+    origin = sigma.select(
+        pl.lit(0, dtype=pl.Int64).alias("k"),
+        pl.lit(0.0).alias("a"),
+        pl.lit(0.0).alias("k_over_n"),
+        pl.lit(None, dtype=pl.Float64).alias("score"),
+        pl.lit(0.0).alias("cumdiff"),
+        pl.col("sigma"),
+        pl.lit(None, dtype=pl.String).alias("centre"),
+        pl.lit(None, dtype=pl.Float64).alias("difference"),
+        pl.lit(None, dtype=pl.Float64).alias("v"),
+        pl.lit(0.0).alias("variance_share"),
+    )
+    curve = pl.concat([origin, body], how="vertical").sort("k")
+    return prepared.guarded(curve)
+
+
+# --------------------------------------------------------------------------
+# Every group against a reference group
+# --------------------------------------------------------------------------
+
+
+def _check_reference(schema: pl.Schema, by: str, reference: object) -> None:
+    if reference is None:
+        raise InvalidParameterError("`reference` must be a value of the `by` column, got None")
+    if by not in schema:
+        return  # prepare() reports the missing column
+    probe = pl.DataFrame(schema={by: schema[by]})
+    try:
+        probe.select(pl.col(by).eq_missing(reference))
+    except (pl.exceptions.PolarsError, TypeError, ValueError) as exc:
+        raise ColumnTypeError(
+            f"`reference` {reference!r} cannot be compared with the `by` column {by!r} "
+            f"of dtype {schema[by]}: {exc}"
+        ) from None
+
+
+def compare_all(
+    frame: FrameLike,
+    by: str,
+    reference: object,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    variance: str = "empirical",
+    ties: str = "error",
+    seed: int = 0,
+) -> pl.LazyFrame:
+    """Compare every group of ``by`` with one reference group, all in one lazy query.
+
+    Each group other than the reference is subpopulation 0 ("first") and the
+    reference group subpopulation 1 ("second") of ``two-subpopulations.md``
+    (M. Tygert, J. Big Data 8 (2021) 158), so the statistics read "group
+    minus reference" and equal those of :func:`compare` run on the pair. The
+    reference's merged points are crossed with every group id and all pairs
+    are processed together; the p-values are then adjusted across the groups
+    by Benjamini-Hochberg.
+
+    A screen should not stop at one awkward group, so a group that cannot be
+    compared keeps its row, with null statistics and a ``note`` saying why:
+    fewer than two distinct scores, scores shared with the reference under
+    ``ties="error"`` (with their number), or scores that do not interleave
+    with the reference's. Rows whose ``by`` value is null form a group of
+    their own.
+
+    Parameters
+    ----------
+    frame
+        The data (DataFrame or LazyFrame).
+    by
+        Name of the column defining the groups.
+    reference
+        The value of ``by`` naming the reference group.
+    score, response, weight, variance, ties, seed
+        As in :func:`compare`. With ``ties="dither"`` the reference's scores
+        shared with a group are dithered; a score is moved by the same amount
+        in every comparison (:func:`dither_scores`).
+
+    Returns
+    -------
+    pl.LazyFrame
+        One row per group other than the reference: the ``by`` column, then
+        ``n_first`` (rows of the group), ``n_second`` (rows of the reference),
+        ``kuiper``, ``ks``, ``delta``, ``sigma``, ``kuiper_z``, ``ks_z``,
+        ``kuiper_p``, ``ks_p``, ``kuiper_log10p``, ``ks_log10p``, ``kuiper_q``,
+        ``ks_q`` (Benjamini-Hochberg
+        over the groups with a p-value), ``effect``, ``variance`` and
+        ``note``; sorted by ``kuiper_z``, largest first, nulls last, then by
+        ``by``. Empty when the reference is the only group.
+
+    Raises
+    ------
+    ColumnNotFoundError, ColumnTypeError, InvalidParameterError
+        At once, for schema problems, a ``reference`` of the wrong type or
+        None, or an unknown ``variance`` / ``ties``.
+    EmptySubpopulationError, InvalidValuesError
+        When collected: the reference value does not occur in ``by``, the
+        reference group has fewer than two distinct scores, or the values
+        are unusable (as in :func:`compare`; here every row is used).
+    """
+    options = _options(variance, ties, seed)
+    if not isinstance(by, str) or not by:
+        raise InvalidParameterError(f"`by` must be the name of one column, got {by!r}")
+    lazy = as_lazy(frame)
+    _check_reference(schema_of(lazy), by, reference)
+    prepared = prepare(
+        lazy,
+        score=score,
+        response=response,
+        weight=weight,
+        by=by,
+        reserved=COMPARE_ALL_COLUMNS,
+        score_range=(0.0, 1.0) if options.variance == "score" else None,
+    )
+    is_reference = pl.col(by).eq_missing(reference)
+    s = pl.col(score).cast(pl.Float64)
+    prepared.checks += [
+        Check(
+            (is_reference.sum() == 0).cast(pl.Int64),
+            f"the reference value {reference!r} does not occur in the `by` column {by!r}",
+            EmptySubpopulationError,
+        ),
+        Check(
+            (s.filter(is_reference).n_unique() == 1).cast(pl.Int64),
+            f"the reference group {by} == {reference!r} has only one distinct score: "
+            "at least two are needed",
+            EmptySubpopulationError,
+        ),
+    ]
+    rows, _ = rescale(prepared.gated())
+    others = _standard(rows.filter(~is_reference), pl.col(by))
+    pipeline = _pipeline(
+        others,
+        _standard(rows.filter(is_reference), None),
+        others.select(_G).unique(),
+        options,
+        ("the group", "the reference"),
+    )
+    stats = (
+        pipeline.stats.with_columns(
+            benjamini_hochberg(pl.col("kuiper_p")).alias("kuiper_q"),
+            benjamini_hochberg(pl.col("ks_p")).alias("ks_q"),
+        )
+        .sort(["kuiper_z", _G], descending=[True, False], nulls_last=True)
+        .select(pl.col(_G).alias(by), *COMPARE_ALL_COLUMNS)
+    )
+    return prepared.guarded(stats.filter(verdict(_CHECKED, [by], prepared.labels)))

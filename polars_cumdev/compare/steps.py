@@ -1,0 +1,367 @@
+"""Steps 1-6 of the comparison, and the effect, for every group in one query."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from polars_cumdev import _names as nm
+from polars_cumdev.compare.columns import (
+    _BLOCK,
+    _BLOCKS,
+    _D,
+    _G,
+    _INVALID,
+    _LEFT,
+    _M_FIRST,
+    _M_SECOND,
+    _MW,
+    _N_ALL,
+    _N_LEFT,
+    _N_SHARED,
+    _R,
+    _R_HIGH,
+    _R_LOW,
+    _SHARED,
+    _SIGMA2,
+    _SOURCE,
+    _SW,
+    _T,
+    _TERM,
+    _V,
+    _V_RAW,
+    _Options,
+)
+from polars_cumdev.compare.dither import (
+    _dithered,
+)
+from polars_cumdev.statistics import pvalue_columns
+from polars_cumdev.ties import merge_ties, sort_by_score
+
+
+def _over(expr: pl.Expr) -> pl.Expr:
+    return expr.over(_G)
+
+
+def _neighbour(expr: pl.Expr, offset: int) -> pl.Expr:
+    """``expr`` on the row ``offset`` rows away if that row is in the same group, else null.
+
+    The frame must hold each group's rows contiguously (it is sorted by
+    group). A plain shift with a test on the group column is much cheaper than
+    ``shift(...).over(group)`` when there are many groups. (At the two ends
+    of the frame the shifted value is null anyway, whatever the test says.)
+    """
+    g = pl.col(_G)
+    return pl.when(g.eq_missing(g.shift(offset))).then(expr.shift(offset))
+
+
+@dataclass(frozen=True)
+class _Pipeline:
+    """The lazy frames of one run of the machinery (all keyed by ``nm.GROUP``)."""
+
+    points: pl.LazyFrame  # the centred differences, accumulated (one row per point)
+    stats: pl.LazyFrame  # one row per group: counts, statistics, effect, note
+
+
+def _shared() -> pl.Expr:
+    """A score that the neighbouring entry of the other subpopulation has too.
+
+    The frame must be sorted by (group, score, subpopulation).
+    """
+    s = pl.col(nm.SCORE)
+    source = pl.col(_SOURCE)
+
+    def same(offset: int) -> pl.Expr:
+        return ((_neighbour(s, offset) == s) & (_neighbour(source, offset) != source)).fill_null(
+            False
+        )
+
+    return same(1) | same(-1)
+
+
+def _entries(
+    first: pl.LazyFrame, second: pl.LazyFrame, groups: pl.LazyFrame, options: _Options
+) -> pl.LazyFrame:
+    """Merged points of both subpopulations for every group, sorted by (group, score).
+
+    ``first`` has the group column and the standardized score, response and
+    weight; ``second`` the same without the group column (it is crossed with
+    every group id in ``groups``). Each subpopulation has distinct scores
+    after merging, so a score shared by the two shows up as two neighbouring
+    entries with the same score.
+    """
+    columns = [_G, _SOURCE, nm.SCORE, nm.RESPONSE, nm.WEIGHT, nm.ROWS]
+    own = merge_ties(sort_by_score(first), [_G])
+    other = merge_ties(sort_by_score(second))
+    own = own.with_columns(pl.lit(0, dtype=pl.Int8).alias(_SOURCE))
+    other = other.with_columns(pl.lit(1, dtype=pl.Int8).alias(_SOURCE))
+    crossed = groups.join(other, how="cross")
+    entries = pl.concat([own.select(columns), crossed.select(columns)], how="vertical")
+    order = [_G, nm.SCORE, _SOURCE]
+    entries = entries.sort(order).with_columns(_shared().alias(_SHARED))
+    if options.ties == "dither":
+        score = pl.col(nm.SCORE)
+        move = pl.col(_SHARED) & (pl.col(_SOURCE) == 1)
+        entries = (
+            entries.with_columns(
+                pl.when(move).then(_dithered(score, options.seed)).otherwise(score).alias(nm.SCORE)
+            )
+            .sort(order)
+            .with_columns(_shared().alias(_LEFT))
+        )
+    else:
+        entries = entries.with_columns(pl.col(_SHARED).alias(_LEFT))
+    return entries
+
+
+def _blocks(entries: pl.LazyFrame) -> pl.LazyFrame:
+    """Steps 1-3: blocks, their aggregates and the centred difference on each interior block.
+
+    One row per (group, block), in block order, with ``_BLOCK`` numbering the
+    blocks of a group from 0. ``_D`` and ``_V_RAW`` are null on the first and
+    the last block of a group (not interior).
+    """
+    source = pl.col(_SOURCE)
+    w = pl.col(nm.WEIGHT)
+    r = pl.col(nm.RESPONSE)
+    # Step 2: a block starts where the subpopulation (or the group) changes;
+    # the running count of starts numbers the blocks of the whole frame.
+    start = (source != _neighbour(source, 1)).fill_null(True)
+    last = start.shift(-1).fill_null(True)
+    labelled = entries.with_columns(
+        start.cum_sum().alias(_BLOCK),
+        (w * r).alias(_R),
+        (w * pl.col(nm.SCORE)).alias(_T),
+        # The responses at the lowest and the highest score of the block, each
+        # on its own row (null elsewhere), so the aggregation below does not
+        # depend on the order in which a block's rows reach it.
+        pl.when(start).then(r).alias(_R_LOW),
+        pl.when(last).then(r).alias(_R_HIGH),
+    )
+    blocks = (
+        labelled.group_by(_BLOCK)
+        .agg(
+            pl.col(_G).first(),  # constant within a block
+            source.first(),  # constant within a block
+            w.sum().alias(_SW),
+            pl.col(_R).sum(),
+            pl.col(_T).sum(),
+            pl.len().alias(_MW),
+            pl.col(_R_LOW).max(),  # the one non-null value
+            pl.col(_R_HIGH).max(),
+        )
+        .sort(_BLOCK)
+    )
+    sw = pl.col(_SW)
+    blocks = blocks.with_columns(
+        (pl.col(_BLOCK) - _over(pl.col(_BLOCK).min())).alias(_BLOCK),
+        _over(pl.len()).cast(pl.Int64).alias(_BLOCKS),
+        (pl.col(_R) / sw).alias(_R),  # weighted-average response
+        (pl.col(_T) / sw).alias(_T),  # weighted-average score
+        # Step 1 (weights over the total of both subpopulations), then the
+        # plain mean of the block's weights.
+        (sw / _over(sw.sum()) / pl.col(_MW)).alias(_MW),
+    )
+
+    def before(name: str) -> pl.Expr:
+        return _neighbour(pl.col(name), 1)
+
+    def after(name: str) -> pl.Expr:
+        return _neighbour(pl.col(name), -1)
+
+    # Step 3, written once for both kinds of interior block: centred on block
+    # b the difference is r_b - (r_{b-1} + r_{b+1}) / 2 for a block of the
+    # first subpopulation and its negative for one of the second, which is
+    # the spec's P/Q formulas followed by the "0 minus 1" sign.
+    sign = pl.when(source == 0).then(pl.lit(1.0)).otherwise(pl.lit(-1.0))
+    r_b = pl.col(_R)
+    # The effect: every entry of block b is compared with the nearest entries
+    # of the other subpopulation, the last entry of block b-1 and the first of
+    # block b+1 (one side at the ends); summed over the block with the
+    # entries' weights this is sw_b * (r_b - mean of the available sides).
+    sides = pl.mean_horizontal(before(_R_HIGH), after(_R_LOW))
+    return blocks.with_columns(
+        (sign * (r_b - (before(_R) + after(_R)) / 2.0)).alias(_D),
+        ((before(_MW) + 2.0 * pl.col(_MW) + after(_MW)) / 4.0).alias(_V_RAW),
+        (sign * sw * (r_b - sides)).alias(_TERM),
+    )
+
+
+def _accumulate(blocks: pl.LazyFrame, options: _Options) -> pl.LazyFrame:
+    """Step 4: the interior blocks in score order, zoomed, normalized and accumulated."""
+    k = pl.col(_BLOCK).cast(pl.Int64)
+    interior = blocks.filter(pl.col(_D).is_not_null()).with_columns(
+        k.alias(nm.K), (pl.col(_BLOCKS) - 2).alias(_N_ALL)
+    )
+    if options.fraction < 1.0:
+        kept = (pl.col(_N_ALL).cast(pl.Float64) * options.fraction).floor()
+        interior = interior.filter(pl.col(nm.K) <= kept)
+    v = pl.col(_V_RAW) / _over(pl.col(_V_RAW).sum())
+    return interior.with_columns(
+        v.alias(_V), _over(pl.len()).cast(pl.Int64).alias(nm.N)
+    ).with_columns(
+        _over(pl.col(_V).cum_sum()).alias(nm.A),
+        _over((pl.col(_V) * pl.col(_D)).cum_sum()).alias(nm.CUMDIFF),
+        _sigma_term(options).alias(_SIGMA2),
+    )
+
+
+def _sigma_term(options: _Options) -> pl.Expr:
+    """Step 6, per point: the terms whose sum is (sigma / 2)^2.
+
+    Empirical: e_k^2 u_k^2 / 16 with e_k = d_{k+1} - d_k and u_k = v_k + v_{k+1}
+    (null on a group's last point). Score: v_k^2 t_k (1 - t_k).
+    """
+    v = pl.col(_V)
+    if options.variance == "empirical":
+        e = _neighbour(pl.col(_D), -1) - pl.col(_D)
+        u = v + _neighbour(v, -1)
+        return e * e * u * u / 16.0
+    # The block-centre scores lie in [0, 1] when the scores do; the clip only
+    # keeps a dithered score of exactly 0 or 1 from giving a negative term.
+    t = pl.col(_T).clip(0.0, 1.0)
+    return v * v * t * (1.0 - t)
+
+
+def _pipeline(
+    first: pl.LazyFrame,
+    second: pl.LazyFrame,
+    groups: pl.LazyFrame,
+    options: _Options,
+    labels: tuple[str, str],
+) -> _Pipeline:
+    """Run steps 1-6 and the effect for every group of ``first`` against ``second``.
+
+    ``groups`` holds the group ids (column ``nm.GROUP``), one row each; the
+    statistics have one row per group id even when a group has no point.
+    ``labels`` name the two subpopulations in the notes.
+    """
+    entries = _entries(first, second, groups, options)
+    blocks = _blocks(entries)
+    points = _accumulate(blocks, options)
+
+    source = pl.col(_SOURCE)
+    status = entries.group_by(_G).agg(
+        pl.col(nm.ROWS).filter(source == 0).sum().cast(pl.Int64).alias("n_first"),
+        pl.col(nm.ROWS).filter(source == 1).sum().cast(pl.Int64).alias("n_second"),
+        (source == 0).sum().cast(pl.Int64).alias(_M_FIRST),
+        (source == 1).sum().cast(pl.Int64).alias(_M_SECOND),
+        (pl.col(_SHARED) & (source == 0)).sum().cast(pl.Int64).alias(_N_SHARED),
+        (pl.col(_LEFT) & (source == 0)).sum().cast(pl.Int64).alias(_N_LEFT),
+    )
+    in_first = source == 0
+    effect = blocks.group_by(_G).agg(
+        (
+            (
+                pl.col(_TERM).filter(in_first).sum() / pl.col(_SW).filter(in_first).sum()
+                + pl.col(_TERM).filter(~in_first).sum() / pl.col(_SW).filter(~in_first).sum()
+            )
+            / 2.0
+        ).alias("effect"),
+        pl.len().cast(pl.Int64).alias(_BLOCKS),
+    )
+    c = pl.col(nm.CUMDIFF)
+    summary = points.group_by(_G).agg(
+        (c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0)).alias("kuiper"),
+        c.abs().max().alias("ks"),
+        c.get(pl.col(nm.K).arg_max()).alias("delta"),
+        (2.0 * pl.col(_SIGMA2).sum().clip(lower_bound=0.0).sqrt()).alias("sigma"),
+    )
+    counts = ["n_first", "n_second", _M_FIRST, _M_SECOND, _N_SHARED, _N_LEFT]
+    stats = (
+        groups.join(status, on=_G, how="left", nulls_equal=True, maintain_order="left")
+        .with_columns(pl.col(counts).fill_null(0))
+        .join(effect, on=_G, how="left", nulls_equal=True, maintain_order="left")
+        .join(summary, on=_G, how="left", nulls_equal=True, maintain_order="left")
+    )
+    return _Pipeline(points=points, stats=_finish(stats, options, labels))
+
+
+def _finish(stats: pl.LazyFrame, options: _Options, labels: tuple[str, str]) -> pl.LazyFrame:
+    """Notes, nulls where a statistic is undefined, z-scores and p-values."""
+    one, two = labels
+    few = (pl.col(_M_FIRST) < 2) | (pl.col(_M_SECOND) < 2)
+    tied = (pl.col(_N_SHARED) > 0) if options.ties == "error" else pl.lit(False)
+    left = pl.col(_N_LEFT) > 0
+    flat = pl.col(_BLOCKS) < 3
+    sigma = pl.col("sigma")
+    note = (
+        pl.when(few)
+        .then(
+            pl.format(
+                f"too few distinct scores ({{}} in {one}, {{}} in {two}): "
+                "each subpopulation needs at least two",
+                pl.col(_M_FIRST),
+                pl.col(_M_SECOND),
+            )
+        )
+        .when(tied)
+        .then(
+            pl.format(
+                f"{{}} distinct score(s) occur in both {one} and {two}; the method needs "
+                "disjoint scores: pass ties='dither' to break them",
+                pl.col(_N_SHARED),
+            )
+        )
+        .when(left)
+        .then(
+            pl.format(
+                "{} shared score(s) remain after dithering: try another seed",
+                pl.col(_N_LEFT),
+            )
+        )
+        .when(flat)
+        .then(
+            pl.format(
+                f"the scores of {one} and {two} do not interleave ({{}} blocks): there is no "
+                "interior block to centre a difference on",
+                pl.col(_BLOCKS),
+            )
+        )
+        .when(sigma <= 0.0)
+        .then(
+            pl.lit(
+                "sigma is 0 (too few centred differences, or no spread): "
+                "the normalized statistics are undefined"
+            )
+        )
+        .when(pl.col(_N_SHARED) > 0)
+        .then(
+            pl.format(
+                f"{{}} score(s) shared with {one} dithered in {two} (seed {options.seed})",
+                pl.col(_N_SHARED),
+            )
+        )
+        .otherwise(pl.lit(None, dtype=pl.String))
+    )
+    invalid = few | tied | left | flat
+    undefined = invalid | (sigma <= 0.0)
+
+    def unless(condition: pl.Expr, name: str) -> pl.Expr:
+        return pl.when(condition).then(None).otherwise(pl.col(name)).alias(name)
+
+    return (
+        stats.with_columns(invalid.alias(_INVALID), note.alias("note"))
+        .with_columns(
+            unless(pl.col(_INVALID), "kuiper"),
+            unless(pl.col(_INVALID), "ks"),
+            unless(pl.col(_INVALID), "delta"),
+            unless(pl.col(_INVALID), "sigma"),
+            unless(few | tied | left, "effect"),
+            pl.when(undefined).then(None).otherwise(pl.col("kuiper") / sigma).alias("kuiper_z"),
+            pl.when(undefined).then(None).otherwise(pl.col("ks") / sigma).alias("ks_z"),
+            pl.lit(options.variance).alias("variance"),
+        )
+        .with_columns(pvalue_columns())
+    )
+
+
+def _standard(frame: pl.LazyFrame, group: pl.Expr | None) -> pl.LazyFrame:
+    columns = [nm.SCORE, nm.RESPONSE, nm.WEIGHT]
+    if group is None:
+        return frame.select(columns)
+    return frame.select(group.alias(_G), *columns)
+
+
+# --------------------------------------------------------------------------

@@ -19,6 +19,7 @@ import polars as pl
 from polars_cumdev import _names as nm
 from polars_cumdev import compiled
 from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
+from polars_cumdev.location import flag_stretch
 from polars_cumdev.prepare import FrameLike, Prepared, prepare, schema_of
 from polars_cumdev.statistics import (
     RMAX,
@@ -201,5 +202,5 @@ def calibration_curve(
         variance_share(bern),
     )
     checked = ("cumdiff", "sigma", "weight")
-    points = curve_frame(with_sigma)
-    return prepared.guarded(points.filter(verdict(checked, [], prepared.labels)))
+    points = curve_frame(with_sigma).filter(verdict(checked, [], prepared.labels))
+    return prepared.guarded(flag_stretch(points, min_scores=1))

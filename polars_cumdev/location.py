@@ -33,10 +33,12 @@ from polars_cumdev.prepare import schema_of
 from polars_cumdev.sums import boundary
 
 __all__ = [
+    "LOCATED",
     "LOCATION_COLUMNS",
     "LOCATION_SCHEMA",
     "NUMPY_POINTS",
     "THRESHOLD",
+    "flag_stretch",
     "locate",
     "located",
     "stretches_numpy",
@@ -220,3 +222,41 @@ def locate(points: pl.LazyFrame, keys: Sequence[str], thresholds: pl.LazyFrame) 
         return pl.concat([key_frame, body], how="horizontal")
 
     return joined.map_batches(run, schema=pl.Schema(schema), streamable=False)
+
+
+def flag_stretch(curve: pl.LazyFrame, min_scores: int) -> pl.LazyFrame:
+    """A drill-down frame with ``located``: true on the points inside its located stretch.
+
+    ``curve`` has the origin row (k = 0) first, then the points in order,
+    with ``a``, ``cumdiff`` and ``sigma``. The stretch is searched when the
+    normalized statistics exist (at least ``min_scores`` points and sigma
+    positive, as in :func:`polars_cumdev.statistics.normalize`) and
+    D > 2 sigma; otherwise no point is flagged.
+    """
+
+    def run(batch: pl.DataFrame) -> pl.DataFrame:
+        flags = np.zeros(batch.height, dtype=bool)
+        points = batch.filter(pl.col("k") > 0)
+        sigma = batch.get_column("sigma").drop_nulls()
+        if points.height >= min_scores and sigma.len() and sigma[0] > 0.0:
+            c = points.get_column("cumdiff").to_numpy()
+            d = max(c.max(), 0.0) - min(c.min(), 0.0)
+            arrays = (
+                np.array([0, points.height], dtype=np.int64),
+                np.ascontiguousarray(points.get_column("a").to_numpy(), dtype=np.float64),
+                np.ascontiguousarray(c, dtype=np.float64),
+                np.array([d - 2.0 * float(sigma[0])]),
+            )
+            search = stretches_numpy if c.size < NUMPY_POINTS else compiled.kernel().stretches
+            lower, upper = search(*arrays)
+            if upper[0] >= 0:
+                k = batch.get_column("k").to_numpy()
+                flags = (k >= lower[0] + 2) & (k <= upper[0] + 1)
+        return batch.with_columns(pl.Series(LOCATED, flags))
+
+    schema = schema_of(curve)
+    return curve.map_batches(run, schema=pl.Schema({**schema, LOCATED: pl.Boolean()}))
+
+
+#: The column of a drill-down frame that flags the points of the located stretch.
+LOCATED = "located"

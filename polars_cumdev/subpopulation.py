@@ -16,6 +16,7 @@ from polars_cumdev import compiled
 from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.bins import full_population_prefix, locate_bins
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.location import flag_stretch
 from polars_cumdev.prepare import (
     FrameLike,
     Prepared,
@@ -86,6 +87,7 @@ CURVE_COLUMNS = (
     "weight",
     "sigma",
     "variance_share",
+    "located",
 )
 
 
@@ -336,7 +338,8 @@ def curve(
         resolved=_RESOLVED,
         overflows=OVERFLOWS,
     )
-    points = points.filter(checked).select(CURVE_COLUMNS)
+    points = flag_stretch(points.filter(checked), min_scores=2)
+    points = points.select(CURVE_COLUMNS)
     return prepared.guarded(points) if choice == "polars" else points
 
 

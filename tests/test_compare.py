@@ -16,6 +16,7 @@ import pytest
 import reference as ref
 from numpy.testing import assert_allclose
 from polars.testing import assert_frame_equal
+from reference_location import shortest_stretch
 
 from polars_cumdev.compare import compare, compare_all, compare_curve, dither_scores
 from polars_cumdev.errors import (
@@ -29,6 +30,7 @@ from polars_cumdev.errors import (
     TiedScoresError,
 )
 from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
+from polars_cumdev.statistics import NOT_LOCATED
 
 RTOL = 1e-9
 TINY = 1e-15
@@ -98,6 +100,23 @@ def check_row(row: dict, expect: dict, what: str) -> None:
     close(row["kuiper_p"], kuiper_pvalue(np.array([row["kuiper_z"]]))[0], f"{what}: kuiper_p")
     close(row["ks_p"], ks_pvalue(np.array([row["ks_z"]]))[0], f"{what}: ks_p")
     close(row["effect"], expect["effect"], f"{what}: effect")
+    check_location(row, expect, what)
+
+
+def check_location(row: dict, expect: dict, what: str) -> None:
+    """The located stretch against the naive transcription, on the reference's curve."""
+    found = shortest_stretch(
+        expect["A"][1:], expect["C"][1:], expect["kuiper"] - 2.0 * expect["sigma"]
+    )
+    if found is None:  # null, and the note says so unless it already says something else
+        assert row["from_score"] is None and row["note"] is not None, what
+        return
+    i, j = found
+    share = expect["A"][j] - expect["A"][i]
+    close(row["from_score"], expect["t"][i], f"{what}: from_score")
+    close(row["to_score"], expect["t"][j - 1], f"{what}: to_score")
+    close(row["share"], share, f"{what}: share")
+    close(row["deviation"], (expect["C"][j] - expect["C"][i]) / share, f"{what}: deviation")
 
 
 # --------------------------------------------------------------------------
@@ -120,7 +139,7 @@ def test_compare_matches_reference(owner, variance, weight):
     check_row(row, expect, f"{owner}/{variance}/{weight}")
     assert row["n_first"] == 70 and row["n_second"] == 55
     assert row["variance"] == variance
-    assert row["note"] is None
+    assert row["note"] in (None, NOT_LOCATED)
     # The streaming engine gives the same numbers.
     streamed = out.collect(engine="streaming").row(0, named=True)
     for name in ("kuiper", "ks", "delta", "sigma", "effect", "kuiper_p"):

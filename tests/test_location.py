@@ -68,3 +68,97 @@ def test_the_whole_rise_is_found_when_the_threshold_is_d(sign):
     d = np.ptp(np.r_[0.0, c])
     ((i, j),) = _compiled([(a, c)], [d])
     assert (i, j) == (2, 6)  # from the minimum after point 1 to the maximum at point 6
+
+
+# --------------------------------------------------------------------------
+# The location in the screens
+# --------------------------------------------------------------------------
+
+import polars as pl  # noqa: E402
+
+import polars_cumdev  # noqa: E402, F401  (registers the namespace)
+
+
+def _planted(rows: int, seed: int) -> pl.DataFrame:
+    """Group "a" answers 0.25 more often than everyone else on scores in (0.3, 0.6]."""
+    rng = np.random.default_rng(seed)
+    s = rng.random(rows)
+    g = np.where(rng.random(rows) < 0.2, "a", np.where(rng.random(rows) < 0.5, "b", "c"))
+    p = 0.4 + 0.25 * ((g == "a") & (s > 0.3) & (s <= 0.6))
+    return pl.DataFrame({"g": g, "s": s, "r": (rng.random(rows) < p).astype(np.int8)})
+
+
+@pytest.mark.parametrize("engine", ["polars", "kernel"])
+def test_a_planted_deviation_is_located_where_it_was_planted(engine):
+    errors = {}
+    for rows in (2_000, 20_000, 200_000):
+        misses = []
+        for seed in range(3):
+            out = _planted(rows, seed).cumdev.screen(by="g", score="s", response="r", engine=engine)
+            a = out.filter(pl.col("g") == "a").row(0, named=True)
+            assert a["kuiper_z"] > 3.0
+            misses.append(abs(a["from_score"] - 0.3) + abs(a["to_score"] - 0.6))
+            assert a["deviation"] > 0.0  # a rise: "a" answers more often
+        errors[rows] = float(np.median(misses))
+    assert errors[200_000] < errors[20_000] < errors[2_000]
+    assert errors[200_000] < 0.05
+    assert 0.15 < np.median([a for a in [0.25]]) < 0.35  # the planted size, for the reader
+
+
+def test_flat_noise_is_located_rarely():
+    rng = np.random.default_rng(7)
+    rows, groups = 60_000, 60
+    s = rng.random(rows)
+    df = pl.DataFrame(
+        {
+            "g": rng.integers(0, groups, rows),
+            "s": s,
+            "r": (rng.random(rows) < 0.2 + 0.6 * s).astype(np.int8),
+        }
+    )
+    out = df.cumdev.screen(by="g", score="s", response="r")
+    located = out["from_score"].is_not_null()
+    # Under no deviation, D > 2 sigma with probability kuiper_p(2) ~ 0.29.
+    assert located.mean() < 0.45
+    assert (out.filter(~located)["note"] == "D <= 2 sigma: not located").all()
+
+
+def test_the_curve_flags_the_stretch_the_screen_reports():
+    df = _planted(20_000, 4)
+    row = (
+        df.cumdev.screen(by="g", score="s", response="r")
+        .filter(pl.col("g") == "a")
+        .row(0, named=True)
+    )
+    curve = df.cumdev.curve(pl.col("g") == "a", "s", "r")
+    inside = curve.filter(pl.col("located"))
+    assert inside["score"].min() == row["from_score"]
+    assert inside["score"].max() == row["to_score"]
+    before = curve.filter(pl.col("k") == inside["k"].min() - 1).row(0, named=True)
+    last = inside.row(-1, named=True)
+    assert last["a"] - before["a"] == pytest.approx(row["share"], rel=1e-12)
+    assert inside["k"].diff().drop_nulls().eq(1).all()  # one contiguous stretch
+
+
+@pytest.mark.parametrize("engine", ["polars", "kernel"])
+def test_calibration_by_group_locates_against_the_naive_transcription(engine):
+    rng = np.random.default_rng(9)
+    rows = 6_000
+    p = rng.random(rows)
+    g = rng.integers(0, 4, rows)
+    truth = np.where((g == 1) & (p > 0.5), np.clip(p - 0.2, 0, 1), p)
+    df = pl.DataFrame({"g": g, "p": np.round(p, 3), "y": (rng.random(rows) < truth) * 1.0})
+    out = df.cumdev.calibration("p", "y", by="g", engine=engine)
+    for row in out.iter_rows(named=True):
+        curve = df.filter(pl.col("g") == row["g"]).cumdev.calibration_curve("p", "y")
+        points = curve.filter(pl.col("k") > 0)
+        c = points["cumdiff"].to_numpy()
+        threshold = row["ecce_r"] - 2.0 * row["sigma"]
+        found = shortest_stretch(points["a"].to_numpy(), c, threshold)
+        if found is None:
+            assert row["from_score"] is None
+            continue
+        i, j = found
+        assert row["from_score"] == points["score"][i]
+        assert row["to_score"] == points["score"][j - 1]
+    assert out.filter(pl.col("g") == 1)["from_score"][0] is not None

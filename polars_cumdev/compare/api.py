@@ -33,6 +33,7 @@ from polars_cumdev.errors import (
     OverlapError,
     TiedScoresError,
 )
+from polars_cumdev.location import flag_stretch
 from polars_cumdev.prepare import (
     Check,
     FrameLike,
@@ -284,7 +285,7 @@ def compare_curve(
         pl.lit(0.0).alias("variance_share"),
     )
     curve = pl.concat([origin, body], how="vertical").sort("k")
-    return prepared.guarded(curve)
+    return prepared.guarded(flag_stretch(curve, min_scores=1))
 
 
 # --------------------------------------------------------------------------

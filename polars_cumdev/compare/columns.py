@@ -9,6 +9,7 @@ import numpy as np
 from polars_cumdev import _names as nm
 from polars_cumdev.accumulate import check_fraction
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.location import LOCATION_COLUMNS
 
 COMPARE_COLUMNS = (
     "n_first",
@@ -23,6 +24,7 @@ COMPARE_COLUMNS = (
     "ks_p",
     "kuiper_log10p",
     "ks_log10p",
+    *LOCATION_COLUMNS,
     "effect",
     "variance",
     "note",
@@ -47,6 +49,7 @@ COMPARE_ALL_COLUMNS = (
     "ks_log10p",
     "kuiper_q",
     "ks_q",
+    *LOCATION_COLUMNS,
     "effect",
     "variance",
     "note",
@@ -64,6 +67,7 @@ COMPARE_CURVE_COLUMNS = (
     "difference",
     "v",
     "variance_share",
+    "located",
 )
 """Columns of :func:`compare_curve`, in order."""
 

@@ -36,7 +36,8 @@ from polars_cumdev.compare.columns import (
 from polars_cumdev.compare.dither import (
     _dithered,
 )
-from polars_cumdev.statistics import pvalue_columns
+from polars_cumdev.location import LOCATION_COLUMNS, THRESHOLD, locate, threshold
+from polars_cumdev.statistics import NOT_LOCATED, pvalue_columns
 from polars_cumdev.ties import merge_ties, sort_by_score
 
 
@@ -239,7 +240,7 @@ def _pipeline(
     """
     entries = _entries(first, second, groups, options)
     blocks = _blocks(entries)
-    points = _accumulate(blocks, options)
+    points = _accumulate(blocks, options).cache()
 
     source = pl.col(_SOURCE)
     status = entries.group_by(_G).agg(
@@ -275,6 +276,14 @@ def _pipeline(
         .join(effect, on=_G, how="left", nulls_equal=True, maintain_order="left")
         .join(summary, on=_G, how="left", nulls_equal=True, maintain_order="left")
     )
+    # Where the difference is: the located stretch of every group's curve, the
+    # points labelled by the score of the block each is centred on.
+    thresholds = summary.select(
+        _G, threshold(pl.col("kuiper"), pl.col("sigma") ** 2).alias(THRESHOLD)
+    )
+    curves = points.with_columns(pl.col(_T).alias(nm.SCORE))
+    found = locate(curves, [_G], thresholds)
+    stats = stats.join(found, on=_G, how="left", nulls_equal=True, maintain_order="left")
     return _Pipeline(points=points, stats=_finish(stats, options, labels))
 
 
@@ -333,6 +342,8 @@ def _finish(stats: pl.LazyFrame, options: _Options, labels: tuple[str, str]) -> 
                 pl.col(_N_SHARED),
             )
         )
+        .when(pl.col("from_score").is_null())
+        .then(pl.lit(NOT_LOCATED))
         .otherwise(pl.lit(None, dtype=pl.String))
     )
     invalid = few | tied | left | flat
@@ -351,6 +362,7 @@ def _finish(stats: pl.LazyFrame, options: _Options, labels: tuple[str, str]) -> 
             unless(few | tied | left, "effect"),
             pl.when(undefined).then(None).otherwise(pl.col("kuiper") / sigma).alias("kuiper_z"),
             pl.when(undefined).then(None).otherwise(pl.col("ks") / sigma).alias("ks_z"),
+            *[unless(undefined, c) for c in LOCATION_COLUMNS],
             pl.lit(options.variance).alias("variance"),
         )
         .with_columns(pvalue_columns())

@@ -101,7 +101,7 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
         out, first = compiled.kernel().calibration_groups(
             ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count
         )
-        found = compiled.location(rows, ids, offset, out, first, True, bins=False)
+        found = compiled.location(rows, ids, offset, out, first, True)
         return compiled.summary_frame(rows, keys, out, first, found).select(list(schema))
 
     return compiled.node(prepared, run, schema)

@@ -308,13 +308,16 @@ def location(
     out: np.ndarray,
     first: np.ndarray,
     binary: bool,
-    bins: bool = True,
+    prefix: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Each group's located stretch (:mod:`polars_cumdev.location`), one value per group number.
 
     From the first walk's per-group sums, T = D - 2 sigma; the groups with
     T > 0 are walked again (:func:`polars_cumdev.kernel.group_curves`) to
     lay out their curves, and searched. NaN where there is no stretch.
+    ``prefix`` is the first walk's ``(scores, table)`` of
+    :func:`polars_cumdev.kernel.prefix_table`, reused; ``None`` for
+    calibration, which has no bins.
     """
     from polars_cumdev import kernel as k
     from polars_cumdev.location import located
@@ -331,6 +334,8 @@ def location(
         return columns
     counts = np.where(wanted, out[:, k.N_SCORES], 0).astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    bins = prefix is not None
+    scores, table = prefix if bins else (np.empty(0), np.empty((0, kernel().TABLE_COLUMNS)))
     curves = kernel().group_curves(
         ids,
         offset,
@@ -341,6 +346,8 @@ def location(
         rows.scale,
         out.shape[0],
         rows.centre,
+        scores,
+        table,
         bins,
         wanted,
         starts,

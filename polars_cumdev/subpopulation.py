@@ -158,10 +158,12 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
             )
             return summary.select(list(schema)).collect(engine="in-memory")
         ids, offset, count = compiled.group_ids(rows.batch, keys)
-        out, first = compiled.kernel().screen_groups(
-            ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count, rows.centre
-        )
-        found = compiled.location(rows, ids, offset, out, first, bool(constants[nm.BINARY]))
+        k = compiled.kernel()
+        columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
+        prefix = k.prefix_table(*columns, rows.centre)
+        out, first = k.screen_groups(ids, offset, *columns, count, rows.centre, *prefix)
+        binary = bool(constants[nm.BINARY])
+        found = compiled.location(rows, ids, offset, out, first, binary, prefix)
         summary = compiled.summary_frame(rows, keys, out, first, {**constants, **found})
         return summary.select(list(schema))
 

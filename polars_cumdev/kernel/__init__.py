@@ -21,7 +21,9 @@ score, in two passes:
    (12)-(13), sigma^2 (31)-(32) and their error bounds
    (:func:`polars_cumdev.statistics.error_terms`). Nothing per point is
    stored: memory is the prefix table (one row per distinct score) and one
-   state per group.
+   state per group. The caller computes the table once and passes it, so
+   that :func:`group_curves` (the same walk for the groups whose deviation
+   is to be located) reuses it.
 
 :func:`group_points` is the same walk for one subpopulation, returning its
 points with their bins (for the drill-down curve); :func:`calibration_groups`
@@ -38,7 +40,7 @@ writable; ``NUMBA_CACHE_DIR`` overrides both).
 """
 
 from polars_cumdev.kernel.location import stretches
-from polars_cumdev.kernel.prefix import prefix_table, response_facts
+from polars_cumdev.kernel.prefix import TABLE_COLUMNS, prefix_table, response_facts
 from polars_cumdev.kernel.ranges import range_cells
 from polars_cumdev.kernel.walks import (
     C_LAST,
@@ -91,6 +93,7 @@ __all__ = [
     "P_WEIGHT",
     "SIGMA_B",
     "SIGMA_E",
+    "TABLE_COLUMNS",
     "WEIGHT",
     "calibration_groups",
     "group_curves",

@@ -99,6 +99,8 @@ def _walk(
     scale: float,
     groups: int,
     centre: float,
+    scores: F64,
+    table: F64,
     bins: bool,
     wanted: npt.NDArray[np.bool_],
     starts: I64,
@@ -106,15 +108,12 @@ def _walk(
 ) -> tuple[F64, I64]:
     """The walk of :func:`screen_groups` (``bins``) or :func:`calibration_groups`.
 
+    ``scores`` and ``table`` are :func:`prefix_table`'s (empty without bins).
     With a non-empty ``wanted``, only the wanted groups are walked, and each
     closed point of group g is written to ``curves[:, starts[g] + k]``:
     W_g A_k, W_g C_k and S'_k (see :func:`group_curves`).
     """
     recording = wanted.shape[0] > 0
-    if bins:
-        scores, table = prefix_table(s, r, w, weighted, scale, centre)
-    else:
-        scores, table = np.empty(0), np.empty((0, TABLE_COLUMNS))
     m = s.shape[0]
     out = np.zeros((groups, GROUP_COLUMNS))
     out[:, C_MAX] = -np.inf
@@ -222,6 +221,8 @@ def screen_groups(
     scale: float,
     groups: int,
     centre: float,
+    scores: F64,
+    table: F64,
 ) -> tuple[F64, I64]:
     """Every group's screen statistics in one walk over the rows sorted by score.
 
@@ -239,6 +240,10 @@ def screen_groups(
         Number of group numbers.
     centre
         The centring c of the responses in the prefix sums.
+    scores, table
+        The full population's distinct scores and compensated running sums,
+        ``prefix_table(s, r, w, weighted, scale, centre)`` (computed once by
+        the caller, who may walk again with :func:`group_curves`).
 
     Returns
     -------
@@ -254,7 +259,21 @@ def screen_groups(
     """
     nothing = np.zeros(0, dtype=np.bool_)
     return _walk(
-        gid, offset, s, r, w, weighted, scale, groups, centre, True, nothing, _ONE, np.zeros((3, 0))
+        gid,
+        offset,
+        s,
+        r,
+        w,
+        weighted,
+        scale,
+        groups,
+        centre,
+        scores,
+        table,
+        True,
+        nothing,
+        _ONE,
+        np.zeros((3, 0)),
     )
 
 
@@ -276,8 +295,23 @@ def calibration_groups(
     bins, hence no error bounds and the empirical column stays 0.
     """
     nothing = np.zeros(0, dtype=np.bool_)
+    scores, table = np.empty(0), np.empty((0, TABLE_COLUMNS))
     return _walk(
-        gid, offset, s, r, w, weighted, scale, groups, 0.0, False, nothing, _ONE, np.zeros((3, 0))
+        gid,
+        offset,
+        s,
+        r,
+        w,
+        weighted,
+        scale,
+        groups,
+        0.0,
+        scores,
+        table,
+        False,
+        nothing,
+        _ONE,
+        np.zeros((3, 0)),
     )
 
 
@@ -292,6 +326,8 @@ def group_curves(
     scale: float,
     groups: int,
     centre: float,
+    scores: F64,
+    table: F64,
     bins: bool,
     wanted: npt.NDArray[np.bool_],
     starts: I64,
@@ -302,11 +338,28 @@ def group_curves(
     counted by the first walk, follow); rows of other groups are skipped.
     Returns ``curves`` with rows W_g A_k, W_g C_k (sums of W'_j and of
     W'_j (R'_j - ref_j) up to point k, not yet divided by the group's total
-    weight W_g) and S'_k. ``bins`` as in :func:`screen_groups` (true) or
-    :func:`calibration_groups` (false).
+    weight W_g) and S'_k. With ``bins``, ``scores`` and ``table`` are the
+    prefix table given to :func:`screen_groups` (its walk, again); without,
+    empty arrays and the walk is :func:`calibration_groups`'.
     """
     curves = np.empty((3, starts[-1]))
-    _walk(gid, offset, s, r, w, weighted, scale, groups, centre, bins, wanted, starts, curves)
+    _walk(
+        gid,
+        offset,
+        s,
+        r,
+        w,
+        weighted,
+        scale,
+        groups,
+        centre,
+        scores,
+        table,
+        bins,
+        wanted,
+        starts,
+        curves,
+    )
     return curves
 
 

@@ -142,7 +142,9 @@ def calibration(
         (C_n), ``sigma`` ((50), method.md 2), ``ecce_r_z``, ``ecce_mad_z``,
         ``ecce_r_p``, ``ecce_mad_p`` (method.md 4), their base-10 logarithms
         ``ecce_r_log10p``, ``ecce_mad_log10p``, ``ecce_r_q``,
-        ``ecce_mad_q`` (Benjamini-Hochberg across groups) and ``note``;
+        ``ecce_mad_q`` (Benjamini-Hochberg across groups), the located
+        stretch ``from_score``, ``to_score``, ``share``, ``deviation``
+        (:mod:`polars_cumdev.location`) and ``note``;
         sorted by ``ecce_r_z``, largest first.
     """
     prepared = _prepare(frame, score, response, weight, by)
@@ -186,7 +188,9 @@ def calibration_curve(
     pl.LazyFrame
         Origin row then one row per merged score: ``k``, ``a``, ``k_over_n``,
         ``score``, ``cumdiff``, ``full_mean`` (= ``score``),
-        ``response_mean``, ``weight``, ``sigma``, ``variance_share``.
+        ``response_mean``, ``weight``, ``sigma``, ``variance_share`` and
+        ``located`` (the point lies in the located stretch,
+        :mod:`polars_cumdev.location`).
     """
     fraction = check_fraction(fraction)
     prepared = _prepare(frame, score, response, weight, None)

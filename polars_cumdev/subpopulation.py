@@ -237,8 +237,11 @@ def screen(
         ``weight``, ``kuiper``, ``ks``, ``delta`` (C_n), ``sigma``,
         ``kuiper_z``, ``ks_z``, ``kuiper_p``, ``ks_p`` (method.md 4),
         ``kuiper_log10p``, ``ks_log10p`` (finite where p underflows),
-        ``kuiper_q``, ``ks_q`` (Benjamini-Hochberg over the groups),
-        ``variance`` and ``note``. Sorted by ``kuiper_z``, largest first.
+        ``kuiper_q``, ``ks_q`` (Benjamini-Hochberg over the groups), the
+        located stretch ``from_score``, ``to_score``, ``share``,
+        ``deviation`` (:mod:`polars_cumdev.location`; null when D <= 2
+        sigma), ``variance`` and ``note``. Sorted by ``kuiper_z``, largest
+        first.
     """
     prepared = prepare_screen(frame, by, score, response, weight, variance)
     keys = prepared.keys
@@ -292,7 +295,8 @@ def curve(
         ``response_mean`` (R'_k), ``weight`` (W'_k) and ``sigma`` (the same
         on every row), ``variance_share`` (the share of sigma^2 accumulated
         by point k, 0 at the origin and 1 at the last point; see
-        :func:`variance_share`).
+        :func:`variance_share`) and ``located`` (whether the point lies in
+        the screen's located stretch, :func:`polars_cumdev.location.flag_stretch`).
     """
     fraction = check_fraction(fraction)
     lazy = as_lazy(frame)

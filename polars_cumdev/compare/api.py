@@ -244,9 +244,10 @@ def compare_curve(
         subpopulation owns that block), ``difference`` (d_k, "first minus
         second"), ``v`` (the normalized weight v_k) and ``variance_share``
         (the share of sigma^2 from the terms of points 1..k, step 6; see
-        :func:`polars_cumdev.subpopulation.variance_share`). When the scores do not
-        interleave, or the zoom keeps no difference, there is only the origin
-        row, with a null sigma.
+        :func:`polars_cumdev.subpopulation.variance_share`) and ``located``
+        (the point lies in the located stretch, :mod:`polars_cumdev.location`).
+        When the scores do not interleave, or the zoom keeps no difference,
+        there is only the origin row, with a null sigma.
 
     Raises
     ------
@@ -357,8 +358,10 @@ def compare_all(
         ``n_first`` (rows of the group), ``n_second`` (rows of the reference),
         ``kuiper``, ``ks``, ``delta``, ``sigma``, ``kuiper_z``, ``ks_z``,
         ``kuiper_p``, ``ks_p``, ``kuiper_log10p``, ``ks_log10p``, ``kuiper_q``,
-        ``ks_q`` (Benjamini-Hochberg
-        over the groups with a p-value), ``effect``, ``variance`` and
+        ``ks_q`` (Benjamini-Hochberg over the groups with a p-value), the
+        located stretch ``from_score``, ``to_score``, ``share``,
+        ``deviation`` (:mod:`polars_cumdev.location`), ``effect``,
+        ``variance`` and
         ``note``; sorted by ``kuiper_z``, largest first, nulls last, then by
         ``by``. Empty when the reference is the only group.
 

@@ -71,9 +71,9 @@ from polars_cumdev.partitioned.cells import (
     plan_ranges,
 )
 from polars_cumdev.partitioned.columns import RANGE, Engine
-from polars_cumdev.partitioned.combine import NOT_LOCATED_BY_RANGES, combine, finish
 from polars_cumdev.partitioned.cuts import SAMPLE_SIZE, cut_points, range_filter
 from polars_cumdev.partitioned.drivers import ROWS_PER_RANGE, screen_parquet, screen_partitioned
+from polars_cumdev.partitioned.joining import NOT_LOCATED_BY_RANGES, combine, finish
 from polars_cumdev.partitioned.step import RangeResult, range_step
 
 __all__ = [

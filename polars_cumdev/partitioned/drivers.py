@@ -12,8 +12,8 @@ import polars as pl
 from polars_cumdev import _names as nm
 from polars_cumdev.partitioned.cells import cell_summaries, plan_ranges
 from polars_cumdev.partitioned.columns import Engine
-from polars_cumdev.partitioned.combine import combine, finish
 from polars_cumdev.partitioned.cuts import cut_points, range_filter
+from polars_cumdev.partitioned.joining import combine, finish
 from polars_cumdev.partitioned.step import RangeResult, range_step
 from polars_cumdev.prepare import FrameLike, Prepared
 from polars_cumdev.subpopulation import prepare_screen

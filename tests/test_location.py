@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numpy.testing import assert_allclose
 from reference_location import shortest_stretch
 
 from polars_cumdev.kernel.location import stretches
@@ -74,7 +76,6 @@ def test_the_whole_rise_is_found_when_the_threshold_is_d(sign):
 # The location in the screens
 # --------------------------------------------------------------------------
 
-import polars as pl  # noqa: E402
 
 import polars_cumdev  # noqa: E402, F401  (registers the namespace)
 
@@ -162,3 +163,52 @@ def test_calibration_by_group_locates_against_the_naive_transcription(engine):
         assert row["from_score"] == points["score"][i]
         assert row["to_score"] == points["score"][j - 1]
     assert out.filter(pl.col("g") == 1)["from_score"][0] is not None
+
+
+@st.composite
+def _deviating(draw):
+    """Frames whose group "a" answers 1 above a cut score and 0 below: D well above 2 sigma."""
+    n = draw(st.integers(40, 120))
+    scores = draw(st.lists(st.integers(0, 30), min_size=n, max_size=n))
+    groups = draw(st.lists(st.sampled_from("ab"), min_size=n, max_size=n))
+    noise = draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=n, max_size=n))
+    weights = draw(st.lists(st.floats(0.25, 4.0, allow_nan=False), min_size=n, max_size=n))
+    cut = draw(st.integers(5, 25))
+    responses = [
+        (1.0 if s > cut else 0.0) if g == "a" else r
+        for s, g, r in zip(scores, groups, noise, strict=True)
+    ]
+    return pl.DataFrame(
+        {"g": ["a", *groups[1:]], "s": [s / 30 for s in scores], "r": responses, "w": weights}
+    )
+
+
+_LOCATION = ("from_score", "to_score", "share", "deviation")
+
+
+def _located(frame: pl.DataFrame, engine: str) -> pl.DataFrame:
+    out = frame.cumdev.screen(by="g", score="s", response="r", weight="w", engine=engine)
+    return out.sort("g").select("g", *_LOCATION)
+
+
+@settings(deadline=None, max_examples=40, database=None)
+@given(frame=_deviating(), seed=st.integers(0, 2**32 - 1), factor=st.sampled_from([0.37, 8.0]))
+def test_the_stretch_ignores_row_order_and_the_unit_of_weight(frame, seed, factor):
+    before = _located(frame, "polars")
+    permuted = frame[np.random.default_rng(seed).permutation(frame.height).tolist()]
+    scaled = frame.with_columns(pl.col("w") * factor)
+    for other in (
+        _located(permuted, "polars"),
+        _located(frame, "kernel"),
+        _located(permuted, "kernel"),
+        _located(scaled, "polars"),
+    ):
+        assert other["g"].to_list() == before["g"].to_list()
+        for name in _LOCATION:
+            assert_allclose(
+                other[name].fill_null(np.nan).to_numpy(),
+                before[name].fill_null(np.nan).to_numpy(),
+                rtol=1e-9,
+                atol=1e-12,
+                err_msg=name,
+            )

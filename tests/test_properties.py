@@ -27,6 +27,7 @@ SETTINGS = settings(
 
 SCORE_GRID = [i / 8 for i in range(9)]
 STATS = ("kuiper", "ks", "delta", "sigma", "kuiper_z", "ks_z")
+LOCATION = ("from_score", "to_score", "share", "deviation")
 
 
 def close(actual, expected, what: str, rtol: float = RTOL) -> None:
@@ -82,7 +83,7 @@ def test_row_order_does_not_matter(df, seed):
     before, after = screen(df), screen(permuted)
     assert before["g"].to_list() == after["g"].to_list()
     assert before["n_scores"].to_list() == after["n_scores"].to_list()
-    for name in (*STATS, "kuiper_p", "ks_p", "kuiper_q"):
+    for name in (*STATS, *LOCATION, "kuiper_p", "ks_p", "kuiper_q"):
         close(numbers(after, name), numbers(before, name), name)
 
 
@@ -91,7 +92,7 @@ def test_row_order_does_not_matter(df, seed):
 def test_scaling_all_weights_changes_nothing(df, factor):
     scaled = df.with_columns(pl.col("w") * factor)
     before, after = screen(df), screen(scaled)
-    for name in STATS:
+    for name in (*STATS, *LOCATION):
         close(numbers(after, name), numbers(before, name), name)
 
 

@@ -32,3 +32,19 @@ def shortest_stretch(a, c, threshold):
                     best = (length, i, j)
                 break
     return None if best is None else (best[1], best[2])
+
+
+def expected_location(a, c, scores, threshold):
+    """The four location columns for a curve with its origin: ``a``, ``c`` (A_0 = C_0 = 0 first)
+    and ``scores`` (the score of each point, without the origin); ``None`` if none is located."""
+    found = shortest_stretch(a[1:], c[1:], threshold)
+    if found is None:
+        return None
+    i, j = found
+    share = a[j] - a[i]
+    return {
+        "from_score": scores[i],
+        "to_score": scores[j - 1],
+        "share": share,
+        "deviation": (c[j] - c[i]) / share,
+    }

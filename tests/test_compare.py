@@ -16,7 +16,7 @@ import pytest
 import reference as ref
 from numpy.testing import assert_allclose
 from polars.testing import assert_frame_equal
-from reference_location import shortest_stretch
+from reference_location import expected_location
 
 from polars_cumdev.compare import compare, compare_all, compare_curve, dither_scores
 from polars_cumdev.errors import (
@@ -105,18 +105,13 @@ def check_row(row: dict, expect: dict, what: str) -> None:
 
 def check_location(row: dict, expect: dict, what: str) -> None:
     """The located stretch against the naive transcription, on the reference's curve."""
-    found = shortest_stretch(
-        expect["A"][1:], expect["C"][1:], expect["kuiper"] - 2.0 * expect["sigma"]
-    )
-    if found is None:  # null, and the note says so unless it already says something else
+    threshold = expect["kuiper"] - 2.0 * expect["sigma"]
+    wanted = expected_location(expect["A"], expect["C"], expect["t"], threshold)
+    if wanted is None:  # null, and the note says so unless it already says something else
         assert row["from_score"] is None and row["note"] is not None, what
         return
-    i, j = found
-    share = expect["A"][j] - expect["A"][i]
-    close(row["from_score"], expect["t"][i], f"{what}: from_score")
-    close(row["to_score"], expect["t"][j - 1], f"{what}: to_score")
-    close(row["share"], share, f"{what}: share")
-    close(row["deviation"], (expect["C"][j] - expect["C"][i]) / share, f"{what}: deviation")
+    for name, value in wanted.items():
+        close(row[name], value, f"{what}: {name}")
 
 
 # --------------------------------------------------------------------------

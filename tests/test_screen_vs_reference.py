@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 import reference as ref
 from numpy.testing import assert_allclose
-from reference_location import shortest_stretch
+from reference_location import expected_location
 
 import polars_cumdev
 from polars_cumdev.statistics import NOT_LOCATED
@@ -62,17 +62,13 @@ def group_masks(df: pl.DataFrame, by: list[str]):
 def check_location(row: dict, expect: dict, what: str) -> None:
     """The located stretch against the naive O(n^2) transcription, on the reference's curve."""
     threshold = expect["kuiper"] - 2.0 * expect["sigma"]
-    found = shortest_stretch(expect["A"][1:], expect["C"][1:], threshold)
-    if found is None:
+    wanted = expected_location(expect["A"], expect["C"], expect["S"], threshold)
+    if wanted is None:
         assert row["from_score"] is None and row["deviation"] is None, what
         assert row["note"] == NOT_LOCATED, f"{what}: note {row['note']!r}"
         return
-    i, j = found
-    share = expect["A"][j] - expect["A"][i]
-    close(row["from_score"], expect["S"][i], f"{what}: from_score")
-    close(row["to_score"], expect["S"][j - 1], f"{what}: to_score")
-    close(row["share"], share, f"{what}: share")
-    close(row["deviation"], (expect["C"][j] - expect["C"][i]) / share, f"{what}: deviation")
+    for name, value in wanted.items():
+        close(row[name], value, f"{what}: {name}")
     assert row["note"] is None, f"{what}: unexpected note {row['note']!r}"
 
 

@@ -40,6 +40,19 @@ writable; ``NUMBA_CACHE_DIR`` overrides both).
 """
 
 from polars_cumdev.kernel.location import stretches
+from polars_cumdev.kernel.points import (
+    P_BIN_WEIGHT,
+    P_E_BERNOULLI,
+    P_E_REFERENCE,
+    P_E_VARIANCE,
+    P_REFERENCE,
+    P_RESPONSE,
+    P_SCORE,
+    P_TIE,
+    P_VARIANCE,
+    P_WEIGHT,
+    group_points,
+)
 from polars_cumdev.kernel.prefix import TABLE_COLUMNS, prefix_table, response_facts
 from polars_cumdev.kernel.ranges import range_cells
 from polars_cumdev.kernel.walks import (
@@ -52,22 +65,11 @@ from polars_cumdev.kernel.walks import (
     N_ROWS,
     N_SCORES,
     OVERFLOWS,
-    P_BIN_WEIGHT,
-    P_E_BERNOULLI,
-    P_E_REFERENCE,
-    P_E_VARIANCE,
-    P_REFERENCE,
-    P_RESPONSE,
-    P_SCORE,
-    P_TIE,
-    P_VARIANCE,
-    P_WEIGHT,
     SIGMA_B,
     SIGMA_E,
     WEIGHT,
     calibration_groups,
     group_curves,
-    group_points,
     screen_groups,
 )
 

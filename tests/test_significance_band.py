@@ -93,7 +93,7 @@ def test_curve_variance_share(make_frame, variance: str, fraction: float) -> Non
     a, f = want["a"], want["f"][:kept]
     spread = want["Rt"][:kept] * (1 - want["Rt"][:kept]) if variance == "bernoulli" else want["V"]
     check_share(got["variance_share"], running_share(a**2 * spread[:kept] * f))
-    assert got.columns[-1] == "variance_share"
+    assert got.columns[-2:] == ["variance_share", "located"]
 
 
 @pytest.mark.parametrize("fraction", [1.0, 0.5])

@@ -620,6 +620,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--out", required=True, metavar="FILE.html", help="the report to write")
     report.set_defaults(run=_report)
+    __import__("polars_cumdev.cli_paired").cli_paired.add_command(commands)  # cumdev paired
     return parser
 
 

@@ -344,6 +344,57 @@ class _Namespace(Generic[F]):
             )
         )
 
+    def paired(
+        self,
+        score: str,
+        first: str,
+        second: str,
+        weight: str | None = None,
+        *,
+        by: str | Sequence[str] | None = None,
+        variance: str = "observed",
+    ) -> F:
+        """Paired samples: first minus second response of the same units, by score.
+
+        See :func:`polars_cumdev.paired.paired` (the paper's ``cumdiff`` and
+        ``expectedvar``; ``paired-and-covariates.md`` section 1); one row per
+        group of ``by``, ranked, with Benjamini-Hochberg q-values.
+        """
+        from polars_cumdev.paired import paired
+
+        return self._out(
+            paired(self._frame, score, first, second, weight, by=by, variance=variance)
+        )
+
+    def paired_curve(
+        self,
+        score: str,
+        first: str,
+        second: str,
+        weight: str | None = None,
+        *,
+        variance: str = "observed",
+        fraction: float = 1.0,
+    ) -> F:
+        """Drill-down frame of :meth:`paired` (the layout of :meth:`curve`).
+
+        See :func:`polars_cumdev.paired.paired_curve` (``cumdiff``,
+        ``expectedvar``, Remark 3's zoom).
+        """
+        from polars_cumdev.paired import paired_curve
+
+        return self._out(
+            paired_curve(
+                self._frame,
+                score,
+                first,
+                second,
+                weight,
+                variance=variance,
+                fraction=fraction,
+            )
+        )
+
     def report(
         self,
         by: str | Sequence[str],

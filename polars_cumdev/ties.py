@@ -42,7 +42,9 @@ def group_rows(ordered: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
     return ordered.sort(list(keys), maintain_order=True, nulls_last=True) if keys else ordered
 
 
-def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
+def merge_ties(
+    frame: pl.LazyFrame, keys: Sequence[str] = (), *, extra: Sequence[str] = ()
+) -> pl.LazyFrame:
     """Collapse each (group, score) to one point, in increasing order of score per group.
 
     For the rows of one group sharing a score, the merged point has weight
@@ -70,26 +72,37 @@ def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
         ``_names.RESPONSE``, ``_names.WEIGHT``.
     keys
         Grouping columns; each group is merged separately.
+    extra
+        Further float64 columns averaged with the weights like ``RESPONSE``
+        (the second response of paired samples, :mod:`polars_cumdev.paired`).
 
     Returns
     -------
     pl.LazyFrame
         One row per distinct (keys, score): the keys, ``SCORE``, ``WEIGHT``
-        (W'), ``RESPONSE`` (R'), ``TIE`` (f) and ``ROWS`` (rows merged). Each
+        (W'), ``RESPONSE`` (R'), the ``extra`` averages, ``TIE`` (f) and
+        ``ROWS`` (rows merged). Each
         group's rows are contiguous and in increasing order of score.
     """
     keys = list(keys)
     tie = [*keys, nm.SCORE]
-    w, r = pl.col(nm.WEIGHT), pl.col(nm.RESPONSE)
+    w = pl.col(nm.WEIGHT)
+    averaged = [nm.RESPONSE, *extra]
     start = boundary(tie, 1)
-    # Changes of response inside a tie (not at its first row): none means every
+
+    def changes(name: str) -> str:
+        return f"{_CHANGES}{averaged.index(name)}"
+
+    # Changes of a response inside a tie (not at its first row): none means every
     # row of the tie has the response of its first row.
-    inner_change = (r.ne(r.shift(1)) & ~start).fill_null(False)
     rows = group_rows(frame, keys).select(
         *tie,
         w,
-        r,
-        inner_change.alias(_CHANGES),
+        *averaged,
+        *[
+            (pl.col(c).ne(pl.col(c).shift(1)) & ~start).fill_null(False).alias(changes(c))
+            for c in averaged
+        ],
         start.cum_sum().set_sorted().alias(_RUN),
     )
 
@@ -102,20 +115,23 @@ def merge_ties(frame: pl.LazyFrame, keys: Sequence[str] = ()) -> pl.LazyFrame:
     merged = rows.select(
         *[per_run(pl.col(c).first()) for c in tie],
         total(w).alias(_SW),
-        total(w * r).alias(_SWR),
+        *[total(w * pl.col(c)).alias(f"{_SWR}{c}") for c in averaged],
         total(w * w).alias(_SWW),
-        per_run(r.first()).alias(_FIRST),
-        per_run(pl.col(_CHANGES).sum()).alias(_CHANGES),
+        *[per_run(pl.col(c).first()).alias(f"{_FIRST}{c}") for c in averaged],
+        *[per_run(pl.col(changes(c)).sum()).alias(changes(c)) for c in averaged],
         per_run(pl.len()).cast(pl.Int64).alias(nm.ROWS),
     )
     sw = pl.col(_SW)
     return merged.select(
         *tie,
         sw.alias(nm.WEIGHT),
-        pl.when(pl.col(_CHANGES) == 0)
-        .then(pl.col(_FIRST))
-        .otherwise(pl.col(_SWR) / sw)
-        .alias(nm.RESPONSE),
+        *[
+            pl.when(pl.col(changes(c)) == 0)
+            .then(pl.col(f"{_FIRST}{c}"))
+            .otherwise(pl.col(f"{_SWR}{c}") / sw)
+            .alias(c)
+            for c in averaged
+        ],
         pl.when(pl.col(nm.ROWS) == 1).then(1.0).otherwise(pl.col(_SWW) / (sw * sw)).alias(nm.TIE),
         pl.col(nm.ROWS),
     )

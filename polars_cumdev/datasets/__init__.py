@@ -11,6 +11,8 @@ Three families of loaders:
 * three synthetic calibration examples in the spirit of the paper's
   appendix A: :func:`calibration_linear`, :func:`calibration_overconfident`
   and :func:`calibration_oscillating`.
+* two paired examples (two responses per unit): :func:`paired_synthetic`
+  and :func:`paired_models`.
 
 The synthetic loaders return the true success probability of every row in
 the column ``expected``, so the ground truth can be plotted next to what the
@@ -32,6 +34,7 @@ from polars_cumdev.datasets.calibration_examples import (
     calibration_oscillating,
     calibration_overconfident,
 )
+from polars_cumdev.datasets.paired_examples import paired_models, paired_synthetic
 from polars_cumdev.datasets.subpopulation_examples import (
     SYNTHETIC_EXAMPLES,
     notch,
@@ -54,6 +57,8 @@ __all__ = [
     "census",
     "notch",
     "notch_indices",
+    "paired_models",
+    "paired_synthetic",
     "power_indices",
     "smooth_oscillation",
     "step_oscillation",

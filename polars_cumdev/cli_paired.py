@@ -1,0 +1,135 @@
+"""``cumdev paired``: paired samples from a file (:mod:`polars_cumdev.paired`).
+
+Prints one row per group (or one row overall), ranked like ``cumdev screen``,
+for "first minus second" at the same score; ``--output`` saves the table and
+``--out`` draws the cumulative plot (of the top-ranked group with ``--by``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+import polars as pl
+
+from polars_cumdev import cli
+
+__all__ = ["add_command"]
+
+_SHOWN = (
+    "n",
+    "kuiper",
+    "kuiper_z",
+    "kuiper_p",
+    "kuiper_q",
+    "ks_z",
+    "delta",
+    "from_score",
+    "to_score",
+    "deviation",
+    "note",
+)
+
+
+def _top_group(table: pl.DataFrame, keys: list[str]) -> tuple[pl.Expr, str]:
+    """A filter selecting the top-ranked group, and its description."""
+    row = table.row(0, named=True)
+    condition = pl.all_horizontal(pl.col(k).eq_missing(pl.lit(row[k])) for k in keys)
+    return condition, ", ".join(f"{k} = {row[k]}" for k in keys)
+
+
+def _run(args: argparse.Namespace) -> None:
+    target = cli._check_out(args.out, (*cli._CHART_SUFFIXES, *cli._DATA_SUFFIXES))
+    frame = cli._scan(args.path)
+    cli._columns(frame)
+    by = args.by or []
+    where = f" in every group of {', '.join(by)}" if by else ""
+    cli._say(f"comparing {args.first} with {args.second} at the same {args.score}{where} ...")
+    started = time.perf_counter()
+    table = frame.cumdev.paired(
+        args.score,
+        args.first,
+        args.second,
+        args.weight,
+        by=by or None,
+        variance=args.variance,
+    ).collect()
+    cli._say(f"compared {table.height} group(s) in {time.perf_counter() - started:.2f} s")
+    print(f"{args.first} minus {args.second}, at the same {args.score} ({args.variance} sigma)")
+    cli._show(table, [*by, *_SHOWN], args.rows)
+    if args.output:
+        cli._save_table(table, args.output, args.format)
+    if target is None:
+        return
+    subject = frame
+    title = f"{args.first} minus {args.second}"
+    if by:
+        condition, label = _top_group(table, by)
+        subject = frame.filter(condition)
+        title = f"{label}: {title}"
+    points = subject.cumdev.paired_curve(
+        args.score,
+        args.first,
+        args.second,
+        args.weight,
+        variance=args.variance,
+        fraction=args.fraction,
+    ).collect()
+    if target.suffix.lower() in cli._DATA_SUFFIXES:
+        cli._save_table(points, str(target), target.suffix.lower().lstrip("."))
+        return
+    from polars_cumdev import charts
+
+    chart = charts.cumulative(
+        points, kind="compare", score_label=args.score, title=title, band=args.band
+    )
+    cli._save_chart(chart, target)
+
+
+def add_command(commands: Any) -> None:
+    """Register ``paired`` on the subcommand parsers of :func:`polars_cumdev.cli.main`."""
+    parser = commands.add_parser(
+        "paired",
+        help="paired samples: first minus second response of the same units, by score",
+    )
+    parser.add_argument("path", help="a .csv, .tsv, .parquet, .ipc/.arrow or .ndjson file")
+    parser.add_argument("--score", required=True, help="score column (the covariate)")
+    parser.add_argument("--first", required=True, help="response of the first population")
+    parser.add_argument("--second", required=True, help="response of the second population")
+    parser.add_argument("--weight", default=None, help="weight column (optional)")
+    parser.add_argument(
+        "--by", action="append", default=None, help="group column (repeatable, optional)"
+    )
+    parser.add_argument(
+        "--variance",
+        default="observed",
+        choices=["observed", "bernoulli"],
+        help="sigma from the observed differences (default), or responses are probabilities",
+    )
+    parser.add_argument("--rows", type=cli._positive_int, default=20, help="rows to print")
+    parser.add_argument("--output", "-o", default=None, help="also save the table to this file")
+    parser.add_argument(
+        "--format",
+        choices=["csv", "json", "parquet"],
+        default=None,
+        help="format of --output (default: from its suffix)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="cumulative chart (of the top group with --by; .svg, .png, .pdf, .json, .html) "
+        "or its points (.csv, .parquet)",
+    )
+    parser.add_argument(
+        "--fraction", type=cli._fraction, default=1.0, help="zoom of the chart (see curve)"
+    )
+    parser.add_argument(
+        "--band",
+        type=cli._level,
+        default=None,
+        metavar="ALPHA",
+        help="draw the Kolmogorov-Smirnov band at this level on the chart",
+    )
+    parser.set_defaults(run=_run)

@@ -1,0 +1,303 @@
+"""Paired samples: two responses per unit, compared at the same score (paired-and-covariates 1).
+
+Every row carries a score S, a response Q of the first population and a
+response R of the second, observed on the same unit (the same household
+scored by two models, the same patient under two treatments). Rows sharing a
+score merge as ties do (method.md 1.1): the merged point has weight W~ (the
+sum), averages Q~ and R~ and tie factor f. With a_j = W~_j / sum W~ the
+cumulative differences are
+
+    C_k = sum_{j<=k} a_j (Q~_j - R~_j)        (label ``cumdiff`` of the paper)
+
+so the result reads "first minus second", and the slope of C against A_k is
+the local average difference of the two responses. Kuiper's D and
+Kolmogorov-Smirnov's G are computed from C as elsewhere; the scale of a
+driftless random walk (the paper's estimator after ``expectedvar``) is
+
+* ``variance="observed"`` (any real responses): sigma^2 = sum_j a_j^2 (Q~_j - R~_j)^2;
+* ``variance="bernoulli"`` (responses are probabilities in [0, 1]):
+  sigma^2 = sum_j a_j^2 f_j (Q~_j (1 - Q~_j) + R~_j (1 - R~_j)).
+
+P-values, logarithms and Benjamini-Hochberg q-values follow method.md 4.
+The statistics stages of the subpopulation screen are reused: only the
+merging of two responses and the sigma terms are specific to pairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import polars as pl
+
+from polars_cumdev import _names as nm
+from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
+from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.location import flag_stretch
+from polars_cumdev.prepare import (
+    FrameLike,
+    Prepared,
+    _range_check,
+    _require_name,
+    _require_numeric,
+    _value_checks,
+    as_lazy,
+    prepare,
+    schema_of,
+)
+from polars_cumdev.statistics import (
+    C_ERROR,
+    OVERFLOWS,
+    RMAX,
+    SIGMA_B,
+    SIGMA_B_ERROR,
+    SIGMA_E,
+    SIGMA_E_ERROR,
+    STATISTIC_COLUMNS,
+    normalize,
+    verdict,
+    with_location,
+)
+from polars_cumdev.subpopulation import curve_frame, variance_share
+from polars_cumdev.sums import ordered_sum
+from polars_cumdev.ties import merge_ties, sort_by_score
+from polars_cumdev.weights import SCALE, rescale
+
+__all__ = ["PAIRED_COLUMNS", "PAIRED_CURVE_COLUMNS", "PairedVariance", "paired", "paired_curve"]
+
+PairedVariance = Literal["observed", "bernoulli"]
+
+#: Columns of :func:`paired` after the grouping keys (those of ``screen``).
+PAIRED_COLUMNS = STATISTIC_COLUMNS
+#: Columns of :func:`paired_curve`.
+PAIRED_CURVE_COLUMNS = (
+    "k",
+    "a",
+    "k_over_n",
+    "score",
+    "cumdiff",
+    "first_mean",
+    "second_mean",
+    "weight",
+    "sigma",
+    "variance_share",
+    "located",
+)
+
+# The second response travels as the reference column of the accumulation:
+# C_k = sum a_j (RESPONSE_j - REFERENCE_j) is then "first minus second".
+_SECOND = nm.REFERENCE
+_BINARY_FRAME = {nm.BINARY: True, RMAX: 1.0}
+_SIGMA_ZERO = "sigma is 0 (no spread of responses within the bins): z undefined"
+_SIGMA_ZERO_PAIRED = {
+    "observed": "sigma is 0 (the two responses agree at every score): z undefined",
+    "bernoulli": "sigma is 0 (every averaged response is exactly 0 or 1): z undefined",
+}
+
+
+def _check_variance(variance: str) -> str:
+    if variance not in ("observed", "bernoulli"):
+        raise InvalidParameterError(
+            f"`variance` must be 'observed' or 'bernoulli' for paired samples, got {variance!r}"
+        )
+    return variance
+
+
+def _prepare(
+    frame: FrameLike,
+    score: str,
+    first: str,
+    second: str,
+    weight: str | None,
+    by: str | Sequence[str] | None,
+    variance: str,
+) -> Prepared:
+    """Checked, standardized rows: keys, score, weight, Q as RESPONSE and R as REFERENCE."""
+    variance = _check_variance(variance)
+    first = _require_name(first, "first")
+    second = _require_name(second, "second")
+    schema = schema_of(as_lazy(frame))
+    # The first response's dtype is checked by ``prepare``; the second's here,
+    # before it is cast.
+    _require_numeric(schema, first, "first response", allow_bool=True)
+    _require_numeric(schema, second, "second response", allow_bool=True)
+    unit = (0.0, 1.0) if variance == "bernoulli" else None
+    r = pl.col(second).cast(pl.Float64)
+    prepared = prepare(
+        frame,
+        score=score,
+        response=first,
+        weight=weight,
+        by=by,
+        response_range=unit,
+        reserved=PAIRED_COLUMNS,
+        carry=[r.alias(_SECOND)],
+    )
+    prepared.checks.extend(_value_checks(second, "second response", r, positive=False))
+    if unit is not None:
+        prepared.checks.append(_range_check(second, "second response", r, *unit))
+    return prepared
+
+
+def _sigma_term(variance: str) -> pl.Expr:
+    """Each merged point's contribution to sigma^2 (paired-and-covariates 1, step 4)."""
+    a = pl.col(nm.A_STEP)
+    q, r = pl.col(nm.RESPONSE), pl.col(_SECOND)
+    if variance == "observed":
+        return (a * (q - r)) ** 2
+    return a * a * pl.col(nm.TIE) * (q * (1.0 - q) + r * (1.0 - r))
+
+
+def _accumulated(prepared: Prepared, fraction: float = 1.0) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Merged, accumulated points of every group (A_k, C_k), and the weights' scale."""
+    rows, scale = rescale(prepared.gated())
+    points = merge_ties(sort_by_score(rows), prepared.keys, extra=[_SECOND])
+    return accumulate(points, prepared.keys, fraction=fraction), scale
+
+
+def _summary(accumulated: pl.LazyFrame, keys: Sequence[str], variance: str) -> pl.LazyFrame:
+    """Per-group n, D, G, C_n and sigma^2 in the layout of :func:`statistics.summarize`.
+
+    There are no bins, so the rounding-error bounds of the screen are zero
+    (C is a plain weighted running sum, as in calibration); sigma^2 fills
+    both of the screen's candidates, so either choice gives it.
+    """
+    c = pl.col(nm.CUMDIFF)
+    sigma2 = ordered_sum(_sigma_term(variance))
+    aggs = [
+        pl.col(nm.ROWS).sum().cast(pl.Int64).alias("n"),
+        pl.len().cast(pl.Int64).alias("n_scores"),
+        ordered_sum(pl.col(nm.WEIGHT)).alias("weight"),
+        (c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0)).alias("kuiper"),
+        c.abs().max().alias("ks"),
+        c.get(pl.col(nm.K).arg_max()).alias("delta"),
+        sigma2.alias(SIGMA_B),
+        sigma2.alias(SIGMA_E),
+        *[pl.lit(0.0).alias(name) for name in (C_ERROR, SIGMA_B_ERROR, SIGMA_E_ERROR)],
+        pl.lit(0, dtype=pl.Int64).alias(OVERFLOWS),
+    ]
+    if keys:
+        return accumulated.group_by(list(keys)).agg(aggs)
+    return accumulated.select(aggs)
+
+
+def paired(
+    frame: FrameLike,
+    score: str,
+    first: str,
+    second: str,
+    weight: str | None = None,
+    *,
+    by: str | Sequence[str] | None = None,
+    variance: PairedVariance = "observed",
+) -> pl.LazyFrame:
+    """Cumulative differences between paired samples: statistics overall or per group.
+
+    Parameters
+    ----------
+    frame
+        DataFrame or LazyFrame with one row per unit (pair of responses).
+    score
+        The covariate S the two responses are compared at.
+    first, second
+        The responses Q (first population) and R (second population) of
+        the same unit; numeric or boolean. Any real values with
+        ``variance="observed"``; in [0, 1] with ``"bernoulli"``.
+    weight
+        Optional positive weights W of the pairs.
+    by
+        Optional grouping column(s): one row per group, all computed in one
+        query, with Benjamini-Hochberg q-values across the groups.
+    variance
+        ``"observed"`` (default): sigma^2 = sum_j a_j^2 (Q~_j - R~_j)^2, the
+        paper's unbiased estimator of the variance in ``expectedvar``, valid
+        for any distribution of the responses. ``"bernoulli"``: the
+        responses are expected values (probabilities) of Bernoulli variates
+        and sigma^2 = sum_j a_j^2 f_j (Q~_j (1 - Q~_j) + R~_j (1 - R~_j)).
+
+    Returns
+    -------
+    pl.LazyFrame
+        One row (per group) with the keys and the columns of
+        :func:`polars_cumdev.subpopulation.screen`: ``n``, ``n_scores``,
+        ``weight``, ``kuiper`` (D = max C - min C over k = 0..m), ``ks``
+        (G = max |C_k|), ``delta`` (C_m: the average of first minus second),
+        ``sigma``, ``kuiper_z``, ``ks_z``, ``kuiper_p``, ``ks_p``,
+        ``kuiper_log10p``, ``ks_log10p`` (method.md 4), ``kuiper_q``,
+        ``ks_q``, the located stretch ``from_score``, ``to_score``,
+        ``share``, ``deviation`` (the average of first minus second there),
+        ``variance`` (``"observed"`` or ``"bernoulli"``) and ``note``;
+        sorted by ``kuiper_z``, largest first. A group with a single
+        distinct score keeps its row, with null z and p and the reason in
+        ``note``.
+
+    Raises
+    ------
+    ColumnNotFoundError, ColumnTypeError, InvalidParameterError
+        At once, for a missing or non-numeric column or a bad argument.
+    InvalidValuesError
+        On collection, for nulls, NaN, infinities, non-positive weights or
+        (with ``"bernoulli"``) responses outside [0, 1], naming the column.
+    """
+    prepared = _prepare(frame, score, first, second, weight, by, variance)
+    keys = prepared.keys
+    accumulated, scale = _accumulated(prepared)
+    binary = pl.LazyFrame([_BINARY_FRAME])
+    stats = with_location(_summary(accumulated, keys, variance), accumulated, keys, binary)
+    out = normalize(stats, keys, binary, min_scores=2, scale=scale, labels=prepared.labels)
+    out = out.with_columns(
+        pl.lit(variance).alias("variance"),
+        pl.col("note").replace(_SIGMA_ZERO, _SIGMA_ZERO_PAIRED[variance]),
+    )
+    return prepared.guarded(out)
+
+
+def paired_curve(
+    frame: FrameLike,
+    score: str,
+    first: str,
+    second: str,
+    weight: str | None = None,
+    *,
+    variance: PairedVariance = "observed",
+    fraction: float = 1.0,
+) -> pl.LazyFrame:
+    """Drill-down frame of the cumulative differences between paired samples.
+
+    Same layout as :func:`polars_cumdev.subpopulation.curve`, so
+    :func:`polars_cumdev.charts.cumulative` draws it (``kind="compare"``,
+    with a title saying "first minus second").
+
+    Parameters
+    ----------
+    frame, score, first, second, weight, variance
+        As in :func:`paired` (one group: filter the frame first).
+    fraction
+        Remark 3's zoom q in (0, 1] (method.md 1.7): keep the first
+        floor(m q) merged scores and renormalize the weights over them.
+
+    Returns
+    -------
+    pl.LazyFrame
+        Origin row (k = 0) then one row per merged score: ``k``, ``a``
+        (A_k), ``k_over_n``, ``score``, ``cumdiff`` (C_k, first minus
+        second), ``first_mean`` (Q~_k), ``second_mean`` (R~_k), ``weight``
+        (W~_k), ``sigma``, ``variance_share`` (share of sigma^2 from points
+        1..k) and ``located`` (inside the located stretch).
+    """
+    variance = _check_variance(variance)
+    fraction = check_fraction(fraction)
+    prepared = _prepare(frame, score, first, second, weight, None, variance)
+    if fraction < 1.0:
+        prepared.checks.append(zoom_check(pl.col(score), fraction, "the data"))
+    accumulated, scale = _accumulated(prepared, fraction)
+    term = _sigma_term(variance)
+    with_sigma = accumulated.join(scale, how="cross", maintain_order="left").with_columns(
+        term.sum().clip(lower_bound=0.0).sqrt().alias("sigma"),
+        pl.col(nm.WEIGHT) / pl.col(SCALE),
+        variance_share(term),
+    )
+    checked = ("cumdiff", "sigma", "weight")
+    points = curve_frame(with_sigma).filter(verdict(checked, [], prepared.labels))
+    points = points.rename({"response_mean": "first_mean", "full_mean": "second_mean"})
+    return prepared.guarded(flag_stretch(points, min_scores=2)).select(PAIRED_CURVE_COLUMNS)

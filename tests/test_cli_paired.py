@@ -1,0 +1,75 @@
+"""The command line: ``cumdev paired``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import polars_cumdev  # noqa: F401
+from polars_cumdev.cli import main
+from polars_cumdev.datasets import paired_models, paired_synthetic
+
+MODELS = ["--score", "log10_income", "--first", "model_a", "--second", "model_b"]
+
+
+@pytest.fixture(scope="module")
+def households(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli_paired") / "households.parquet"
+    paired_models().write_parquet(path)
+    return path
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_paired_by_group_prints_the_ranked_table(households: Path, tmp_path: Path, capsys) -> None:
+    saved = tmp_path / "table.csv"
+    args = ["paired", str(households), *MODELS, "--weight", "WGTP", "--by", "county"]
+    code, out, err = run([*args, "--variance", "bernoulli", "-o", str(saved)], capsys)
+    assert code == 0, err
+    assert "model_a minus model_b" in out
+    want = pl.read_parquet(households).cumdev.paired(
+        "log10_income", "model_a", "model_b", "WGTP", by="county", variance="bernoulli"
+    )
+    first_line = next(line for line in out.splitlines() if "Cedar" in line)
+    assert f"{want['kuiper_z'][0]:.4f}" in first_line
+    assert out.index("Cedar") < out.index(want["county"][1])
+    assert pl.read_csv(saved).height == want.height == 41
+
+
+def test_paired_overall_chart_and_points(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "pairs.csv"
+    paired_synthetic().write_csv(path)
+    base = ["paired", str(path), "--score", "score", "--first", "first", "--second", "second"]
+    chart = tmp_path / "paired.svg"
+    code, out, err = run([*base, "--weight", "weight", "--out", str(chart)], capsys)
+    assert code == 0, err
+    assert chart.read_text().lstrip().startswith("<svg")
+    row = pl.read_csv(path).cumdev.paired("score", "first", "second", "weight").row(0, named=True)
+    assert f"{row['kuiper_z']:.4f}" in out
+    points = tmp_path / "points.parquet"
+    code, _, err = run([*base, "--out", str(points), "--fraction", "0.5"], capsys)
+    assert code == 0, err
+    assert pl.read_parquet(points).height == 501
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--second", "missing"], "second response column 'missing' not found"),
+        (["--variance", "bernoulli", "--first", "score"], "outside [0, 1]"),
+    ],
+)
+def test_paired_errors_are_one_line(tmp_path: Path, capsys, extra: list[str], words: str) -> None:
+    path = tmp_path / "pairs.parquet"
+    paired_synthetic().with_columns(pl.col("score") * 3).write_parquet(path)
+    args = ["paired", str(path), "--score", "score", "--first", "first", "--second", "second"]
+    code, _, err = run([*args, *extra], capsys)
+    assert code == 2
+    assert words in err and "Traceback" not in err
+    assert err.count("cumdev: error:") == 1

@@ -72,7 +72,7 @@ def located_text(found: Stretch, weighted: bool) -> str:
     what = "weight" if weighted else "points"
     return (
         f"shaded: deviation located at scores {_number(found.from_score)} to "
-        f"{_number(found.to_score)} ({found.share:.0%} of the {what}): "
+        f"{_number(found.to_score)} ({100 * found.share:.2g}% of the {what}): "
         f"{found.deviation:+.3g} on average"
     )
 

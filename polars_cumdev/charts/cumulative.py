@@ -16,6 +16,7 @@ lower axis (scores) and the upper axis (k/n) both follow the interactive zoom.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Literal
 
@@ -297,14 +298,15 @@ def cumulative(
     if weighted:
         tooltip.append(alt.Tooltip("a:Q", title="A_k", format=".4~g"))
     tooltip.append(alt.Tooltip("cumdiff:Q", title="C_k", format=".4~g"))
-    if thinned:
-        note = f"{shown.height:,} of {frame.height:,} points drawn, every pixel's extremes kept"
-        tips = tips.with_columns(pl.lit(note).alias("thinned"))
-        tip_columns.append("thinned")
+    points = alt.Chart(inline(tips, tip_columns))
+    if thinned:  # one constant text, computed when drawn rather than stored on every row
+        note = (
+            f"{shown.height:,} of {frame.height:,} points drawn, each pixel column's extremes kept"
+        )
+        points = points.transform_calculate(thinned=json.dumps(note))  # a string literal
         tooltip.append(alt.Tooltip("thinned:N", title="line thinned"))
     points = (
-        alt.Chart(inline(tips, tip_columns))
-        .mark_point(opacity=0, size=40, clip=True)
+        points.mark_point(opacity=0, size=40, clip=True)
         .encode(x=alt.X("a:Q", axis=None), y=alt.Y("cumdiff:Q", axis=y_axis), tooltip=tooltip)
         .properties(name="points")
     )

@@ -10,8 +10,9 @@ p-values, and Benjamini-Hochberg adjusted p-values across the groups.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from types import MappingProxyType
 from typing import Literal, overload
 
 import numpy as np
@@ -129,7 +130,9 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
 #: calibration and the comparison of two subpopulations need only sigma > 0
 #: (method.md 2 and 3). The tables, the curve frames' located stretch, the
 #: charts and the CLI all apply this one rule, through :func:`normalized`.
-MIN_SCORES: dict[str, int] = {"subpopulation": 2, "calibration": 1, "compare": 1}
+MIN_SCORES: Mapping[str, int] = MappingProxyType(
+    {"subpopulation": 2, "calibration": 1, "compare": 1}
+)
 # Statistics that must be finite whenever they are not null.
 _FINITE = ("kuiper", "ks", "delta", "sigma", "kuiper_z", "ks_z")
 

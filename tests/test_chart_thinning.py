@@ -116,6 +116,12 @@ def test_small_curves_are_drawn_whole() -> None:
     frame = walk(1000)
     spec = charts.cumulative(frame, width=WIDTH).to_dict()
     assert len(rows(spec, "curve")) == frame.height
+    # One dataset for the line and its tooltips: the points are not embedded twice.
+    assert len(spec["datasets"]) == len({json.dumps(v) for v in spec["datasets"].values()})
+    assert rows(spec, "curve") is rows(spec, "points") or (
+        rows(spec, "curve") == rows(spec, "points")
+    )
+    assert sum(len(v) == frame.height for v in spec["datasets"].values()) == 1
     assert "thinned" not in " ".join(spec["title"]["subtitle"])
     points = next(layer for layer in spec["layer"] if layer.get("name") == "points")
     assert "transform" not in points

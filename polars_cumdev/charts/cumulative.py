@@ -268,8 +268,12 @@ def cumulative(
 
     shown = thin_columns(frame, "a", "cumdiff", max_points // 4)
     thinned = shown.height < frame.height
+    tip_columns = ["k", "a", "k_over_n", "score", "cumdiff"]
+    # Unthinned, the line and the tooltips share one dataset; thinned, the line
+    # carries only its coordinates and the tooltips one point per column.
+    data = inline(shown, ["a", "cumdiff"] if thinned else tip_columns)
     line = (
-        alt.Chart(inline(shown, ["a", "cumdiff"]))
+        alt.Chart(data)
         .mark_line(color=_style.INK, strokeWidth=1.25, clip=True)
         .encode(
             x=alt.X(
@@ -289,7 +293,6 @@ def cumulative(
         .properties(name="curve")
     )
     tips = one_per_column(shown, "a", "cumdiff", max_points // 4) if thinned else shown
-    tip_columns = ["k", "a", "k_over_n", "score", "cumdiff"]
     tooltip = [
         alt.Tooltip("score:Q", title=score_label, format=".6~g"),
         alt.Tooltip("k:Q", title="k"),
@@ -298,7 +301,7 @@ def cumulative(
     if weighted:
         tooltip.append(alt.Tooltip("a:Q", title="A_k", format=".4~g"))
     tooltip.append(alt.Tooltip("cumdiff:Q", title="C_k", format=".4~g"))
-    points = alt.Chart(inline(tips, tip_columns))
+    points = alt.Chart(inline(tips, tip_columns) if thinned else data)
     if thinned:  # one constant text, computed when drawn rather than stored on every row
         note = (
             f"{shown.height:,} of {frame.height:,} points drawn, each pixel column's extremes kept"

@@ -115,16 +115,26 @@ def test_extremes_survive_and_thinning_is_said(big: tuple[pl.DataFrame, dict[str
 def test_small_curves_are_drawn_whole() -> None:
     frame = walk(1000)
     spec = charts.cumulative(frame, width=WIDTH).to_dict()
-    assert len(rows(spec, "curve")) == frame.height
-    # One dataset for the line and its tooltips: the points are not embedded twice.
-    assert len(spec["datasets"]) == len({json.dumps(v) for v in spec["datasets"].values()})
-    assert rows(spec, "curve") is rows(spec, "points") or (
-        rows(spec, "curve") == rows(spec, "points")
-    )
-    assert sum(len(v) == frame.height for v in spec["datasets"].values()) == 1
+    assert [row["cumdiff"] for row in rows(spec, "curve")] == frame.get_column("cumdiff").to_list()
     assert "thinned" not in " ".join(spec["title"]["subtitle"])
     points = next(layer for layer in spec["layer"] if layer.get("name") == "points")
     assert "transform" not in points
+    # Tooltips on one point per pixel column, the extremes included.
+    tips = rows(spec, "points")
+    assert len(tips) <= WIDTH + 2
+    assert {row["cumdiff"] for row in tips} >= {frame["cumdiff"].max(), frame["cumdiff"].min()}
+    assert set(columns(np.array([row["a"] for row in tips]))) == set(
+        columns(frame.get_column("a").to_numpy())
+    )
+
+
+def test_tiny_curves_share_one_dataset() -> None:
+    frame = walk(50)
+    spec = charts.cumulative(frame, width=WIDTH).to_dict()
+    # The line and its tooltips share one dataset: no point is embedded twice.
+    assert rows(spec, "curve") == rows(spec, "points")
+    assert len(rows(spec, "points")) == frame.height
+    assert sum(len(v) == frame.height for v in spec["datasets"].values()) == 1
 
 
 def test_the_returned_frame_stays_complete() -> None:

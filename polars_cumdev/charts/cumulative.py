@@ -269,9 +269,13 @@ def cumulative(
     shown = thin_columns(frame, "a", "cumdiff", max_points // 4)
     thinned = shown.height < frame.height
     tip_columns = ["k", "a", "k_over_n", "score", "cumdiff"]
-    # Unthinned, the line and the tooltips share one dataset; thinned, the line
-    # carries only its coordinates and the tooltips one point per column.
-    data = inline(shown, ["a", "cumdiff"] if thinned else tip_columns)
+    # Tooltips on one point per pixel column (and the extremes): each is an
+    # invisible mark of the SVG. With as few points as columns, the line and
+    # the tooltips share one dataset; otherwise the line carries only its
+    # coordinates.
+    tips = one_per_column(shown, "a", "cumdiff", max_points // 4)
+    shared = tips.height == shown.height
+    data = inline(shown, tip_columns if shared else ["a", "cumdiff"])
     line = (
         alt.Chart(data)
         .mark_line(color=_style.INK, strokeWidth=1.25, clip=True)
@@ -292,7 +296,6 @@ def cumulative(
         .add_params(alt.selection_interval(bind="scales", name="zoom"))
         .properties(name="curve")
     )
-    tips = one_per_column(shown, "a", "cumdiff", max_points // 4) if thinned else shown
     tooltip = [
         alt.Tooltip("score:Q", title=score_label, format=".6~g"),
         alt.Tooltip("k:Q", title="k"),
@@ -301,7 +304,7 @@ def cumulative(
     if weighted:
         tooltip.append(alt.Tooltip("a:Q", title="A_k", format=".4~g"))
     tooltip.append(alt.Tooltip("cumdiff:Q", title="C_k", format=".4~g"))
-    points = alt.Chart(inline(tips, tip_columns) if thinned else data)
+    points = alt.Chart(data if shared else inline(tips, tip_columns))
     if thinned:  # one constant text, computed when drawn rather than stored on every row
         note = (
             f"{shown.height:,} of {frame.height:,} points drawn, each pixel column's extremes kept"

@@ -62,7 +62,7 @@ def _extents(values: list[float], labels: list[str], width: float) -> list[tuple
         if not text:
             continue
         x, w = v * width, _CHAR * 10 * len(text)
-        out.append((0.0, w) if x <= 0.5 else (width - w, width) if x >= width - 0.5 else
+        out.append((x, x + w) if x <= 1.0 else (x - w, x) if x >= width - 1.0 else
                    (x - w / 2, x + w / 2))  # fmt: skip
     return out
 

@@ -181,9 +181,11 @@ def label_expr(values: Sequence[float], labels: Sequence[str]) -> str:
 
 
 #: Estimated width of one character of a tick label, as a share of the font size.
-_CHAR = 0.62
+_CHAR = 0.58
 #: Smallest gap in pixels left between two neighbouring labels.
-_GAP = 6.0
+_GAP = 4.0
+#: Labels this close (in pixels) to either end are drawn flush with it (Vega-Lite's labelFlush).
+_FLUSH = 1.0
 
 
 def uncrowd(values: Sequence[float], labels: Sequence[str], width: float, size: float) -> list[str]:
@@ -218,10 +220,10 @@ def uncrowd(values: Sequence[float], labels: Sequence[str], width: float, size: 
     def extent(i: int) -> tuple[float, float]:
         x = min(max(float(values[i]), 0.0), 1.0) * width
         w = _CHAR * size * len(labels[i])
-        if x <= 0.5:
-            return 0.0, w
-        if x >= width - 0.5:
-            return width - w, width
+        if x <= _FLUSH:
+            return x, x + w
+        if x >= width - _FLUSH:
+            return x - w, x
         return x - w / 2.0, x + w / 2.0
 
     kept = [0]

@@ -202,8 +202,8 @@ def _selection(frame: pl.LazyFrame, column: str, value: str) -> pl.Expr:
 
 def _curve_summary(points: pl.DataFrame) -> dict[str, float | int | None]:
     """Kuiper and Kolmogorov-Smirnov statistics of a drill-down frame."""
+    from polars_cumdev.normalization import MIN_SCORES, normalized
     from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
-    from polars_cumdev.statistics import MIN_SCORES, normalized
 
     c = points["cumdiff"]
     kuiper = float(c.max() - c.min())  # type: ignore[operator]

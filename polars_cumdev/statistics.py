@@ -9,13 +9,9 @@ p-values, and Benjamini-Hochberg adjusted p-values across the groups.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
-from functools import partial
-from types import MappingProxyType
-from typing import Literal, overload
+from collections.abc import Sequence
+from typing import Literal
 
-import numpy as np
 import polars as pl
 
 from polars_cumdev import _names as nm
@@ -27,8 +23,8 @@ from polars_cumdev.location import (
     locate,
     threshold,
 )
+from polars_cumdev.normalization import MIN_SCORES, normalized
 from polars_cumdev.prepare import Labels
-from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
 from polars_cumdev.resolution import (
     FLOOR,
     RESOLUTION,
@@ -39,6 +35,7 @@ from polars_cumdev.resolution import (
     unresolved_sigma,
     verdict,
 )
+from polars_cumdev.significance import benjamini_hochberg, pvalue, pvalue_columns
 from polars_cumdev.sums import ordered_sum
 from polars_cumdev.weights import SCALE
 
@@ -124,15 +121,6 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     OVERFLOWS: pl.Int64(),
     **LOCATION_SCHEMA,
 }
-#: Fewest merged scores (points of the curve) for which the normalized
-#: statistics are reported, by kind of comparison: a subpopulation against
-#: the full population needs two (one point says nothing about a trend);
-#: calibration and the comparison of two subpopulations need only sigma > 0
-#: (method.md 2 and 3). The tables, the curve frames' located stretch, the
-#: charts and the CLI all apply this one rule, through :func:`normalized`.
-MIN_SCORES: Mapping[str, int] = MappingProxyType(
-    {"subpopulation": 2, "calibration": 1, "compare": 1}
-)
 # Statistics that must be finite whenever they are not null.
 _FINITE = ("kuiper", "ks", "delta", "sigma", "kuiper_z", "ks_z")
 
@@ -282,89 +270,8 @@ def with_location(
     return summary.join(found, how="cross")
 
 
-def pvalue(z: pl.Expr, function: Callable[..., object]) -> pl.Expr:
-    """Apply a NumPy p-value function to a column, mapping null to null."""
-
-    def apply(series: pl.Series) -> pl.Series:
-        values = series.cast(pl.Float64).fill_null(np.nan).to_numpy()
-        result = np.asarray(function(values), dtype=np.float64).reshape(values.shape)
-        return pl.Series(series.name, result, dtype=pl.Float64).fill_nan(None)
-
-    return z.map_batches(apply, return_dtype=pl.Float64, is_elementwise=True)
-
-
-def pvalue_columns() -> list[pl.Expr]:
-    """P-values of ``kuiper_z`` and ``ks_z`` (method.md 4), and their base-10 logarithms.
-
-    Gives ``kuiper_p``, ``ks_p``, ``kuiper_log10p`` and ``ks_log10p``. The
-    logarithms stay finite where p underflows to 0 (z beyond about 38), so
-    very strong deviations can still be ranked and reported.
-    """
-    columns = []
-    for log10 in (False, True):
-        suffix = "_log10p" if log10 else "_p"
-        for name, function in (("kuiper", kuiper_pvalue), ("ks", ks_pvalue)):
-            columns.append(
-                pvalue(pl.col(f"{name}_z"), partial(function, log10=log10)).alias(name + suffix)
-            )
-    return columns
-
-
-def benjamini_hochberg(p: pl.Expr) -> pl.Expr:
-    """Benjamini-Hochberg adjusted p-values over the non-null entries of ``p``.
-
-    q_(i) = min_{j >= i} min(1, M p_(j) / j) over the M non-null p-values in
-    increasing order; nulls stay null. Computed with expressions only.
-    """
-    order = p.arg_sort(nulls_last=True)
-    ranked = p.sort(nulls_last=True)
-    position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
-    adjusted = (ranked * p.count().cast(pl.Float64) / position).cum_min(reverse=True)
-    return adjusted.clip(upper_bound=1.0).gather(order.arg_sort())
-
-
 #: The note of a group whose z is at most 2: no stretch stands out from the noise.
 NOT_LOCATED = "D <= 2 sigma: not located"
-
-
-@overload
-def normalized(n_scores: pl.Expr, sigma: pl.Expr, min_scores: int) -> pl.Expr: ...
-@overload
-def normalized(n_scores: int, sigma: float | None, min_scores: int) -> bool: ...
-def normalized(
-    n_scores: pl.Expr | int, sigma: pl.Expr | float | None, min_scores: int
-) -> pl.Expr | bool:
-    """Whether z = D / sigma (and G / sigma) is defined: enough points and sigma > 0.
-
-    The one rule shared by :func:`normalize` (the tables) and the displays
-    (the chart's subtitle, triangle and band, the CLI's curve summary).
-    :func:`normalize` further nulls z where rounding leaves a statistic
-    unresolved (:func:`polars_cumdev.resolution.resolved`).
-
-    Parameters
-    ----------
-    n_scores
-        The number of merged scores (points beyond the origin): an
-        expression, or a plain int.
-    sigma
-        The scale of random fluctuations (method.md 1.6, (31)-(32)): an
-        expression, or a plain float (``None`` for unknown).
-    min_scores
-        Fewest points required, :data:`MIN_SCORES` of the kind of comparison.
-
-    Returns
-    -------
-    polars.Expr or bool
-        An expression when either input is one (null sigma gives false),
-        else a bool.
-    """
-    if isinstance(n_scores, pl.Expr) or isinstance(sigma, pl.Expr):
-        count = n_scores if isinstance(n_scores, pl.Expr) else pl.lit(n_scores)
-        scale = sigma if isinstance(sigma, pl.Expr) else pl.lit(sigma, dtype=pl.Float64)
-        return ((count >= min_scores) & scale.is_finite() & (scale > 0.0)).fill_null(False)
-    if sigma is None or not math.isfinite(sigma):
-        return False
-    return n_scores >= min_scores and sigma > 0.0
 
 
 def normalize(

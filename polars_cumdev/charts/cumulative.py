@@ -31,7 +31,7 @@ from polars_cumdev.charts._layers import TRIANGLE_APEX, axis_layer, triangle
 from polars_cumdev.charts._located import located_layer, located_text, stretch
 from polars_cumdev.charts._ticks import label_expr, lower_ticks, uncrowd, upper_ticks
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
-from polars_cumdev.statistics import MIN_SCORES, normalized
+from polars_cumdev.normalization import MIN_SCORES, normalized
 
 __all__ = ["CURVE_COLUMNS", "TRIANGLE_APEX", "cumulative", "default_title"]
 

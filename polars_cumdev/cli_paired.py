@@ -82,7 +82,7 @@ def _run(args: argparse.Namespace) -> None:
     from polars_cumdev import charts
 
     chart = charts.cumulative(
-        points, kind="compare", score_label=args.score, title=title, band=args.band
+        points, kind="paired", score_label=args.score, title=title, band=args.band
     )
     cli._save_chart(chart, target)
 

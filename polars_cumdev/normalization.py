@@ -22,12 +22,12 @@ __all__ = ["MIN_SCORES", "normalized"]
 
 #: Fewest merged scores (points of the curve) for which the normalized
 #: statistics are reported, by kind of comparison: a subpopulation against
-#: the full population needs two (one point says nothing about a trend);
-#: calibration and the comparison of two subpopulations need only sigma > 0
-#: (method.md 2 and 3). The tables, the curve frames' located stretch, the
+#: the full population, and paired samples, need two (one point says nothing
+#: about a trend); calibration and the comparison of two subpopulations need
+#: only sigma > 0 (method.md 2 and 3). The tables, the curve frames' located stretch, the
 #: charts and the CLI all apply this one rule, through :func:`normalized`.
 MIN_SCORES: Mapping[str, int] = MappingProxyType(
-    {"subpopulation": 2, "calibration": 1, "compare": 1}
+    {"subpopulation": 2, "calibration": 1, "compare": 1, "paired": 2}
 )
 
 

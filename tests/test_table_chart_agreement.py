@@ -2,7 +2,7 @@
 
 Issue 12 item 3: a single-score group had ``kuiper_z`` null in the screen
 while the chart's subtitle printed "1.001 sigma" and drew the triangle. Here
-every kind of comparison (subpopulation, calibration, compare) is drawn for
+every kind of comparison (subpopulation, calibration, compare, paired) is drawn for
 groups of one, two and several points, and the chart must show z (in the
 subtitle, with the triangle) exactly when the table reports it, with the
 same value.
@@ -125,3 +125,16 @@ def test_normalized_on_numbers_and_expressions() -> None:
         want = [n >= least and s is not None and np.isfinite(s) and s > 0 for n, s in cases]
         assert got == want
         assert [normalized(n, s, least) for n, s in cases] == want
+
+
+@pytest.mark.parametrize("group", list(GROUPS))
+def test_paired_table_and_chart_agree(group: str) -> None:
+    df = _groups(GROUPS, seed=3)
+    rng = np.random.default_rng(3)
+    df = df.with_columns(pl.Series("r2", rng.random(df.height) < 0.5).cast(pl.Float64))
+    table = df.cumdev.paired("s", "r", "r2", by="g")
+    row = table.filter(pl.col("g") == group).row(0, named=True)
+    if group == "one":
+        assert row["kuiper_z"] is None
+    curve = df.filter(pl.col("g") == group).cumdev.paired_curve("s", "r", "r2")
+    _agree(row["kuiper_z"], curve, "paired")

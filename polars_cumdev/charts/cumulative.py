@@ -38,8 +38,8 @@ __all__ = ["CURVE_COLUMNS", "TRIANGLE_APEX", "cumulative", "default_title"]
 #: Columns a curve frame must have.
 CURVE_COLUMNS = ("k", "a", "k_over_n", "score", "cumdiff", "sigma")
 
-Kind = Literal["subpopulation", "calibration", "compare"]
-_KINDS = ("subpopulation", "calibration", "compare")
+Kind = Literal["subpopulation", "calibration", "compare", "paired"]
+_KINDS = ("subpopulation", "calibration", "compare", "paired")
 _WEIGHTED_TOLERANCE = 1e-9
 
 
@@ -49,7 +49,7 @@ def default_title(kind: str, weighted: bool) -> str:
     Parameters
     ----------
     kind
-        ``"subpopulation"``, ``"calibration"`` or ``"compare"``.
+        ``"subpopulation"``, ``"calibration"``, ``"compare"`` or ``"paired"``.
     weighted
         Whether the horizontal coordinate is A_k (weights) rather than k/n.
 
@@ -63,6 +63,7 @@ def default_title(kind: str, weighted: bool) -> str:
         "subpopulation": "subpopulation deviation",
         "calibration": "miscalibration",
         "compare": "deviation of first from second",
+        "paired": "paired difference of first from second",
     }[kind]
     return f"{lead} is the slope as a function of {variable}"
 
@@ -80,6 +81,7 @@ _UNITS = {
     "subpopulation": ("distinct score", "distinct scores"),
     "calibration": ("distinct score", "distinct scores"),
     "compare": ("centred difference", "centred differences"),
+    "paired": ("distinct score", "distinct scores"),
 }
 
 
@@ -163,10 +165,11 @@ def cumulative(
         horizontal variable A_k with weights or k/n without.
     kind
         ``"subpopulation"`` (a subpopulation against the full population),
-        ``"calibration"`` (responses against predicted probabilities) or
+        ``"calibration"`` (responses against predicted probabilities),
         ``"compare"`` (two groups; pass a ``title`` saying which is
-        subtracted from which). It sets the fewest points for which the
-        statistics are normalized (:data:`polars_cumdev.statistics.MIN_SCORES`,
+        subtracted from which) or ``"paired"`` (two responses of the same
+        units, ``paired_curve``). It sets the fewest points for which the
+        statistics are normalized (:data:`polars_cumdev.normalization.MIN_SCORES`,
         the rule of the tables) and what the points are called.
     subject
         What the curve is about, e.g. ``"county = Cedar"``: put before the

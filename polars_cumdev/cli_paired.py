@@ -25,9 +25,7 @@ _SHOWN = (
     "kuiper_q",
     "ks_z",
     "delta",
-    "from_score",
-    "to_score",
-    "deviation",
+    "located",
     "note",
 )
 

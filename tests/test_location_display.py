@@ -131,3 +131,22 @@ def test_cli_screen_table_shows_the_location(
         f"({100 * first['share']:.2g}%): {first['deviation']:+.3g}"
     )
     assert cell in out
+
+
+def test_cli_paired_table_shows_the_location(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from polars_cumdev.datasets import paired_synthetic
+
+    pairs = paired_synthetic()
+    pairs.write_parquet(tmp_path / "pairs.parquet")
+    args = ["paired", str(tmp_path / "pairs.parquet"), "--score", "score", "--first", "first"]
+    assert main([*args, "--second", "second", "--weight", "weight"]) == 0
+    out = capsys.readouterr().out
+    row = pairs.cumdev.paired("score", "first", "second", "weight").row(0, named=True)
+    assert row["from_score"] is not None
+    cell = (
+        f"{row['from_score']:.4g} to {row['to_score']:.4g} "
+        f"({100 * row['share']:.2g}%): {row['deviation']:+.3g}"
+    )
+    assert "located" in out and cell in out

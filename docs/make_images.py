@@ -35,7 +35,12 @@ def main(out: Path) -> list[Path]:
     corp = predictions.cumdev.corp("score", "response")
     pictures = {
         "screen.svg": charts.screen(ranked, by="county"),
-        "cumulative.svg": charts.cumulative(points, score_label="log10 income"),
+        "cumulative.svg": charts.cumulative(
+            points,
+            subject=f"county = {county}",
+            score_label="log10_income",
+            y_label="cumulative difference in has_internet",
+        ),
         "reliability.svg": charts.reliability(
             bins.collect(), title=f"reliability diagram: {county} (black) vs all (gray)"
         ),

@@ -19,7 +19,7 @@ from polars_cumdev.datasets import paired_synthetic
 def main(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     points = paired_synthetic().cumdev.paired_curve("score", "first", "second", "weight")
-    chart = charts.cumulative(points, kind="compare", title="first minus second")
+    chart = charts.cumulative(points, kind="paired", title="first minus second")
     return [charts.save(chart, out / "paired.svg")]
 
 

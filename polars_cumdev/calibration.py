@@ -22,6 +22,7 @@ from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.location import flag_stretch
 from polars_cumdev.prepare import FrameLike, Prepared, prepare, schema_of
 from polars_cumdev.statistics import (
+    MIN_SCORES,
     RMAX,
     STATISTIC_COLUMNS,
     SUMMARY_SCHEMA,
@@ -156,7 +157,14 @@ def calibration(
         stats = _polars_summary(sort_by_score(rows), keys)
     else:
         stats, scale = _summary_node(prepared, choice), None
-    out = normalize(stats, keys, bernoulli, min_scores=1, scale=scale, labels=prepared.labels)
+    out = normalize(
+        stats,
+        keys,
+        bernoulli,
+        min_scores=MIN_SCORES["calibration"],
+        scale=scale,
+        labels=prepared.labels,
+    )
     out = out.drop("variance").rename(_RENAME)
     return prepared.guarded(out) if choice == "polars" else out
 
@@ -207,4 +215,4 @@ def calibration_curve(
     )
     checked = ("cumdiff", "sigma", "weight")
     points = curve_frame(with_sigma).filter(verdict(checked, [], prepared.labels))
-    return prepared.guarded(flag_stretch(points, min_scores=1))
+    return prepared.guarded(flag_stretch(points, min_scores=MIN_SCORES["calibration"]))

@@ -34,6 +34,7 @@ from polars_cumdev.corp import corp, corp_curve
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.prepare import FrameLike, as_lazy
 from polars_cumdev.report import render_html
+from polars_cumdev.wording import where_words
 
 __all__ = ["TABLE_COLUMNS", "calibration_report"]
 
@@ -87,6 +88,7 @@ def _charts(
         points,
         kind="calibration",
         score_label=score,
+        y_label=f"cumulative {response} minus {score}",
         title=f"cumulative miscalibration: {label}",
         band=band,
     )
@@ -184,9 +186,10 @@ def calibration_report(
             chosen = _selection(keys, row)
             label = ", ".join(f"{k} = {row[k]}" for k in keys)
             summary = table.filter(chosen)
+            where = where_words(row, keys, score, response, weight is not None, kind="calibration")
             sections.append(
                 (
-                    label,
+                    f"{label}: {where}",
                     _table(summary, [c for c in TABLE_COLUMNS if c in summary.columns]),
                     _charts(
                         lazy.filter(chosen),

@@ -29,7 +29,7 @@ from polars_cumdev.errors import CumdevError, first_line
 
 __all__ = ["main"]
 
-_SHOWN = ("n", "kuiper", "kuiper_z", "kuiper_p", "kuiper_q", "ks_z", "delta", "note")
+_SHOWN = ("n", "kuiper", "kuiper_z", "kuiper_p", "kuiper_q", "ks_z", "delta", "located", "note")
 _CALIBRATION_SHOWN = (
     "n",
     "ecce_r",
@@ -40,6 +40,7 @@ _CALIBRATION_SHOWN = (
     "ecce_r_p",
     "ecce_mad_p",
     "delta",
+    "located",
     "note",
 )
 _CORP_SHOWN = ("n", "brier", "mcb", "dsc", "unc", "base_rate", "blocks")
@@ -71,10 +72,25 @@ def _pretty_p(value: float | None) -> str | None:
     return f"{value:.4f}" if value >= 0.001 else f"{value:.2e}"
 
 
+def _located(row: dict[str, Any]) -> str | None:
+    """The located stretch in one cell: "from to to (share): deviation", or None."""
+    if row["from_score"] is None:
+        return None
+    return (
+        f"{row['from_score']:.4g} to {row['to_score']:.4g} "
+        f"({100 * row['share']:.2g}%): {row['deviation']:+.3g}"
+    )
+
+
 def _show(table: pl.DataFrame, columns: Sequence[str], rows: int) -> None:
+    place = ("from_score", "to_score", "share", "deviation")
+    if "located" in columns and all(c in table.columns for c in place):
+        cells = [_located(row) for row in table.select(place).iter_rows(named=True)]
+        table = table.with_columns(pl.Series("located", cells, dtype=pl.String))
     shown = table.select([c for c in columns if c in table.columns])
-    if "note" in shown.columns and shown["note"].null_count() == shown.height:
-        shown = shown.drop("note")  # nothing to say: save the width
+    for quiet in ("located", "note"):
+        if quiet in shown.columns and shown[quiet].null_count() == shown.height:
+            shown = shown.drop(quiet)  # nothing to say: save the width
     shown = shown.with_columns(
         pl.col(c).map_elements(_pretty_p, return_dtype=pl.String)
         for c in shown.columns
@@ -186,6 +202,7 @@ def _selection(frame: pl.LazyFrame, column: str, value: str) -> pl.Expr:
 
 def _curve_summary(points: pl.DataFrame) -> dict[str, float | int | None]:
     """Kuiper and Kolmogorov-Smirnov statistics of a drill-down frame."""
+    from polars_cumdev.normalization import MIN_SCORES, normalized
     from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
 
     c = points["cumdiff"]
@@ -205,7 +222,7 @@ def _curve_summary(points: pl.DataFrame) -> dict[str, float | int | None]:
         "kuiper_p": None,
         "ks_p": None,
     }
-    if sigma > 0 and n >= 2:
+    if normalized(n, sigma, MIN_SCORES["subpopulation"]):  # the rule of the screen's table
         out["kuiper_z"] = kuiper / sigma
         out["ks_z"] = ks / sigma
         out["kuiper_p"] = float(kuiper_pvalue(kuiper / sigma))
@@ -257,7 +274,12 @@ def _demo(args: argparse.Namespace) -> None:
         weight="WGTP",
     )
     _save_chart(
-        charts.cumulative(points, score_label="log10_income"),
+        charts.cumulative(
+            points,
+            subject=f"county = {top}",
+            score_label="log10_income",
+            y_label=f"cumulative difference in {args.response}",
+        ),
         out / f"cumulative-{_slug(top)}.svg",
     )
     _write_report(data, ["county"], "log10_income", args.response, "WGTP", out / "report.html")
@@ -332,8 +354,13 @@ def _curve(args: argparse.Namespace) -> None:
         return
     from polars_cumdev import charts
 
-    title = f"{args.subpop_column} = {args.subpop_value}: {args.response}"
-    chart = charts.cumulative(points, score_label=args.score, title=title, band=args.band)
+    chart = charts.cumulative(
+        points,
+        subject=f"{args.subpop_column} = {args.subpop_value}",
+        score_label=args.score,
+        y_label=f"cumulative difference in {args.response}",
+        band=args.band,
+    )
     _save_chart(chart, target)
 
 
@@ -401,9 +428,13 @@ def _calibration(args: argparse.Namespace) -> None:
         return
     from polars_cumdev import charts
 
-    title = f"calibration of {args.score}: {label}"
     chart = charts.cumulative(
-        points, score_label=args.score, title=title, kind="calibration", band=args.band
+        points,
+        subject=f"calibration of {args.score}, {label}",
+        score_label=args.score,
+        y_label=f"cumulative {args.response} minus {args.score}",
+        kind="calibration",
+        band=args.band,
     )
     _save_chart(chart, target)
     if args.corp:  # the CORP diagram beside it: FILE-corp.SUFFIX

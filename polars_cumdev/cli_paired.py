@@ -25,9 +25,7 @@ _SHOWN = (
     "kuiper_q",
     "ks_z",
     "delta",
-    "from_score",
-    "to_score",
-    "deviation",
+    "located",
     "note",
 )
 
@@ -82,7 +80,7 @@ def _run(args: argparse.Namespace) -> None:
     from polars_cumdev import charts
 
     chart = charts.cumulative(
-        points, kind="compare", score_label=args.score, title=title, band=args.band
+        points, kind="paired", score_label=args.score, title=title, band=args.band
     )
     cli._save_chart(chart, target)
 

@@ -15,13 +15,18 @@ import polars as pl
 
 from polars_cumdev import binned, calibration, compare, corp, subpopulation
 
-__all__ = ["CumdevFrame", "CumdevLazyFrame"]
+__all__ = ["CumdevFrame", "CumdevLazyFrame", "CumdevNamespace"]
 
 F = TypeVar("F", pl.DataFrame, pl.LazyFrame)
 
 
-class _Namespace(Generic[F]):
-    """Methods shared by both frame kinds; ``_out`` decides eager or lazy output."""
+class CumdevNamespace(Generic[F]):
+    """The methods of ``frame.cumdev``, shared by both frame kinds.
+
+    Reached as ``df.cumdev`` (:class:`CumdevFrame`, eager results) or
+    ``lf.cumdev`` (:class:`CumdevLazyFrame`, lazy results); each method
+    forwards to the function of the module that implements it.
+    """
 
     def __init__(self, frame: F) -> None:
         self._frame = frame
@@ -428,7 +433,7 @@ class _Namespace(Generic[F]):
 
 
 @pl.api.register_dataframe_namespace("cumdev")
-class CumdevFrame(_Namespace[pl.DataFrame]):
+class CumdevFrame(CumdevNamespace[pl.DataFrame]):
     """``df.cumdev``: eager results."""
 
     def _out(self, result: pl.LazyFrame) -> pl.DataFrame:
@@ -439,7 +444,7 @@ class CumdevFrame(_Namespace[pl.DataFrame]):
 
 
 @pl.api.register_lazyframe_namespace("cumdev")
-class CumdevLazyFrame(_Namespace[pl.LazyFrame]):
+class CumdevLazyFrame(CumdevNamespace[pl.LazyFrame]):
     """``lf.cumdev``: lazy results that chain into further queries."""
 
     def _out(self, result: pl.LazyFrame) -> pl.LazyFrame:

@@ -47,6 +47,7 @@ from polars_cumdev.prepare import (
 )
 from polars_cumdev.statistics import (
     C_ERROR,
+    MIN_SCORES,
     OVERFLOWS,
     RMAX,
     SIGMA_B,
@@ -244,7 +245,9 @@ def paired(
     accumulated, scale = _accumulated(prepared)
     binary = pl.LazyFrame([_BINARY_FRAME])
     stats = with_location(_summary(accumulated, keys, variance), accumulated, keys, binary)
-    out = normalize(stats, keys, binary, min_scores=2, scale=scale, labels=prepared.labels)
+    out = normalize(
+        stats, keys, binary, min_scores=MIN_SCORES["paired"], scale=scale, labels=prepared.labels
+    )
     out = out.with_columns(
         pl.lit(variance).alias("variance"),
         pl.col("note").replace(_SIGMA_ZERO, _SIGMA_ZERO_PAIRED[variance]),
@@ -300,4 +303,6 @@ def paired_curve(
     checked = ("cumdiff", "sigma", "weight")
     points = curve_frame(with_sigma).filter(verdict(checked, [], prepared.labels))
     points = points.rename({"response_mean": "first_mean", "full_mean": "second_mean"})
-    return prepared.guarded(flag_stretch(points, min_scores=2)).select(PAIRED_CURVE_COLUMNS)
+    return prepared.guarded(flag_stretch(points, min_scores=MIN_SCORES["paired"])).select(
+        PAIRED_CURVE_COLUMNS
+    )

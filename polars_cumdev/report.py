@@ -22,10 +22,23 @@ from polars_cumdev.binned import reliability
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.prepare import FrameLike, as_lazy
 from polars_cumdev.subpopulation import curve, screen
+from polars_cumdev.wording import where_words
 
 __all__ = ["render_html", "report"]
 
-_TABLE_COLUMNS = ("n", "kuiper", "kuiper_z", "kuiper_p", "kuiper_q", "ks_z", "delta", "note")
+_TABLE_COLUMNS = (
+    "n",
+    "n_scores",
+    "kuiper",
+    "kuiper_z",
+    "kuiper_p",
+    "kuiper_q",
+    "ks_z",
+    "delta",
+    "note",
+)
+#: Column headers of the table in the user's terms.
+_HEADERS = {"n": "rows", "n_scores": "distinct scores"}
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -64,7 +77,7 @@ def _format(value: object) -> str:
 
 def _table(frame: pl.DataFrame, keys: Sequence[str]) -> str:
     columns = [*keys, *[c for c in _TABLE_COLUMNS if c in frame.columns]]
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    head = "".join(f"<th>{html.escape(_HEADERS.get(c, c))}</th>" for c in columns)
     rows = [
         "<tr>" + "".join(f"<td>{html.escape(_format(row[c]))}</td>" for c in columns) + "</tr>"
         for row in frame.select(columns).iter_rows(named=True)
@@ -186,17 +199,29 @@ def report(
         points = curve(lazy, subpop, score, response, weight, variance=variance).collect()
         bins_frame = reliability(lazy, score, response, weight, subpop=subpop, bins=bins).collect()
         summary = (
-            f'<p class="note">n = {row["n"]}, Kuiper = {_format(row["kuiper"])} '
+            f'<p class="note">{row["n"]:,} rows, {row["n_scores"]:,} distinct scores; '
+            f"Kuiper = {_format(row['kuiper'])} "
             f"= {_format(row['kuiper_z'])} sigma (p = {_format(row['kuiper_p'])}, "
             f"BH q = {_format(row['kuiper_q'])})</p>"
         )
+        where = where_words(row, keys, score, response, weight is not None)
         sections.append(
             (
-                label,
+                f"{label}: {where}",
                 summary,
                 [
-                    charts.cumulative(points, score_label=score).to_dict(),
-                    charts.reliability(bins_frame, title=f"reliability diagram: {label}").to_dict(),
+                    charts.cumulative(
+                        points,
+                        subject=label,
+                        score_label=score,
+                        y_label=f"cumulative difference in {response}",
+                    ).to_dict(),
+                    charts.reliability(
+                        bins_frame,
+                        title=f"reliability diagram: {label}",
+                        x_label=score,
+                        y_label=response,
+                    ).to_dict(),
                 ],
             )
         )

@@ -9,15 +9,13 @@ p-values, and Benjamini-Hochberg adjusted p-values across the groups.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import partial
-from typing import Literal, NamedTuple
+from collections.abc import Sequence
+from typing import Literal
 
-import numpy as np
 import polars as pl
 
 from polars_cumdev import _names as nm
-from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
+from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.location import (
     LOCATION_COLUMNS,
     LOCATION_SCHEMA,
@@ -25,8 +23,19 @@ from polars_cumdev.location import (
     locate,
     threshold,
 )
+from polars_cumdev.normalization import MIN_SCORES, normalized
 from polars_cumdev.prepare import Labels
-from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
+from polars_cumdev.resolution import (
+    FLOOR,
+    RESOLUTION,
+    ROUNDING_LEVEL,
+    Resolved,
+    resolved,
+    uneven_means,
+    unresolved_sigma,
+    verdict,
+)
+from polars_cumdev.significance import benjamini_hochberg, pvalue, pvalue_columns
 from polars_cumdev.sums import ordered_sum
 from polars_cumdev.weights import SCALE
 
@@ -34,6 +43,7 @@ __all__ = [
     "C_ERROR",
     "FACTS_SCHEMA",
     "FLOOR",
+    "MIN_SCORES",
     "NOT_LOCATED",
     "OVERFLOWS",
     "RESOLUTION",
@@ -52,6 +62,7 @@ __all__ = [
     "error_terms",
     "is_binary",
     "normalize",
+    "normalized",
     "pvalue",
     "pvalue_columns",
     "resolved",
@@ -94,15 +105,6 @@ SIGMA_B_ERROR = f"{nm.PREFIX}sigma_bernoulli_error"
 SIGMA_E_ERROR = f"{nm.PREFIX}sigma_empirical_error"
 # Per group, the number of points whose bin sums overflowed (BinMoments.overflow).
 OVERFLOWS = f"{nm.PREFIX}overflows"
-#: A statistic is reported only when its proven error bound is below this
-#: share of its scale: 2^-20, about 1e-6. The bound is a worst case (every
-#: rounding adding up the same way); on ordinary data the statistics agree
-#: with exact arithmetic to about 1e-15, and a bound near 1e-6 arises only
-#: when the weights or responses leave double precision little to spare.
-RESOLUTION = 2.0**-20
-#: ... or, for C, below this share of the largest |response| (all of D, G,
-#: C_n and sigma then being at the level of rounding, z is not reported).
-FLOOR = 2.0**-40
 RMAX = f"{nm.PREFIX}rmax"
 #: The columns of :func:`is_binary`, with their types.
 FACTS_SCHEMA: dict[str, pl.DataType] = {nm.BINARY: pl.Boolean(), RMAX: pl.Float64()}
@@ -119,7 +121,6 @@ SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     OVERFLOWS: pl.Int64(),
     **LOCATION_SCHEMA,
 }
-_VERDICT = f"{nm.PREFIX}verdict"
 # Statistics that must be finite whenever they are not null.
 _FINITE = ("kuiper", "ks", "delta", "sigma", "kuiper_z", "ks_z")
 
@@ -269,174 +270,6 @@ def with_location(
     return summary.join(found, how="cross")
 
 
-def pvalue(z: pl.Expr, function: Callable[..., object]) -> pl.Expr:
-    """Apply a NumPy p-value function to a column, mapping null to null."""
-
-    def apply(series: pl.Series) -> pl.Series:
-        values = series.cast(pl.Float64).fill_null(np.nan).to_numpy()
-        result = np.asarray(function(values), dtype=np.float64).reshape(values.shape)
-        return pl.Series(series.name, result, dtype=pl.Float64).fill_nan(None)
-
-    return z.map_batches(apply, return_dtype=pl.Float64, is_elementwise=True)
-
-
-def pvalue_columns() -> list[pl.Expr]:
-    """P-values of ``kuiper_z`` and ``ks_z`` (method.md 4), and their base-10 logarithms.
-
-    Gives ``kuiper_p``, ``ks_p``, ``kuiper_log10p`` and ``ks_log10p``. The
-    logarithms stay finite where p underflows to 0 (z beyond about 38), so
-    very strong deviations can still be ranked and reported.
-    """
-    columns = []
-    for log10 in (False, True):
-        suffix = "_log10p" if log10 else "_p"
-        for name, function in (("kuiper", kuiper_pvalue), ("ks", ks_pvalue)):
-            columns.append(
-                pvalue(pl.col(f"{name}_z"), partial(function, log10=log10)).alias(name + suffix)
-            )
-    return columns
-
-
-def benjamini_hochberg(p: pl.Expr) -> pl.Expr:
-    """Benjamini-Hochberg adjusted p-values over the non-null entries of ``p``.
-
-    q_(i) = min_{j >= i} min(1, M p_(j) / j) over the M non-null p-values in
-    increasing order; nulls stay null. Computed with expressions only.
-    """
-    order = p.arg_sort(nulls_last=True)
-    ranked = p.sort(nulls_last=True)
-    position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
-    adjusted = (ranked * p.count().cast(pl.Float64) / position).cum_min(reverse=True)
-    return adjusted.clip(upper_bound=1.0).gather(order.arg_sort())
-
-
-def verdict(
-    columns: Sequence[str],
-    keys: Sequence[str],
-    labels: Labels,
-    *,
-    resolved: str | None = None,
-    overflows: str | None = None,
-) -> pl.Expr:
-    """A column that is true on every row, or raises when a statistic is not finite.
-
-    Evaluated on a small frame (one row per group, or the points of one
-    curve) seen whole. It raises :class:`~polars_cumdev.errors.InvalidValuesError`
-    when one of ``columns`` holds NaN or an infinity where it is not null. A
-    column whose name ends in ``weight`` is blamed on the weights, the others
-    on the responses: after the exact rescaling of the weights
-    (:mod:`polars_cumdev.weights`), only values too large to be summed can
-    make a statistic non-finite.
-
-    Parameters
-    ----------
-    columns
-        Float columns that must be finite.
-    keys
-        Columns naming the group of a row in the message.
-    labels
-        How the message names the weight and response columns.
-    resolved
-        For a drill-down curve, whose cumulative differences are all or
-        nothing: a boolean column (the first result of :func:`resolved`
-        over the curve) that must be true, else the error says the weights
-        are too uneven (checked after ``overflows``, before ``columns``).
-    overflows
-        A column counting bins whose sums overflowed: any is blamed on the
-        responses (checked first).
-    """
-    extra = [c for c in (resolved, overflows) if c]
-    names = [*keys, *columns, *extra]
-
-    def check(batch: pl.Series) -> pl.Series:
-        rows = batch.struct.unnest()
-        if overflows and rows.get_column(overflows).fill_null(0).sum() > 0:
-            bad = rows.get_column(overflows).fill_null(0) > 0
-            first = ", ".join(f"{k} = {rows.filter(bad).get_column(k)[0]!r}" for k in keys)
-            raise InvalidValuesError(
-                f"{labels.response}: its values are too large for the sums of the bins (and "
-                f"of their squares) in double precision{f' (first: {first})' if first else ''}; "
-                "rescale the column"
-            )
-        if resolved and not rows.get_column(resolved).fill_null(True).all():
-            raise InvalidValuesError(
-                f"{labels.weight}: the weights are too uneven for double precision to resolve "
-                "this curve's bin averages (bins of few light rows behind running totals of "
-                "much heavier ones)"
-            )
-        for name in columns:
-            column = rows.get_column(name)
-            bad = column.is_not_null() & ~column.is_finite()
-            if bad.any():
-                what = labels.weight if name.endswith("weight") else labels.response
-                first = ", ".join(f"{k} = {rows.filter(bad).get_column(k)[0]!r}" for k in keys)
-                raise InvalidValuesError(
-                    f"{what}: {name} is not a finite double in {int(bad.sum())} row(s) of the "
-                    f"result{f' (first: {first})' if first else ''}; its values are too large "
-                    "to be summed in double precision: rescale the column"
-                )
-        return pl.Series(_VERDICT, [True] * rows.height, dtype=pl.Boolean)
-
-    return pl.struct(names).map_batches(check, return_dtype=pl.Boolean).alias(_VERDICT)
-
-
-class Resolved(NamedTuple):
-    """Which statistics of a group double precision resolves (see :func:`resolved`)."""
-
-    c: pl.Expr  # D, G and C_n are right to RESOLUTION of the scale z is read on
-    c_floor: pl.Expr  # ... or at least to FLOOR of the largest |response|
-    sigma: pl.Expr  # sigma is right to RESOLUTION
-
-
-def resolved(
-    kuiper: pl.Expr,
-    ks: pl.Expr,
-    sigma: pl.Expr,
-    c_error: pl.Expr,
-    sigma2_error: pl.Expr,
-    rmax: pl.Expr,
-) -> Resolved:
-    """Whether C (hence D, G, C_n) and sigma are known well enough to report.
-
-    C is resolved when twice the bound of its error is below
-    :data:`RESOLUTION` times the largest of D, G and sigma (the scale z is
-    read on); failing that, it is still right in absolute terms when the
-    bound is below :data:`FLOOR` times the largest |R| (``rmax``), which is
-    how a group that deviates by exactly nothing is reported. sigma is
-    resolved when the bound of sigma^2's error is below RESOLUTION times
-    sigma^2. A bound of 0 resolves trivially.
-    """
-    scale = pl.max_horizontal(kuiper, ks, sigma)
-    finite = c_error.is_finite() & scale.is_finite()
-    c_ok = (c_error == 0.0) | (finite & (2.0 * c_error <= RESOLUTION * scale))
-    c_floor = c_ok | (finite & (2.0 * c_error <= FLOOR * rmax))
-    sigma_ok = (sigma2_error == 0.0) | (
-        sigma2_error.is_finite() & (sigma2_error <= RESOLUTION * sigma * sigma)
-    )
-    return Resolved(c_ok, c_floor, sigma_ok)
-
-
-def _uneven_means(labels: Labels) -> str:
-    return (
-        f"{labels.weight}: the weights are too uneven for double precision to resolve this "
-        "group's bin averages (bins of few light rows behind running totals of much heavier "
-        "ones); D, G and sigma are not reported"
-    )
-
-
-def _unresolved_sigma(labels: Labels) -> str:
-    weights = (
-        f" or, in {labels.weight}, one weight outweighs the rest of a bin by about 1e16 or more"
-        if labels.weight.startswith("weight column")
-        else ""
-    )
-    return (
-        "sigma is not resolved in double precision (the spread of the responses within some "
-        f"bins is lost in rounding{weights}): z undefined"
-    )
-
-
-_ROUNDING_LEVEL = "D, G and sigma are all at the level of rounding errors: z undefined"
 #: The note of a group whose z is at most 2: no stretch stands out from the noise.
 NOT_LOCATED = "D <= 2 sigma: not located"
 
@@ -446,7 +279,7 @@ def normalize(
     keys: Sequence[str],
     binary: pl.LazyFrame | None,
     *,
-    min_scores: int = 2,
+    min_scores: int = MIN_SCORES["subpopulation"],
     scale: pl.LazyFrame | None = None,
     labels: Labels | None = None,
 ) -> pl.LazyFrame:
@@ -490,18 +323,18 @@ def normalize(
     sigma = pl.col("sigma")
     c_ok, c_floor, sigma_ok = (pl.col(f"_{name}_ok") for name in Resolved._fields)
     single = pl.col("n_scores") < min_scores
-    undefined = single | (sigma <= 0.0) | ~c_ok | ~sigma_ok
+    undefined = ~normalized(pl.col("n_scores"), sigma, min_scores) | ~c_ok | ~sigma_ok
     note = (
         pl.when(~c_floor)
-        .then(pl.lit(_uneven_means(labels)))
+        .then(pl.lit(uneven_means(labels)))
         .when(~sigma_ok)
-        .then(pl.lit(_unresolved_sigma(labels)))
+        .then(pl.lit(unresolved_sigma(labels)))
         .when(single)
         .then(pl.lit("only one distinct score: the normalized statistics need at least two"))
         .when(sigma <= 0.0)
         .then(pl.lit("sigma is 0 (no spread of responses within the bins): z undefined"))
         .when(~c_ok)
-        .then(pl.lit(_ROUNDING_LEVEL))
+        .then(pl.lit(ROUNDING_LEVEL))
         .when(pl.col("from_score").is_null())
         .then(pl.lit(NOT_LOCATED))
         .otherwise(pl.lit(None, dtype=pl.String))

@@ -28,6 +28,7 @@ from polars_cumdev.prepare import (
 )
 from polars_cumdev.statistics import (
     FACTS_SCHEMA,
+    MIN_SCORES,
     OVERFLOWS,
     RMAX,
     STATISTIC_COLUMNS,
@@ -344,7 +345,7 @@ def curve(
         resolved=_RESOLVED,
         overflows=OVERFLOWS,
     )
-    points = flag_stretch(points.filter(checked), min_scores=2)
+    points = flag_stretch(points.filter(checked), min_scores=MIN_SCORES["subpopulation"])
     points = points.select(CURVE_COLUMNS)
     return prepared.guarded(points) if choice == "polars" else points
 

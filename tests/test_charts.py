@@ -219,7 +219,11 @@ def test_cumulative_lower_labels_are_scores() -> None:
     scores = frame.get_column("score").drop_nulls().to_list()
     labels = re.findall(r"'([^']*)'", axis["labelExpr"])
     assert len(labels) == 10  # one per point for n = 10
-    assert [float(x) for x in labels] == pytest.approx(scores, abs=5e-3)
+    assert labels[0] and labels[-1]  # the ends are always labelled
+    # Labels that would crowd a neighbour are blank; the others are the scores.
+    kept = [(float(x), s) for x, s in zip(labels, scores, strict=True) if x]
+    assert len(kept) >= 5
+    assert [x for x, _ in kept] == pytest.approx([s for _, s in kept], abs=5e-3)
     assert axis["values"] == pytest.approx(frame.get_column("a").to_list()[1:])
 
 
@@ -299,7 +303,7 @@ def test_cumulative_thins_long_curves() -> None:
     drawn = [row["cumdiff"] for row in rows]
     assert max(drawn) == frame.get_column("cumdiff").max()
     assert min(drawn) == frame.get_column("cumdiff").min()
-    assert rows[0]["k"] == 0 and rows[-1]["k"] == 30_000
+    assert rows[0]["a"] == 0.0 and rows[-1]["a"] == frame.get_column("a")[-1]
 
 
 def test_cumulative_accepts_lazy_frames_and_missing_origin() -> None:

@@ -87,6 +87,14 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     assert (site / "method" / "index.html").is_file()
     api = (site / "api" / "subpopulation" / "index.html").read_text(encoding="utf-8")
     assert "screen" in api and "curve" in api
+    # The namespace page lists every public method of ``frame.cumdev``.
+    from polars_cumdev.namespace import CumdevNamespace
+
+    page = (site / "api" / "namespace" / "index.html").read_text(encoding="utf-8")
+    methods = [m for m in vars(CumdevNamespace) if not m.startswith("_")]
+    assert len(methods) >= 10
+    for method in methods:
+        assert f'id="polars_cumdev.namespace.CumdevNamespace.{method}"' in page, method
     # Offline: the built pages load no fonts or scripts from other hosts.
     index = (site / "index.html").read_text(encoding="utf-8")
     assert "fonts.googleapis.com" not in index

@@ -115,7 +115,7 @@ def test_readme_command(command: str, workdir: Path) -> None:
     )
     assert result.returncode == 0, f"{command}\n{result.stderr[-2000:]}"
     if command.startswith("cumdev demo") or command.startswith("cumdev screen"):
-        assert "Cedar" in result.stdout
+        assert "Marlow" in result.stdout
 
 
 @pytest.mark.parametrize("index", range(len(_blocks("python"))))
@@ -131,3 +131,19 @@ def test_readme_python_block(index: int, workdir: Path) -> None:
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip()
+
+
+def test_quick_start_drills_into_the_top_county() -> None:
+    """The county the quick start drills into is the one its screen ranks first."""
+    import polars_cumdev  # noqa: F401  (registers the namespace)
+
+    code = _blocks("python")[0]
+    chosen = re.findall(r'pl\.col\("county"\) == "([^"]+)"', code)
+    ranked = census().cumdev.screen(
+        by="county", score="log10_income", response="has_internet", weight="WGTP"
+    )
+    top = ranked.get_column("county")[0]
+    assert chosen == [top]
+    assert f"first: {top}" in code
+    commands = " ".join(COMMANDS)
+    assert f"--subpop-value {top}" in commands

@@ -11,9 +11,9 @@ deliberate:
   rows when ``to_dict`` runs, possibly much later, e.g. in a report) never
   fires, and no global transformer state is touched;
 * long cumulative curves are thinned for display only by
-  :func:`thin_extremes`, which keeps every bucket's first, last, lowest and
-  highest point, so the drawn line keeps its range (Kuiper's statistic) and
-  its largest excursion (Kolmogorov-Smirnov's).
+  :func:`thin_columns`, which keeps every pixel column's first, last, lowest
+  and highest point, so the drawn line keeps its envelope, its range
+  (Kuiper's statistic) and its largest excursion (Kolmogorov-Smirnov's).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import polars as pl
 
 from polars_cumdev.errors import ColumnNotFoundError, ColumnTypeError, InvalidParameterError
 
-__all__ = ["as_frame", "inline", "require", "thin_extremes"]
+__all__ = ["as_frame", "inline", "one_per_column", "require", "thin_columns", "thin_extremes"]
 
 
 def as_frame(frame: Any, what: str) -> pl.DataFrame:
@@ -108,15 +108,22 @@ def inline(frame: pl.DataFrame, columns: Sequence[str] | None = None) -> alt.Inl
     return alt.InlineData(values=_clean(frame).to_dicts())
 
 
-def thin_extremes(frame: pl.DataFrame, x: str, y: str, max_points: int) -> pl.DataFrame:
-    """Thin a line for display, keeping each bucket's extremes (the "M4" rule).
+def _column(x: str, columns: int) -> pl.Expr:
+    """The pixel column (0 to ``columns`` - 1) of each row, ``x`` in [0, 1]."""
+    return (pl.col(x).clip(0.0, 1.0) * columns).floor().clip(0, columns - 1).cast(pl.Int64)
 
-    The horizontal axis ``x`` (ascending, in [0, 1]) is cut into
-    ``max_points // 4`` equal buckets; in each bucket the rows with the
-    smallest and largest ``x`` and the smallest and largest ``y`` are kept. A
-    line through the kept rows is indistinguishable from the full line at any
-    resolution coarser than a bucket, and the overall minimum and maximum of
-    ``y`` always survive.
+
+def thin_columns(frame: pl.DataFrame, x: str, y: str, columns: int) -> pl.DataFrame:
+    """Thin a line for display, keeping each pixel column's extremes (the "M4" rule).
+
+    The horizontal axis ``x`` (ascending, in [0, 1]) is cut into ``columns``
+    equal columns (one per pixel of the plotting area); in each column the
+    rows with the smallest and largest ``x`` and the smallest and largest
+    ``y`` are kept, at most 4 per column. A line through the kept rows has,
+    in every column, exactly the full line's highest and lowest value and
+    the same entry and exit points, so at the drawn resolution it cannot be
+    told from the full line; the overall extremes of ``y`` (Kuiper's and
+    Kolmogorov-Smirnov's points) always survive.
 
     Parameters
     ----------
@@ -124,33 +131,63 @@ def thin_extremes(frame: pl.DataFrame, x: str, y: str, max_points: int) -> pl.Da
         Rows sorted by ``x``.
     x, y
         Horizontal and vertical columns.
-    max_points
-        Frames with at most this many rows are returned unchanged.
+    columns
+        Number of pixel columns (at least 1).
 
     Returns
     -------
     polars.DataFrame
-        The kept rows, in their original order.
+        The kept rows, in their original order (``frame`` itself when it
+        has at most 4 rows per column).
     """
-    if max_points < 8:
-        raise InvalidParameterError(f"`max_points` must be at least 8, got {max_points!r}")
-    if frame.height <= max_points:
+    if isinstance(columns, bool) or not isinstance(columns, int) or columns < 1:
+        raise InvalidParameterError(f"`columns` must be a positive int, got {columns!r}")
+    if frame.height <= 4 * columns:
         return frame
-    buckets = max_points // 4
-    bucket = (pl.col(x).clip(0.0, 1.0) * buckets).floor().clip(0, buckets - 1)
     row = pl.col("_row")
     kept = (
         frame.with_row_index("_row")
-        .group_by(bucket.alias("_bucket"))
+        .group_by(_column(x, columns).alias("_column"))
         .agg(
             row.min().alias("first"),
             row.max().alias("last"),
             row.sort_by(y, nulls_last=True).first().alias("low"),
             row.sort_by(y, descending=True, nulls_last=True).first().alias("high"),
         )
-        .unpivot(index="_bucket")
+        .unpivot(index="_column")
         .get_column("value")
         .unique()
         .sort()
     )
+    return frame[kept.to_list()]
+
+
+def thin_extremes(frame: pl.DataFrame, x: str, y: str, max_points: int) -> pl.DataFrame:
+    """:func:`thin_columns` with ``max_points // 4`` columns (at most ``max_points`` rows).
+
+    Frames with at most ``max_points`` rows are returned unchanged.
+    """
+    if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 8:
+        raise InvalidParameterError(f"`max_points` must be at least 8, got {max_points!r}")
+    if frame.height <= max_points:
+        return frame
+    return thin_columns(frame, x, y, max_points // 4)
+
+
+def one_per_column(frame: pl.DataFrame, x: str, y: str, columns: int) -> pl.DataFrame:
+    """One row per pixel column (its last), plus the rows of the overall max and min of ``y``.
+
+    For tooltips on a thinned line: hovering anywhere finds a nearby point,
+    and the two extremes can be read exactly. Rows keep their order.
+    """
+    if frame.height <= columns:
+        return frame
+    row = pl.col("_row")
+    indexed = frame.with_row_index("_row")
+    last = indexed.group_by(_column(x, columns)).agg(row.max()).get_column("_row")
+    ends = indexed.select(
+        row.sort_by(y, nulls_last=True).first().alias("low"),
+        row.sort_by(y, descending=True, nulls_last=True).first().alias("high"),
+    ).row(0)
+    kept = pl.concat([last, pl.Series("_row", ends, dtype=last.dtype)]).unique().sort()
     return frame[kept.to_list()]

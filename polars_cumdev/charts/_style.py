@@ -16,6 +16,7 @@ __all__ = [
     "FULL",
     "INK",
     "LIGHT",
+    "LOCATED",
     "MUTED",
     "NOT_FLAGGED",
     "REFERENCE",
@@ -41,6 +42,8 @@ MUTED = "#555555"
 #: Very light fill, e.g. the inside of the triangle at the origin.
 LIGHT = "#ececec"
 TRIANGLE_FILL = LIGHT
+#: Shading of the located stretch on the cumulative plot (a pale orange).
+LOCATED = "#fbd9b8"
 #: Reference lines (diagonal, null mean of the Kuiper statistic).
 REFERENCE = "#7a7a7a"
 #: Groups whose Benjamini-Hochberg q-value passes the threshold.

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Ticks", "label_expr", "lower_ticks", "upper_ticks"]
+__all__ = ["Ticks", "label_expr", "lower_ticks", "uncrowd", "upper_ticks"]
 
 
 @dataclass(frozen=True)
@@ -178,3 +178,61 @@ def label_expr(values: Sequence[float], labels: Sequence[str]) -> str:
     texts = ", ".join("'" + t.replace("\\", "\\\\").replace("'", "\\'") + "'" for t in labels)
     numbers = ", ".join(repr(float(v)) for v in values)
     return f"[{texts}][indexof([{numbers}], datum.value)]"
+
+
+#: Estimated width of one character of a tick label, as a share of the font size.
+_CHAR = 0.58
+#: Smallest gap in pixels left between two neighbouring labels.
+_GAP = 4.0
+#: Labels this close (in pixels) to either end are drawn flush with it (Vega-Lite's labelFlush).
+_FLUSH = 1.0
+
+
+def uncrowd(values: Sequence[float], labels: Sequence[str], width: float, size: float) -> list[str]:
+    """Blank the labels that would touch a neighbour, always keeping the first and last.
+
+    Each label is centred on its tick (flush with the frame at either end,
+    as Vega-Lite draws them), about ``_CHAR * size`` pixels per character
+    wide. Going left to right, a label is kept when it clears the last kept
+    one by ``_GAP`` pixels; the last label is always kept, dropping kept
+    labels before it that it would touch. The ticks themselves all stay.
+
+    Parameters
+    ----------
+    values
+        Tick positions in [0, 1], ascending.
+    labels
+        Their texts.
+    width
+        Width of the axis in pixels.
+    size
+        Font size of the labels in pixels.
+
+    Returns
+    -------
+    list of str
+        ``labels`` with the crowding ones replaced by empty strings.
+    """
+    count = len(values)
+    if count <= 2:
+        return list(labels)
+
+    def extent(i: int) -> tuple[float, float]:
+        x = min(max(float(values[i]), 0.0), 1.0) * width
+        w = _CHAR * size * len(labels[i])
+        if x <= _FLUSH:
+            return x, x + w
+        if x >= width - _FLUSH:
+            return x - w, x
+        return x - w / 2.0, x + w / 2.0
+
+    kept = [0]
+    for i in range(1, count - 1):
+        if extent(i)[0] >= extent(kept[-1])[1] + _GAP:
+            kept.append(i)
+    last = count - 1
+    while len(kept) > 1 and extent(last)[0] < extent(kept[-1])[1] + _GAP:
+        kept.pop()
+    kept.append(last)
+    chosen = set(kept)
+    return [text if i in chosen else "" for i, text in enumerate(labels)]

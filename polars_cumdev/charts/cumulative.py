@@ -16,6 +16,7 @@ lower axis (scores) and the upper axis (k/n) both follow the interactive zoom.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any, Literal
 
@@ -25,19 +26,20 @@ import polars as pl
 
 from polars_cumdev.charts import _style
 from polars_cumdev.charts._band import band_layers, check_band
-from polars_cumdev.charts._data import as_frame, inline, require, thin_extremes
-from polars_cumdev.charts._ticks import label_expr, lower_ticks, upper_ticks
+from polars_cumdev.charts._data import as_frame, inline, one_per_column, require, thin_columns
+from polars_cumdev.charts._layers import TRIANGLE_APEX, axis_layer, triangle
+from polars_cumdev.charts._located import located_layer, located_text, stretch
+from polars_cumdev.charts._ticks import label_expr, lower_ticks, uncrowd, upper_ticks
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
+from polars_cumdev.normalization import MIN_SCORES, normalized
 
 __all__ = ["CURVE_COLUMNS", "TRIANGLE_APEX", "cumulative", "default_title"]
 
 #: Columns a curve frame must have.
 CURVE_COLUMNS = ("k", "a", "k_over_n", "score", "cumdiff", "sigma")
-#: Horizontal position of the triangle's apex, as a fraction of the [0, 1] span.
-TRIANGLE_APEX = 1.0 / 40.0
 
-Kind = Literal["subpopulation", "calibration", "compare"]
-_KINDS = ("subpopulation", "calibration", "compare")
+Kind = Literal["subpopulation", "calibration", "compare", "paired"]
+_KINDS = ("subpopulation", "calibration", "compare", "paired")
 _WEIGHTED_TOLERANCE = 1e-9
 
 
@@ -47,7 +49,7 @@ def default_title(kind: str, weighted: bool) -> str:
     Parameters
     ----------
     kind
-        ``"subpopulation"``, ``"calibration"`` or ``"compare"``.
+        ``"subpopulation"``, ``"calibration"``, ``"compare"`` or ``"paired"``.
     weighted
         Whether the horizontal coordinate is A_k (weights) rather than k/n.
 
@@ -61,6 +63,7 @@ def default_title(kind: str, weighted: bool) -> str:
         "subpopulation": "subpopulation deviation",
         "calibration": "miscalibration",
         "compare": "deviation of first from second",
+        "paired": "paired difference of first from second",
     }[kind]
     return f"{lead} is the slope as a function of {variable}"
 
@@ -74,69 +77,47 @@ def _sigma(frame: pl.DataFrame) -> float | None:
     return sigma if math.isfinite(sigma) and sigma > 0 else None
 
 
-def _subtitle(cumdiff: np.ndarray, sigma: float | None, n: int) -> list[str]:
-    """Kuiper's range and Kolmogorov-Smirnov's maximum of C_k, over sigma when usable."""
+_UNITS = {
+    "subpopulation": ("distinct score", "distinct scores"),
+    "calibration": ("distinct score", "distinct scores"),
+    "compare": ("centred difference", "centred differences"),
+    "paired": ("distinct score", "distinct scores"),
+}
+
+
+def _count(n: int, kind: str) -> str:
+    one, many = _UNITS[kind]
+    return f"n = {n:,} {one if n == 1 else many}"
+
+
+def _subtitle(cumdiff: np.ndarray, sigma: float | None, n: int, kind: str) -> list[str]:
+    """Kuiper's range and Kolmogorov-Smirnov's maximum of C_k, over sigma when normalized.
+
+    Whether they are normalized (z shown, triangle drawn) follows the rule of
+    the tables, :func:`polars_cumdev.statistics.normalized`.
+    """
     # The origin (C_0 = 0) always counts, even if the frame omitted its row.
     kuiper = float(max(cumdiff.max(), 0.0) - min(cumdiff.min(), 0.0))
     ks = float(np.abs(cumdiff).max())
     s = _style.SIGMA
+    count = _count(n, kind)
     if sigma is None:
         return [
             f"Kuiper {kuiper:.4g}; Kolmogorov-Smirnov {ks:.4g}",
-            f"n = {n}; sigma is 0 or unavailable: not normalized, no triangle",
+            f"{count}; sigma is 0 or unavailable: not normalized, no triangle",
+        ]
+    least = MIN_SCORES[kind]
+    if not normalized(n, sigma, least):
+        return [
+            f"Kuiper {kuiper:.4g}; Kolmogorov-Smirnov {ks:.4g}",
+            f"{count}; the normalized statistics need at least {least}: "
+            "not normalized, no triangle",
         ]
     return [
         f"Kuiper {kuiper:.4g} = {kuiper / sigma:.4g}{s}; "
         f"Kolmogorov-Smirnov {ks:.4g} = {ks / sigma:.4g}{s}",
-        f"n = {n}; the triangle at the origin spans ±2{s} = ±{2 * sigma:.3g}",
+        f"{count}; the triangle at the origin spans ±2{s} = ±{2 * sigma:.3g}",
     ]
-
-
-def _triangle(sigma: float, y_axis: alt.Axis) -> list[alt.Chart]:
-    """Fill and outline of the triangle: vertical side from -2 sigma to 2 sigma at a = 0."""
-    fill = (
-        alt.Chart(
-            alt.InlineData(
-                values=[
-                    {"a": 0.0, "low": -2.0 * sigma, "high": 2.0 * sigma},
-                    {"a": TRIANGLE_APEX, "low": 0.0, "high": 0.0},
-                ]
-            )
-        )
-        .mark_area(color=_style.TRIANGLE_FILL, clip=True)
-        .encode(
-            x=alt.X("a:Q", axis=None),
-            y=alt.Y("low:Q", axis=y_axis),
-            y2="high:Q",
-        )
-    )
-    outline_rows = [
-        {"a": 0.0, "cumdiff": -2.0 * sigma, "vertex": 0},
-        {"a": TRIANGLE_APEX, "cumdiff": 0.0, "vertex": 1},
-        {"a": 0.0, "cumdiff": 2.0 * sigma, "vertex": 2},
-        {"a": 0.0, "cumdiff": -2.0 * sigma, "vertex": 3},
-    ]
-    outline = (
-        alt.Chart(alt.InlineData(values=outline_rows))
-        .mark_line(color=_style.INK, strokeWidth=1, clip=True)
-        .encode(
-            x=alt.X("a:Q", axis=None),
-            y=alt.Y("cumdiff:Q", axis=y_axis),
-            order="vertex:O",
-        )
-    )
-    return [fill.properties(name="triangle_fill"), outline.properties(name="triangle")]
-
-
-def _axis_layer(name: str, values: list[float], **axis_props: Any) -> alt.Chart:
-    """An invisible layer whose only job is to draw one horizontal axis."""
-    ends = alt.InlineData(values=[{"a": 0.0}, {"a": 1.0}])
-    return (
-        alt.Chart(ends)
-        .mark_point(opacity=0, size=0)
-        .encode(x=alt.X("a:Q", axis=_style.axis(values=values, **axis_props)))
-        .properties(name=name)
-    )
 
 
 def _check(kind: str, width: int, height: int, major_ticks: int, minor_ticks: int) -> None:
@@ -157,13 +138,14 @@ def cumulative(
     *,
     title: str | None = None,
     kind: Kind = "subpopulation",
+    subject: str | None = None,
     score_label: str = "score",
     y_label: str = "cumulative difference",
     width: int = 420,
     height: int = 340,
     major_ticks: int = 11,
     minor_ticks: int = 41,
-    max_points: int = 4000,
+    max_points: int | None = None,
     band: float | None = None,
 ) -> alt.LayerChart:
     """Plot cumulative differences C_k against A_k, with the triangle at the origin.
@@ -174,15 +156,24 @@ def cumulative(
         Curve frame (origin row first; columns ``k``, ``a``, ``k_over_n``,
         ``score``, ``cumdiff``, ``sigma``; extra columns are ignored), as
         produced by ``df.cumdev.curve``, ``calibration_curve`` or
-        ``compare_curve``.
+        ``compare_curve``. When it has the boolean ``located`` column of
+        those functions, the located stretch
+        (:mod:`polars_cumdev.location`) is shaded and a subtitle line gives
+        its scores, its share of the weight and the average deviation there.
     title
         Title text; by default the paper's wording for ``kind``, naming the
         horizontal variable A_k with weights or k/n without.
     kind
         ``"subpopulation"`` (a subpopulation against the full population),
-        ``"calibration"`` (responses against predicted probabilities) or
+        ``"calibration"`` (responses against predicted probabilities),
         ``"compare"`` (two groups; pass a ``title`` saying which is
-        subtracted from which).
+        subtracted from which) or ``"paired"`` (two responses of the same
+        units, ``paired_curve``). It sets the fewest points for which the
+        statistics are normalized (:data:`polars_cumdev.normalization.MIN_SCORES`,
+        the rule of the tables) and what the points are called.
+    subject
+        What the curve is about, e.g. ``"county = Cedar"``: put before the
+        title, ``"county = Cedar: ..."``.
     score_label
         Title of the lower axis, which is labelled with scores.
     y_label
@@ -196,9 +187,14 @@ def cumulative(
         Number of minor ticks: on the upper axis at equispaced A_k, on the
         lower axis where the score reaches equispaced values (0 for none).
     max_points
-        Curves with more rows are thinned for display only, keeping every
-        pixel-sized bucket's first, last, lowest and highest point (the
-        title's statistics and the ticks always use every row).
+        Curves with more rows are thinned for display only
+        (:func:`polars_cumdev.charts._data.thin_columns`), keeping in each of
+        ``max_points // 4`` columns its first, last, lowest and highest
+        point, and the tooltips on one point per column plus the overall
+        maximum and minimum; the subtitle and the tooltips say so. By default
+        4 times ``width``: one column per pixel, so the drawn envelope is
+        exact. The title's statistics, the ticks and the located stretch
+        always use every row.
     band
         A level alpha in (0, 1) to draw the Kolmogorov-Smirnov band, plus
         and minus z_alpha sigma around zero with z_alpha from
@@ -225,23 +221,36 @@ def cumulative(
         If ``kind`` or a size argument is invalid.
     """
     _check(kind, width, height, major_ticks, minor_ticks)
+    if max_points is None:
+        max_points = 4 * width
+    if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 8:
+        raise InvalidParameterError(f"`max_points` must be an int >= 8, got {max_points!r}")
     alpha = check_band(band)
     frame = as_frame(curve, "curve")
     require(frame, CURVE_COLUMNS, "curve")
     columns = CURVE_COLUMNS if alpha is None else (*CURVE_COLUMNS, "variance_share")
     require(frame, columns, "curve (band= needs variance_share)")
+    flagged = "located" in frame.columns and frame.schema["located"] == pl.Boolean
     frame = (
-        frame.select(columns)
-        .with_columns(pl.col("k").cast(pl.Int64), pl.exclude("k").cast(pl.Float64))
+        frame.select(*columns, *(["located"] if flagged else []))
+        .with_columns(pl.col("k").cast(pl.Int64), pl.exclude("k", "located").cast(pl.Float64))
         .sort("k")
     )
     if frame.filter(pl.col("k") > 0).is_empty():
         raise InvalidValuesError("the curve frame has no point beyond the origin")
     if frame.get_column("k")[0] != 0:  # tolerate a frame without its origin row
-        origin = {"k": [0], "a": [0.0], "k_over_n": [0.0], "score": [None], "cumdiff": [0.0]}
-        origin["sigma"] = [frame.get_column("sigma")[0]]
+        origin: dict[str, list[Any]] = {
+            "k": [0],
+            "a": [0.0],
+            "k_over_n": [0.0],
+            "score": [None],
+            "cumdiff": [0.0],
+            "sigma": [frame.get_column("sigma")[0]],
+        }
         if alpha is not None:
             origin["variance_share"] = [0.0]
+        if flagged:
+            origin["located"] = [False]
         frame = pl.concat([pl.DataFrame(origin, schema=frame.schema), frame])
 
     a = frame.get_column("a").to_numpy()
@@ -250,15 +259,26 @@ def cumulative(
     n = int(frame.get_column("k").max())  # type: ignore[arg-type]
     weighted = bool(np.max(np.abs(a - k_over_n)) > _WEIGHTED_TOLERANCE)
     sigma = _sigma(frame)
+    shows_z = normalized(n, sigma, MIN_SCORES[kind])
 
     lower = lower_ticks(a, frame.get_column("score").to_numpy(), major_ticks, minor_ticks)
     upper = upper_ticks(a, major_ticks, minor_ticks)
+    size = _style.LABEL_SIZE
+    lower_labels = uncrowd(lower.major, lower.labels, width, size)
+    upper_labels = uncrowd(upper.major, upper.labels, width, size)
     x_scale = alt.Scale(domain=[0.0, 1.0], nice=False, zero=False)
     y_axis = _style.axis(title=y_label, tickCount=6)
 
-    shown = thin_extremes(frame, "a", "cumdiff", max_points)
-    data = inline(shown, ["k", "a", "k_over_n", "score", "cumdiff"])
-    zoom = alt.selection_interval(bind="scales", name="zoom")
+    shown = thin_columns(frame, "a", "cumdiff", max_points // 4)
+    thinned = shown.height < frame.height
+    tip_columns = ["k", "a", "k_over_n", "score", "cumdiff"]
+    # Tooltips on one point per pixel column (and the extremes): each is an
+    # invisible mark of the SVG. With as few points as columns, the line and
+    # the tooltips share one dataset; otherwise the line carries only its
+    # coordinates.
+    tips = one_per_column(shown, "a", "cumdiff", max_points // 4)
+    shared = tips.height == shown.height
+    data = inline(shown, tip_columns if shared else ["a", "cumdiff"])
     line = (
         alt.Chart(data)
         .mark_line(color=_style.INK, strokeWidth=1.25, clip=True)
@@ -270,13 +290,13 @@ def cumulative(
                     orient="bottom",
                     title=score_label,
                     values=lower.major,
-                    labelExpr=label_expr(lower.major, lower.labels),
+                    labelExpr=label_expr(lower.major, lower_labels),
                     labelOverlap="greedy",
                 ),
             ),
             y=alt.Y("cumdiff:Q", axis=y_axis),
         )
-        .add_params(zoom)
+        .add_params(alt.selection_interval(bind="scales", name="zoom"))
         .properties(name="curve")
     )
     tooltip = [
@@ -287,14 +307,20 @@ def cumulative(
     if weighted:
         tooltip.append(alt.Tooltip("a:Q", title="A_k", format=".4~g"))
     tooltip.append(alt.Tooltip("cumdiff:Q", title="C_k", format=".4~g"))
+    points = alt.Chart(data if shared else inline(tips, tip_columns))
+    if thinned:  # one constant text, computed when drawn rather than stored on every row
+        note = (
+            f"{shown.height:,} of {frame.height:,} points drawn, each pixel column's extremes kept"
+        )
+        points = points.transform_calculate(thinned=json.dumps(note))  # a string literal
+        tooltip.append(alt.Tooltip("thinned:N", title="line thinned"))
     points = (
-        alt.Chart(data)
-        .mark_point(opacity=0, size=40, clip=True)
+        points.mark_point(opacity=0, size=40, clip=True)
         .encode(x=alt.X("a:Q", axis=None), y=alt.Y("cumdiff:Q", axis=y_axis), tooltip=tooltip)
         .properties(name="points")
     )
     axes = [
-        _axis_layer(
+        axis_layer(
             "lower_minor_ticks",
             lower.minor,
             orient="bottom",
@@ -303,15 +329,15 @@ def cumulative(
             title=None,
             tickSize=_style.MINOR_TICK,
         ),
-        _axis_layer(
+        axis_layer(
             "upper_axis",
             upper.major,
             orient="top",
             title="k/n",
-            labelExpr=label_expr(upper.major, upper.labels),
+            labelExpr=label_expr(upper.major, upper_labels),
             labelOverlap="greedy",
         ),
-        _axis_layer(
+        axis_layer(
             "upper_minor_ticks",
             upper.minor,
             orient="top",
@@ -322,14 +348,26 @@ def cumulative(
         ),
     ]
     extra: list[alt.Chart] = []
-    subtitle = _subtitle(cumdiff, sigma, n)
-    if alpha is not None and sigma is not None:
+    subtitle = _subtitle(cumdiff, sigma, n, kind)
+    found = stretch(frame) if shows_z else None
+    if found is not None:
+        subtitle.append(located_text(found, weighted))
+    if alpha is not None and shows_z and sigma is not None:
         ks = float(np.abs(cumdiff).max())
-        extra, verdict = band_layers(shown, sigma, alpha, ks, y_axis)
+        band_rows = frame if shown.height == frame.height else shown
+        extra, verdict = band_layers(band_rows, sigma, alpha, ks, y_axis)
         subtitle.append(verdict)
-    triangle = _triangle(sigma, y_axis) if sigma is not None else []
-    layers = [*triangle, *extra, line, points, *axes]
+    if thinned:
+        subtitle.append(
+            f"line thinned for display: {shown.height:,} of {frame.height:,} points, "
+            "the highest and lowest of each pixel column kept"
+        )
+    drawn = triangle(sigma, y_axis) if shows_z and sigma is not None else []
+    shading = [located_layer(found)] if found is not None else []
+    layers = [*shading, *drawn, *extra, line, points, *axes]
     text = title if title is not None else default_title(kind, weighted)
+    if subject:
+        text = f"{subject}: {text}"
     return (
         alt.layer(*layers)
         .resolve_axis(x="independent")

@@ -40,6 +40,7 @@ _REQUIRED = ("n", "kuiper_z", "kuiper_p", "kuiper_q")
 _AUTO_ALL = 40  # label every group up to this many
 _AUTO_TOP = 15  # otherwise label this many
 _ROW = 16  # pixels per labelled group
+_MARGIN = 12  # pixels left beyond the largest dot
 
 
 def _keys(frame: pl.DataFrame, by: str | Sequence[str] | None) -> list[str]:
@@ -193,7 +194,10 @@ def screen(
     heading = _style.title(f"Kuiper's statistic in units of {_style.SIGMA}, by group", subtitle)
 
     x_axis = _style.axis(title=f"Kuiper z (Kuiper's statistic / {_style.SIGMA})", tickCount=8)
-    z_scale = alt.Scale(zero=True, nice=True)
+    # An explicit upper end a few pixels beyond the largest z (and the null
+    # mean's rule), so that the largest dot is drawn whole inside the frame.
+    reach = max(float(rows.get_column("kuiper_z").max() or 0.0), KUIPER_NULL_MEAN)  # type: ignore[arg-type]
+    z_scale = alt.Scale(domain=[0.0, reach * (1.0 + _MARGIN / width)], zero=True, nice=True)
     dots_data = inline(rows.head(labelled))
     dots = alt.layer(
         _null_rule("x"),

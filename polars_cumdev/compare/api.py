@@ -44,7 +44,7 @@ from polars_cumdev.prepare import (
     resolve_mask,
     schema_of,
 )
-from polars_cumdev.statistics import benjamini_hochberg, verdict
+from polars_cumdev.statistics import MIN_SCORES, benjamini_hochberg, verdict
 from polars_cumdev.subpopulation import variance_share
 from polars_cumdev.weights import rescale
 
@@ -286,7 +286,7 @@ def compare_curve(
         pl.lit(0.0).alias("variance_share"),
     )
     curve = pl.concat([origin, body], how="vertical").sort("k")
-    return prepared.guarded(flag_stretch(curve, min_scores=1))
+    return prepared.guarded(flag_stretch(curve, min_scores=MIN_SCORES["compare"]))
 
 
 # --------------------------------------------------------------------------

@@ -1,0 +1,73 @@
+"""The located stretch in words, for the headers of the HTML reports.
+
+A screen-like row carries ``from_score``, ``to_score``, ``share`` and
+``deviation`` (:mod:`polars_cumdev.location`); :func:`where_words` turns them
+into one sentence in the user's terms, e.g. "log10_income 4.2 to 4.6, 18% of
+the county's weight: 0.13 more has_internet than rows with the same score
+overall", or "not located" when there is no stretch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+__all__ = ["percent", "where_words"]
+
+
+def percent(share: float) -> str:
+    """A share as a percentage with two significant digits ("18%", "0.53%")."""
+    return f"{100.0 * share:.2g}%"
+
+
+def _number(value: float) -> str:
+    return f"{value:.4g}"
+
+
+def where_words(
+    row: Mapping[str, object],
+    keys: Sequence[str],
+    score: str,
+    response: str,
+    weighted: bool,
+    *,
+    kind: Literal["subpopulation", "calibration"] = "subpopulation",
+) -> str:
+    """One sentence saying where the group deviates and by how much.
+
+    Parameters
+    ----------
+    row
+        A row of ``screen`` (or ``calibration(by=...)``) with the location
+        columns.
+    keys
+        The grouping columns: a single key names the group ("the county's").
+    score, response
+        The user's column names.
+    weighted
+        Whether the share is of the weight (else of the rows).
+    kind
+        ``"subpopulation"``: the deviation is from rows with the same score
+        in the full population; ``"calibration"``: the responses are above or
+        below the scores (the predictions).
+
+    Returns
+    -------
+    str
+        The sentence, or ``"not located"`` (with the reason in ``note``).
+    """
+    start, end = row.get("from_score"), row.get("to_score")
+    share, deviation = row.get("share"), row.get("deviation")
+    if not all(isinstance(v, int | float) for v in (start, end, share, deviation)):
+        return "not located"
+    assert isinstance(start, int | float) and isinstance(end, int | float)
+    assert isinstance(share, int | float) and isinstance(deviation, int | float)
+    owner = f"the {keys[0]}'s" if len(keys) == 1 else "the group's"
+    whole = f"{owner} weight" if weighted else f"{owner} rows"
+    where = f"{score} {_number(start)} to {_number(end)}, {percent(share)} of {whole}"
+    size = f"{abs(deviation):.3g}"
+    if kind == "calibration":
+        side = "above" if deviation > 0 else "below"
+        return f"{where}: {response} {size} {side} the {score} on average"
+    more = "more" if deviation > 0 else "less"
+    return f"{where}: {size} {more} {response} than rows with the same score overall"

@@ -213,8 +213,8 @@ def test_null_pvalues_are_uniform_on_hilbert_order() -> None:
     Each group's screen against the full population is one draw under the null
     hypothesis; the 2,000 p-values are tested against the uniform law. The
     asymptotic p-values lean slightly towards 1 at finite n (the walk is
-    discrete), which a KS distance under 0.05 allows; a wrong sigma or an
-    order that mixed up the rows' covariates would not pass.
+    discrete), which a KS distance under 0.05 allows; a sigma off by a factor
+    of 1.2 either way would not pass.
     """
     stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(2026)

@@ -148,6 +148,11 @@ def grid_coordinates(series: pl.Series, bits: int, normalize: str, name: str = "
         rank = series.rank("dense").to_numpy().astype(np.uint64) - np.uint64(1)
         distinct = int(rank.max()) + 1
         return _scaled_ranks(rank, distinct, bits)
+    return _range_grid(series, bits)
+
+
+def _range_grid(series: pl.Series, bits: int) -> np.ndarray:
+    """Min-max coordinates of a checked column (see :func:`grid_coordinates`)."""
     x = series.cast(pl.Float64).to_numpy()
     low, high = float(x.min()), float(x.max())
     if high == low:
@@ -281,21 +286,29 @@ def hilbert_index(
     fields = [f"c{i}" for i in range(len(exprs))]
     labels = [c if isinstance(c, str) else str(c) for c in columns]
 
+    ranked = normalize == "rank"
+
     def compute(batch: pl.Series) -> pl.Series:
         parts = [batch.struct.field(f) for f in fields]
         for part, label in zip(parts, labels, strict=True):
             _validated(part, label)
         if batch.len() == 0:
             return pl.Series("hilbert", [], dtype=pl.UInt64)
-        chosen = bits
-        if chosen is None:
-            distinct = max(part.n_unique() for part in parts)
-            chosen = default_bits(len(parts), distinct, normalize)
-        grid = [
-            grid_coordinates(part, chosen, normalize, label)
-            for part, label in zip(parts, labels, strict=True)
-        ]
+        if ranked:  # dense ranks, computed by Polars (all columns at once) in the struct
+            ranks = [batch.struct.field(f"r{f}").to_numpy().astype(np.uint64) for f in fields]
+            counts = [int(r.max()) for r in ranks]  # ranks count from 1: the max is m
+            chosen = bits or default_bits(len(parts), max(counts), normalize)
+            grid = [
+                _scaled_ranks(r - np.uint64(1), m, chosen)
+                for r, m in zip(ranks, counts, strict=True)
+            ]
+        else:
+            chosen = bits or default_bits(len(parts), 0, normalize)
+            grid = [_range_grid(part, chosen) for part in parts]
         return pl.Series("hilbert", hilbert_distances(grid, chosen), dtype=pl.UInt64)
 
-    packed = pl.struct([e.alias(f) for e, f in zip(exprs, fields, strict=True)])
+    named = [e.alias(f) for e, f in zip(exprs, fields, strict=True)]
+    if ranked:
+        named += [e.rank("dense").alias(f"r{f}") for e, f in zip(exprs, fields, strict=True)]
+    packed = pl.struct(named)
     return packed.map_batches(compute, return_dtype=pl.UInt64).alias("hilbert")

@@ -163,6 +163,16 @@ def _range_grid(series: pl.Series, bits: int) -> np.ndarray:
     return np.minimum(grid, np.uint64(2**bits - 1))
 
 
+def _range_expr(expr: pl.Expr, bits: int) -> pl.Expr:
+    """:func:`_range_grid` as a Polars expression (UInt32; null where the input is unusable)."""
+    x = expr.cast(pl.Float64, strict=False)  # a string column is refused later, by name
+    low, high = x.min(), x.max()
+    top = float(2**bits)
+    scaled = ((x - low) / (high - low) * top).floor().clip(0.0, top - 1.0)
+    grid = pl.when(high > low).then(scaled).otherwise(pl.lit(0.0))
+    return grid.cast(pl.UInt32, strict=False)
+
+
 def transpose(coordinates: list[np.ndarray], bits: int) -> list[np.ndarray]:
     """Skilling's AxestoTranspose: the Hilbert index of each point in transposed form.
 
@@ -302,13 +312,16 @@ def hilbert_index(
                 _scaled_ranks(r - np.uint64(1), m, chosen)
                 for r, m in zip(ranks, counts, strict=True)
             ]
-        else:
-            chosen = bits or default_bits(len(parts), 0, normalize)
-            grid = [_range_grid(part, chosen) for part in parts]
+        else:  # min-max coordinates, computed by Polars in the struct
+            chosen = fixed
+            grid = [batch.struct.field(f"g{f}").to_numpy() for f in fields]
         return pl.Series("hilbert", hilbert_distances(grid, chosen), dtype=pl.UInt64)
 
     named = [e.alias(f) for e, f in zip(exprs, fields, strict=True)]
+    fixed = bits or default_bits(len(exprs), 0, normalize)
     if ranked:
         named += [e.rank("dense").alias(f"r{f}") for e, f in zip(exprs, fields, strict=True)]
+    else:
+        named += [_range_expr(e, fixed).alias(f"g{f}") for e, f in zip(exprs, fields, strict=True)]
     packed = pl.struct(named)
     return packed.map_batches(compute, return_dtype=pl.UInt64).alias("hilbert")

@@ -199,8 +199,9 @@ def test_explicit_bits_and_expressions() -> None:
 )
 def test_bad_values_name_the_column(values: list, error: type, text: str) -> None:
     df = pl.DataFrame({"good": [1.0, 2.0, 3.0], "age": values})
-    with pytest.raises(error, match=rf"covariate column 'age'.*{text}"):
-        df.lazy().select(hilbert_index("good", "age")).collect()
+    for normalize in ("rank", "range"):
+        with pytest.raises(error, match=rf"covariate column 'age'.*{text}"):
+            df.lazy().select(hilbert_index("good", "age", normalize=normalize)).collect()
 
 
 @pytest.mark.parametrize(
@@ -219,3 +220,14 @@ def test_no_columns_and_empty_frame() -> None:
         hilbert_index()
     empty = pl.DataFrame(schema={"a": pl.Float64, "b": pl.Float64})
     assert empty.select(hilbert_index("a", "b")).height == 0
+
+
+def test_range_expression_matches_numpy_coordinates() -> None:
+    rng = np.random.default_rng(11)
+    df = pl.DataFrame({"a": rng.normal(size=400), "b": rng.integers(0, 7, size=400)})
+    for bits in (None, 3, 31):
+        got = df.select(hilbert_index("a", "b", bits=bits, normalize="range"))["hilbert"]
+        chosen = bits or default_bits(2, 0, "range")
+        grid = [grid_coordinates(df[c], chosen, "range") for c in ("a", "b")]
+        want = [naive_distance([int(x), int(y)], chosen) for x, y in zip(*grid, strict=True)]
+        assert got.to_list() == want

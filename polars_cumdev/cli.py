@@ -695,7 +695,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     try:
-        if getattr(args, "score", None) is not None:
+        if isinstance(getattr(args, "score", None), list):  # --score given with action="append"
             args.score = _scores(args.score, args.run in (_screen, _curve))
         args.run(args)
     except CumdevError as exc:

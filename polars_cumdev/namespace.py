@@ -351,7 +351,7 @@ class CumdevNamespace(Generic[F]):
 
     def paired(
         self,
-        score: str,
+        score: str | Sequence[str],
         first: str,
         second: str,
         weight: str | None = None,
@@ -373,7 +373,7 @@ class CumdevNamespace(Generic[F]):
 
     def paired_curve(
         self,
-        score: str,
+        score: str | Sequence[str],
         first: str,
         second: str,
         weight: str | None = None,

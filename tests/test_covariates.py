@@ -237,3 +237,21 @@ def test_null_pvalues_are_uniform_on_hilbert_order() -> None:
     for column in ("kuiper_p", "ks_p"):
         result = stats.kstest(out[column].to_numpy(), "uniform")
         assert result.statistic < 0.05 and result.pvalue > 0.01, (column, result)
+
+
+def test_paired_takes_lists() -> None:
+    from polars_cumdev.paired import paired, paired_curve
+
+    df = data(n=600, seed=4).with_columns(
+        (pl.col("r") + 0.1 * pl.col("x")).alias("q"), pl.col("r").cast(pl.Float64).alias("s")
+    )
+    explicit = df.with_columns(naive_order(df, ["x", "y"])).lazy()
+    want = paired(explicit, "order", "q", "s", "w").collect()
+    got = paired(df, ["x", "y"], "q", "s", "w").collect()
+    cols = ["kuiper", "ks", "sigma", "from_score", "to_score"]
+    assert got.select(cols).equals(want.select(cols))
+    assert got["ordering"].to_list() == ["hilbert(x, y)"]
+    curve = paired_curve(df, ["x", "y"], "q", "s", "w").collect()
+    want_curve = paired_curve(explicit, "order", "q", "s", "w").collect()
+    assert curve.select("score", "cumdiff").equals(want_curve.select("score", "cumdiff"))
+    assert {"x", "y"} <= set(curve.columns)

@@ -82,3 +82,14 @@ def test_covariate_map_refuses_other_frames(hilbert_curve: pl.DataFrame) -> None
     one = pc.curve(data(n=300), pl.col("g") == "a", ["x"], "r").collect()
     with pytest.raises(InvalidParameterError, match="needs two"):
         charts.covariate_map(one)
+
+
+def test_located_stretch_is_named_by_covariates(hilbert_curve: pl.DataFrame) -> None:
+    subtitle = charts.cumulative(hilbert_curve).to_dict()["title"]["subtitle"]
+    line = next(text for text in subtitle if text.startswith("shaded:"))
+    located = hilbert_curve.filter("located")
+    first, last = located.row(0, named=True), located.row(-1, named=True)
+    want = (
+        f"from (x, y) = ({first['x']:.4g}, {first['y']:.4g}) to ({last['x']:.4g}, {last['y']:.4g})"
+    )
+    assert want in line

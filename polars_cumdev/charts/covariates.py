@@ -17,11 +17,12 @@ import polars as pl
 
 from polars_cumdev.charts import _style
 from polars_cumdev.charts._data import as_frame, inline, require
+from polars_cumdev.charts._located import Stretch, located_text
 from polars_cumdev.charts._ticks import Ticks, compact
 from polars_cumdev.covariates import covariate_names
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 
-__all__ = ["covariate_map", "covariate_ticks", "hilbert_label"]
+__all__ = ["covariate_map", "covariate_ticks", "hilbert_label", "located_covariates"]
 
 
 def hilbert_label(names: list[str]) -> str:
@@ -67,6 +68,28 @@ def covariate_ticks(curve: pl.DataFrame, lower: Ticks, a: np.ndarray, k: np.ndar
         columns.append(compact([float(x) for x in v], step))
     labels = ["(" + ", ".join(parts) + ")" for parts in zip(*columns, strict=True)]
     return Ticks(lower.major, labels, lower.minor)
+
+
+def located_covariates(curve: pl.DataFrame, found: Stretch, weighted: bool) -> str:
+    """The located stretch's subtitle line, its ends given as covariate tuples.
+
+    ``found`` comes from :func:`polars_cumdev.charts._located.stretch`; its
+    ``from_score`` and ``to_score`` are Hilbert ranks, looked up in the
+    curve's ``score`` column.
+    """
+    names = covariate_names(curve)
+    ends = []
+    for value in (found.from_score, found.to_score):
+        row = curve.filter(pl.col("score") == value).select(names)
+        if row.is_empty():
+            return located_text(found, weighted)
+        parts = [f"{float(v):.4g}" for v in row.row(0)]
+        ends.append("(" + ", ".join(parts) + ")")
+    what = "weight" if weighted else "points"
+    return (
+        f"shaded: deviation located from ({', '.join(names)}) = {ends[0]} to {ends[1]} "
+        f"({100 * found.share:.2g}% of the {what}): {found.deviation:+.3g} on average"
+    )
 
 
 def covariate_map(

@@ -30,7 +30,7 @@ from polars_cumdev.charts._data import as_frame, inline, one_per_column, require
 from polars_cumdev.charts._layers import TRIANGLE_APEX, axis_layer, triangle
 from polars_cumdev.charts._located import located_layer, located_text, stretch
 from polars_cumdev.charts._ticks import label_expr, lower_ticks, uncrowd, upper_ticks
-from polars_cumdev.charts.covariates import covariate_ticks, hilbert_label
+from polars_cumdev.charts.covariates import covariate_ticks, hilbert_label, located_covariates
 from polars_cumdev.covariates import covariate_names
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 from polars_cumdev.normalization import MIN_SCORES, normalized
@@ -361,7 +361,10 @@ def cumulative(
     subtitle = _subtitle(cumdiff, sigma, n, kind)
     found = stretch(frame) if shows_z else None
     if found is not None:
-        subtitle.append(located_text(found, weighted))
+        text = located_text(found, weighted)
+        if covariate_names(original):  # name the ends by their covariates, not by ranks
+            text = located_covariates(original, found, weighted)
+        subtitle.append(text)
     if alpha is not None and shows_z and sigma is not None:
         ks = float(np.abs(cumdiff).max())
         band_rows = frame if shown.height == frame.height else shown

@@ -33,6 +33,10 @@ def main(out: Path) -> list[Path]:
     calibration_points = predictions.cumdev.calibration_curve("score", "response")
     corp_curve = predictions.cumdev.corp_curve("score", "response")
     corp = predictions.cumdev.corp("score", "response")
+    with_age = census(age=True).lazy()
+    oakridge = with_age.cumdev.curve(
+        pl.col("county") == "Oakridge", ["log10_income", "age"], "broadband", "WGTP"
+    ).collect()
     pictures = {
         "screen.svg": charts.screen(ranked, by="county"),
         "cumulative.svg": charts.cumulative(
@@ -53,6 +57,7 @@ def main(out: Path) -> list[Path]:
             max_points=1200,
         ),
         "corp.svg": charts.corp(corp_curve, summary=corp),
+        "covariate_map.svg": charts.covariate_map(oakridge, max_points=1500),
     }
     return [charts.save(chart, out / name) for name, chart in pictures.items()]
 

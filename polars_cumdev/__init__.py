@@ -17,6 +17,7 @@ from polars_cumdev.errors import (
     OverlapError,
     TiedScoresError,
 )
+from polars_cumdev.hilbert import hilbert_index
 from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
 from polars_cumdev.subpopulation import curve, screen
 
@@ -33,6 +34,7 @@ __all__ = [
     "TiedScoresError",
     "__version__",
     "curve",
+    "hilbert_index",
     "ks_pvalue",
     "kuiper_pvalue",
     "screen",

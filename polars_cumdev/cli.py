@@ -25,7 +25,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_cumdev.errors import CumdevError, first_line
+from polars_cumdev.errors import CumdevError, InvalidParameterError, first_line
 
 __all__ = ["main"]
 
@@ -326,6 +326,8 @@ def _screen(args: argparse.Namespace) -> None:
         variance=args.variance,
     ).collect()
     _say(f"screened {table.height} groups in {time.perf_counter() - started:.2f} s")
+    if "ordering" in table.columns and table.height:
+        _say(f"rows ordered along {table['ordering'][0]}")
     _show(table, [*args.by, *_SHOWN], args.rows)
     if args.output:
         _save_table(table, args.output, args.format)
@@ -354,10 +356,11 @@ def _curve(args: argparse.Namespace) -> None:
         return
     from polars_cumdev import charts
 
+    label = args.score if isinstance(args.score, str) else ", ".join(args.score)
     chart = charts.cumulative(
         points,
         subject=f"{args.subpop_column} = {args.subpop_value}",
-        score_label=args.score,
+        score_label=label,
         y_label=f"cumulative difference in {args.response}",
         band=args.band,
     )
@@ -501,13 +504,32 @@ def _level(text: str) -> float:
     return value
 
 
+def _scores(given: Sequence[str], several: bool) -> str | list[str]:
+    """``--score`` values as one column name, or a list of covariates (Hilbert order)."""
+    names = [name.strip() for text in given for name in text.split(",") if name.strip()]
+    if len(names) == 1:
+        return names[0]
+    if not names or not several:
+        raise InvalidParameterError(
+            f"--score must name one column here, got {', '.join(given)!r}; several "
+            "covariates are for screen and curve"
+        )
+    return names
+
+
 def _data_arguments(parser: argparse.ArgumentParser, *, by: bool) -> None:
     parser.add_argument("path", help="a .csv, .tsv, .parquet, .ipc/.arrow or .ndjson file")
     if by:
         parser.add_argument(
             "--by", required=True, action="append", help="group column (repeatable)"
         )
-    parser.add_argument("--score", required=True, help="score column")
+    parser.add_argument(
+        "--score",
+        required=True,
+        action="append",
+        help="score column; screen and curve also take several covariates (comma-separated "
+        "or repeated), ordered along a Hilbert curve",
+    )
     parser.add_argument("--response", required=True, help="response column")
     parser.add_argument("--weight", default=None, help="weight column (optional)")
 
@@ -673,6 +695,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = _parser().parse_args(argv)
     try:
+        if isinstance(getattr(args, "score", None), list):  # --score given with action="append"
+            args.score = _scores(args.score, args.run in (_screen, _curve))
         args.run(args)
     except CumdevError as exc:
         print(f"cumdev: error: {first_line(exc)}", file=sys.stderr)

@@ -37,7 +37,7 @@ class CumdevNamespace(Generic[F]):
     def screen(
         self,
         by: str | Sequence[str],
-        score: str,
+        score: str | Sequence[str],
         response: str,
         weight: str | None = None,
         *,
@@ -59,7 +59,7 @@ class CumdevNamespace(Generic[F]):
     def curve(
         self,
         subpop: pl.Expr | str,
-        score: str,
+        score: str | Sequence[str],
         response: str,
         weight: str | None = None,
         *,
@@ -260,7 +260,7 @@ class CumdevNamespace(Generic[F]):
         self,
         first: pl.Expr | str,
         second: pl.Expr | str,
-        score: str,
+        score: str | Sequence[str],
         response: str,
         weight: str | None = None,
         *,
@@ -291,7 +291,7 @@ class CumdevNamespace(Generic[F]):
         self,
         first: pl.Expr | str,
         second: pl.Expr | str,
-        score: str,
+        score: str | Sequence[str],
         response: str,
         weight: str | None = None,
         *,
@@ -323,7 +323,7 @@ class CumdevNamespace(Generic[F]):
         self,
         by: str,
         reference: object,
-        score: str,
+        score: str | Sequence[str],
         response: str,
         weight: str | None = None,
         *,
@@ -351,7 +351,7 @@ class CumdevNamespace(Generic[F]):
 
     def paired(
         self,
-        score: str,
+        score: str | Sequence[str],
         first: str,
         second: str,
         weight: str | None = None,
@@ -373,7 +373,7 @@ class CumdevNamespace(Generic[F]):
 
     def paired_curve(
         self,
-        score: str,
+        score: str | Sequence[str],
         first: str,
         second: str,
         weight: str | None = None,

@@ -32,6 +32,7 @@ import polars as pl
 
 from polars_cumdev import _names as nm
 from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
+from polars_cumdev.covariates import Score, resolve_score
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.location import flag_stretch
 from polars_cumdev.prepare import (
@@ -184,7 +185,7 @@ def _summary(accumulated: pl.LazyFrame, keys: Sequence[str], variance: str) -> p
 
 def paired(
     frame: FrameLike,
-    score: str,
+    score: Score,
     first: str,
     second: str,
     weight: str | None = None,
@@ -199,7 +200,11 @@ def paired(
     frame
         DataFrame or LazyFrame with one row per unit (pair of responses).
     score
-        The covariate S the two responses are compared at.
+        The covariate S the two responses are compared at; a list of
+        covariates orders the pairs along a Hilbert curve through them
+        (:mod:`polars_cumdev.covariates`: adds ``ordering`` and
+        ``from_<covariate>`` / ``to_<covariate>``; on the curve, one column
+        per covariate).
     first, second
         The responses Q (first population) and R (second population) of
         the same unit; numeric or boolean. Any real values with
@@ -240,6 +245,7 @@ def paired(
         On collection, for nulls, NaN, infinities, non-positive weights or
         (with ``"bernoulli"``) responses outside [0, 1], naming the column.
     """
+    frame, score, ordering = resolve_score(frame, score, weight)
     prepared = _prepare(frame, score, first, second, weight, by, variance)
     keys = prepared.keys
     accumulated, scale = _accumulated(prepared)
@@ -252,12 +258,13 @@ def paired(
         pl.lit(variance).alias("variance"),
         pl.col("note").replace(_SIGMA_ZERO, _SIGMA_ZERO_PAIRED[variance]),
     )
-    return prepared.guarded(out)
+    out = prepared.guarded(out)
+    return out if ordering is None else ordering.located(out)
 
 
 def paired_curve(
     frame: FrameLike,
-    score: str,
+    score: Score,
     first: str,
     second: str,
     weight: str | None = None,
@@ -290,6 +297,7 @@ def paired_curve(
     """
     variance = _check_variance(variance)
     fraction = check_fraction(fraction)
+    frame, score, ordering = resolve_score(frame, score, weight)
     prepared = _prepare(frame, score, first, second, weight, None, variance)
     if fraction < 1.0:
         prepared.checks.append(zoom_check(pl.col(score), fraction, "the data"))
@@ -303,6 +311,6 @@ def paired_curve(
     checked = ("cumdiff", "sigma", "weight")
     points = curve_frame(with_sigma).filter(verdict(checked, [], prepared.labels))
     points = points.rename({"response_mean": "first_mean", "full_mean": "second_mean"})
-    return prepared.guarded(flag_stretch(points, min_scores=MIN_SCORES["paired"])).select(
-        PAIRED_CURVE_COLUMNS
-    )
+    points = prepared.guarded(flag_stretch(points, min_scores=MIN_SCORES["paired"]))
+    points = points.select(PAIRED_CURVE_COLUMNS)
+    return points if ordering is None else ordering.pointwise(points)

@@ -15,6 +15,7 @@ from polars_cumdev import _names as nm
 from polars_cumdev import compiled
 from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.bins import full_population_prefix, locate_bins
+from polars_cumdev.covariates import Score, resolve_score
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.location import flag_stretch
 from polars_cumdev.prepare import (
@@ -197,7 +198,7 @@ def _points_node(prepared: Prepared, choice: compiled.Choice, mask: pl.Expr) -> 
 def screen(
     frame: FrameLike,
     by: str | Sequence[str],
-    score: str,
+    score: Score,
     response: str,
     weight: str | None = None,
     *,
@@ -221,6 +222,11 @@ def screen(
         Column(s) defining the subpopulations.
     score, response, weight
         Column names of S, R and W; ``weight=None`` weights rows equally.
+        A list of covariates as ``score`` orders the rows along a Hilbert
+        curve through them (:mod:`polars_cumdev.covariates`): the result
+        then has a column ``ordering``, ``from_score`` / ``to_score`` are
+        Hilbert ranks and ``from_<covariate>`` / ``to_<covariate>`` give the
+        covariate values at both ends of the located stretch.
     variance
         ``"bernoulli"`` (31), ``"empirical"`` (32) or ``"auto"``: Bernoulli
         when every response is 0 or 1.
@@ -244,23 +250,26 @@ def screen(
         sigma), ``variance`` and ``note``. Sorted by ``kuiper_z``, largest
         first.
     """
+    frame, score, ordering = resolve_score(frame, score, weight)
     prepared = prepare_screen(frame, by, score, response, weight, variance)
     keys = prepared.keys
     choice = compiled.choose(engine, frame)
     if choice != "polars":
         summary = _summary_node(prepared, choice, variance)
-        return normalize(summary, keys, None, labels=prepared.labels)
-    binary = is_binary(prepared.frame, variance)
-    rows, scale = rescale(prepared.gated())
-    summary = _polars_summary(sort_by_score(rows), keys, binary)
-    stats = normalize(summary, keys, binary, scale=scale, labels=prepared.labels)
-    return prepared.guarded(stats)
+        stats = normalize(summary, keys, None, labels=prepared.labels)
+    else:
+        binary = is_binary(prepared.frame, variance)
+        rows, scale = rescale(prepared.gated())
+        summary = _polars_summary(sort_by_score(rows), keys, binary)
+        stats = normalize(summary, keys, binary, scale=scale, labels=prepared.labels)
+        stats = prepared.guarded(stats)
+    return stats if ordering is None else ordering.located(stats)
 
 
 def curve(
     frame: FrameLike,
     subpop: pl.Expr | str,
-    score: str,
+    score: Score,
     response: str,
     weight: str | None = None,
     *,
@@ -278,7 +287,10 @@ def curve(
         Boolean expression, or name of a boolean column, selecting the
         subpopulation.
     score, response, weight
-        Column names of S, R and W.
+        Column names of S, R and W. With a list of covariates as ``score``
+        (Hilbert order, as in :func:`screen`) ``score`` is the Hilbert rank
+        and the curve also has ``ordering`` and one column per covariate
+        (its value at the point; null at the origin).
     variance
         As in :func:`screen`.
     fraction
@@ -300,6 +312,7 @@ def curve(
         the screen's located stretch, :func:`polars_cumdev.location.flag_stretch`).
     """
     fraction = check_fraction(fraction)
+    frame, score, ordering = resolve_score(frame, score, weight)
     lazy = as_lazy(frame)
     mask = resolve_mask(lazy, subpop)
     prepared = _prepare(lazy, score, response, weight, variance, carry=[mask.alias(nm.MEMBER)])
@@ -347,7 +360,8 @@ def curve(
     )
     points = flag_stretch(points.filter(checked), min_scores=MIN_SCORES["subpopulation"])
     points = points.select(CURVE_COLUMNS)
-    return prepared.guarded(points) if choice == "polars" else points
+    points = prepared.guarded(points) if choice == "polars" else points
+    return points if ordering is None else ordering.pointwise(points)
 
 
 def variance_share(term: pl.Expr) -> pl.Expr:

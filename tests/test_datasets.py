@@ -203,3 +203,32 @@ def test_calibration_statistics_land_near_the_paper() -> None:
     )
     assert osc["ecce_r_z"] > 10
     assert osc["ecce_r"] > 1.2 * osc["ecce_mad"]
+
+
+def test_census_with_age_keeps_every_other_column_bit_for_bit() -> None:
+    plain = datasets.census(n=20_000)
+    extended = datasets.census(n=20_000, age=True)
+    assert extended.columns == [*plain.columns, "age", "broadband"]
+    assert extended.select(plain.columns).equals(plain)
+    assert extended["age"].dtype == pl.Int64
+    assert extended["age"].min() >= 18 and extended["age"].max() <= 95
+    assert set(extended["broadband"].unique()) <= {0, 1}
+    assert datasets.census(n=20_000, age=True).equals(extended)
+
+
+def test_census_age_story_income_alone_versus_income_and_age() -> None:
+    households = datasets.census(age=True).lazy()
+    by_income = households.cumdev.screen("county", "log10_income", "broadband", "WGTP")
+    top = by_income.collect().row(0, named=True)
+    # Older householders use less broadband: on income alone Northgate stands out...
+    assert top["county"] == "Northgate" and top["kuiper_z"] > 10 and top["delta"] < 0
+    both = households.cumdev.screen(
+        "county", ["log10_income", "age"], "broadband", "WGTP"
+    ).collect()
+    rows = {row["county"]: row for row in both.iter_rows(named=True)}
+    # ... but not at the same income and age; Oakridge's old, richer corner does.
+    assert rows["Northgate"]["kuiper_z"] < 2.5
+    assert both.row(0, named=True)["county"] == "Oakridge"
+    oak = rows["Oakridge"]
+    assert oak["kuiper_p"] < 1e-3 and oak["deviation"] < 0
+    assert min(oak["from_age"], oak["to_age"]) >= 55

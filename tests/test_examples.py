@@ -19,6 +19,7 @@ EXPECTED = {
     "export_report.py": ["cedar.vl.json", "cedar.html", "report.html"],
     "compare_groups.py": ["compare.svg"],
     "calibration_audit.py": ["calibration_worst_county.svg", "recalibrated.parquet"],
+    "controlling_for_age.py": ["hilbert.svg", "covariate_map.svg"],
 }
 
 

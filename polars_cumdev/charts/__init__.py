@@ -11,6 +11,8 @@ Vega-Lite JSON, SVG, PNG, PDF or self-contained HTML via ``vl-convert``.
   full population in gray, bootstrap resamples in light gray.
 * :func:`screen` - every group's Kuiper z, ranked, significant groups filled.
 * :func:`ece_sweep` - binned ECEs against the number of bins, beside the ECCEs.
+* :func:`covariate_map` - the points of a curve on Hilbert order in the plane
+  of two covariates, coloured by their position along the curve.
 * :func:`corp` - CORP reliability diagram: isotonic recalibration, consistency
   band, diagonal, histogram of the scores.
 """
@@ -18,10 +20,11 @@ Vega-Lite JSON, SVG, PNG, PDF or self-contained HTML via ``vl-convert``.
 from __future__ import annotations
 
 from polars_cumdev.charts.corp import corp
+from polars_cumdev.charts.covariates import covariate_map
 from polars_cumdev.charts.cumulative import cumulative
 from polars_cumdev.charts.ece import ece_sweep
 from polars_cumdev.charts.export import save
 from polars_cumdev.charts.reliability import reliability
 from polars_cumdev.charts.screen import screen
 
-__all__ = ["corp", "cumulative", "ece_sweep", "reliability", "save", "screen"]
+__all__ = ["corp", "covariate_map", "cumulative", "ece_sweep", "reliability", "save", "screen"]

@@ -30,6 +30,8 @@ from polars_cumdev.charts._data import as_frame, inline, one_per_column, require
 from polars_cumdev.charts._layers import TRIANGLE_APEX, axis_layer, triangle
 from polars_cumdev.charts._located import located_layer, located_text, stretch
 from polars_cumdev.charts._ticks import label_expr, lower_ticks, uncrowd, upper_ticks
+from polars_cumdev.charts.covariates import covariate_ticks, hilbert_label, located_covariates
+from polars_cumdev.covariates import covariate_names
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 from polars_cumdev.normalization import MIN_SCORES, normalized
 
@@ -175,7 +177,10 @@ def cumulative(
         What the curve is about, e.g. ``"county = Cedar"``: put before the
         title, ``"county = Cedar: ..."``.
     score_label
-        Title of the lower axis, which is labelled with scores.
+        Title of the lower axis, which is labelled with scores. For a curve
+        on Hilbert order (``score=[...]``) the labels are the covariate
+        tuples at the ticks and the default title names the covariates
+        (:mod:`polars_cumdev.charts.covariates`).
     y_label
         Title of the vertical axis.
     width, height
@@ -228,6 +233,7 @@ def cumulative(
     alpha = check_band(band)
     frame = as_frame(curve, "curve")
     require(frame, CURVE_COLUMNS, "curve")
+    original = frame  # keeps the covariate columns of a curve on Hilbert order
     columns = CURVE_COLUMNS if alpha is None else (*CURVE_COLUMNS, "variance_share")
     require(frame, columns, "curve (band= needs variance_share)")
     flagged = "located" in frame.columns and frame.schema["located"] == pl.Boolean
@@ -262,6 +268,10 @@ def cumulative(
     shows_z = normalized(n, sigma, MIN_SCORES[kind])
 
     lower = lower_ticks(a, frame.get_column("score").to_numpy(), major_ticks, minor_ticks)
+    if covariate_names(original):  # several covariates: label ticks with their values
+        lower = covariate_ticks(original, lower, a, frame.get_column("k").to_numpy())
+        if score_label == "score":
+            score_label = hilbert_label(covariate_names(original))
     upper = upper_ticks(a, major_ticks, minor_ticks)
     size = _style.LABEL_SIZE
     lower_labels = uncrowd(lower.major, lower.labels, width, size)
@@ -351,7 +361,10 @@ def cumulative(
     subtitle = _subtitle(cumdiff, sigma, n, kind)
     found = stretch(frame) if shows_z else None
     if found is not None:
-        subtitle.append(located_text(found, weighted))
+        text = located_text(found, weighted)
+        if covariate_names(original):  # name the ends by their covariates, not by ranks
+            text = located_covariates(original, found, weighted)
+        subtitle.append(text)
     if alpha is not None and shows_z and sigma is not None:
         ks = float(np.abs(cumdiff).max())
         band_rows = frame if shown.height == frame.height else shown

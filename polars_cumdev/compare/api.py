@@ -25,6 +25,7 @@ from polars_cumdev.compare.steps import (
     _pipeline,
     _standard,
 )
+from polars_cumdev.covariates import Score, resolve_score
 from polars_cumdev.errors import (
     ColumnTypeError,
     EmptySubpopulationError,
@@ -53,7 +54,7 @@ def _pair(
     frame: FrameLike,
     first: pl.Expr | str,
     second: pl.Expr | str,
-    score: str,
+    score: Score,
     response: str,
     weight: str | None,
     options: _Options,
@@ -130,7 +131,7 @@ def compare(
     frame: FrameLike,
     first: pl.Expr | str,
     second: pl.Expr | str,
-    score: str,
+    score: Score,
     response: str,
     weight: str | None = None,
     *,
@@ -159,7 +160,11 @@ def compare(
         select a common row. Rows selected by neither are ignored (their
         values are not checked).
     score, response, weight
-        Column names; ``weight=None`` weights rows equally.
+        Column names; ``weight=None`` weights rows equally. A list of
+        covariates as ``score`` orders the rows along a Hilbert curve through
+        them (:mod:`polars_cumdev.covariates`): the result then has
+        ``ordering`` and ``from_<covariate>`` / ``to_<covariate>``, and
+        ``from_score`` / ``to_score`` are Hilbert ranks.
     variance
         ``"empirical"`` (step 6, from the differences of neighbouring centred
         differences; any responses) or ``"score"`` (the Bernoulli form, the
@@ -201,16 +206,18 @@ def compare(
         weights, scores outside [0, 1] with ``variance="score"``).
     """
     options = _options(variance, ties, seed)
+    frame, score, ordering = resolve_score(frame, score, weight)
     pipeline, prepared = _pair(frame, first, second, score, response, weight, options)
     stats = pipeline.stats.select(COMPARE_COLUMNS)
-    return prepared.guarded(stats.filter(verdict(_CHECKED, [], prepared.labels)))
+    stats = prepared.guarded(stats.filter(verdict(_CHECKED, [], prepared.labels)))
+    return stats if ordering is None else ordering.located(stats)
 
 
 def compare_curve(
     frame: FrameLike,
     first: pl.Expr | str,
     second: pl.Expr | str,
-    score: str,
+    score: Score,
     response: str,
     weight: str | None = None,
     *,
@@ -256,6 +263,7 @@ def compare_curve(
         ``fraction`` outside (0, 1].
     """
     options = _options(variance, ties, seed, fraction)
+    frame, score, ordering = resolve_score(frame, score, weight)
     pipeline, prepared = _pair(frame, first, second, score, response, weight, options)
     sigma = pipeline.stats.select(pl.col("sigma"))
     body = pipeline.points.join(sigma, how="cross", maintain_order="left").select(
@@ -286,7 +294,8 @@ def compare_curve(
         pl.lit(0.0).alias("variance_share"),
     )
     curve = pl.concat([origin, body], how="vertical").sort("k")
-    return prepared.guarded(flag_stretch(curve, min_scores=MIN_SCORES["compare"]))
+    curve = prepared.guarded(flag_stretch(curve, min_scores=MIN_SCORES["compare"]))
+    return curve if ordering is None else ordering.pointwise(curve)
 
 
 # --------------------------------------------------------------------------
@@ -313,7 +322,7 @@ def compare_all(
     frame: FrameLike,
     by: str,
     reference: object,
-    score: str,
+    score: Score,
     response: str,
     weight: str | None = None,
     *,
@@ -378,6 +387,7 @@ def compare_all(
     options = _options(variance, ties, seed)
     if not isinstance(by, str) or not by:
         raise InvalidParameterError(f"`by` must be the name of one column, got {by!r}")
+    frame, score, ordering = resolve_score(frame, score, weight)
     lazy = as_lazy(frame)
     _check_reference(schema_of(lazy), by, reference)
     prepared = prepare(
@@ -421,4 +431,5 @@ def compare_all(
         .sort(["kuiper_z", _G], descending=[True, False], nulls_last=True)
         .select(pl.col(_G).alias(by), *COMPARE_ALL_COLUMNS)
     )
-    return prepared.guarded(stats.filter(verdict(_CHECKED, [by], prepared.labels)))
+    stats = prepared.guarded(stats.filter(verdict(_CHECKED, [by], prepared.labels)))
+    return stats if ordering is None else ordering.located(stats)

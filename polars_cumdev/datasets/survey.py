@@ -24,6 +24,14 @@ DEVIATIONS = (
     ("Quarry", "children", "more at low income"),
 )
 
+# With ``age=True``: a county of older households (whose lower broadband use
+# is explained by age, not by anything local) and a county that deviates in
+# one corner of (income, age): (county, response, kind).
+AGE_DEVIATIONS = (
+    ("Northgate", "broadband", "older households, otherwise typical"),
+    ("Oakridge", "broadband", "lower for older, richer households"),
+)
+
 #: Statistics printed in the papers' captions for the examples reproduced here:
 #: figure -> (n, Kuiper D, D / sigma, Kolmogorov-Smirnov G, G / sigma). Our
 #: probabilities and random draws differ from the paper's, so these are the
@@ -42,7 +50,7 @@ def _logistic(x: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-x))
 
 
-def census(n: int = 134_094, *, seed: int = 20211) -> pl.DataFrame:
+def census(n: int = 134_094, *, seed: int = 20211, age: bool = False) -> pl.DataFrame:
     """A survey-like household sample shaped like the paper's census example.
 
     Modelled on the American Community Survey analysis of Tygert, "Cumulative
@@ -57,6 +65,9 @@ def census(n: int = 134_094, *, seed: int = 20211) -> pl.DataFrame:
         Number of households (the default matches the paper's 134,094).
     seed
         Seed of the generator.
+    age
+        Also return a second covariate and a response that depends on it
+        (see Notes); the other columns are the same either way.
 
     Returns
     -------
@@ -64,7 +75,9 @@ def census(n: int = 134_094, *, seed: int = 20211) -> pl.DataFrame:
         Columns ``county`` (String), ``log10_income`` (score, Float64, rounded
         to 3 decimals so that ties occur, as with real incomes), ``WGTP``
         (integer survey weight, Int64), ``has_internet`` (0/1), ``vehicles``
-        (count), ``children`` (count) and ``rooms`` (count).
+        (count), ``children`` (count) and ``rooms`` (count); with
+        ``age=True`` also ``age`` (of the householder, integer years 18-95)
+        and ``broadband`` (0/1).
 
     Notes
     -----
@@ -73,6 +86,15 @@ def census(n: int = 134_094, *, seed: int = 20211) -> pl.DataFrame:
     income, Marlow more at every income, Alder fewer vehicles at high
     income, Quarry more children at low income); all other counties follow
     the statewide relation between income and outcomes, up to noise.
+
+    With ``age=True`` the two extra columns come from a second generator
+    (seeded by ``[seed, 2]``), so every other column is bit for bit the same
+    as without. Broadband use falls with age at every income. Northgate's
+    householders are about 14 years older than elsewhere, so it looks low
+    at a given income but typical at a given income and age; Oakridge's
+    householders aged 65 or more with income above the median use broadband
+    much less than similar households elsewhere (:data:`AGE_DEVIATIONS`):
+    a deviation confined to one corner of the (income, age) plane.
     """
     rng = np.random.default_rng(seed)
     k = len(COUNTIES)
@@ -104,6 +126,9 @@ def census(n: int = 134_094, *, seed: int = 20211) -> pl.DataFrame:
     children = rng.poisson(children_mean)
     rooms = 1 + rng.poisson(np.exp(0.45 * (score - 3.0)))
 
+    columns = {}
+    if age:
+        columns = _age_columns(names, score, median, seed)
     return pl.DataFrame(
         {
             "county": names,
@@ -113,5 +138,21 @@ def census(n: int = 134_094, *, seed: int = 20211) -> pl.DataFrame:
             "vehicles": vehicles,
             "children": children,
             "rooms": rooms,
+            **columns,
         }
     )
+
+
+def _age_columns(
+    names: np.ndarray, score: np.ndarray, median: float, seed: int
+) -> dict[str, np.ndarray]:
+    """``age`` and ``broadband`` for :func:`census` (``age=True``), from their own generator."""
+    rng = np.random.default_rng([seed, 2])
+    n = names.size
+    centre = np.where(names == "Northgate", 64.0, 50.0) + 4.0 * (score - 4.75)
+    years = np.clip(np.round(rng.normal(centre, 14.0, size=n)), 18, 95).astype(np.int64)
+    p = _logistic(3.0 * (score - 4.3) - 0.07 * (years - 50.0))
+    corner = (names == "Oakridge") & (years >= 65) & (score > median)
+    p = np.where(corner, p * 0.35, p)
+    broadband = (rng.uniform(size=n) < p).astype(np.int64)
+    return {"age": years, "broadband": broadband}

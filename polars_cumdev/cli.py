@@ -33,6 +33,7 @@ from polars_cumdev.cli_input import (
     selection,
 )
 from polars_cumdev.errors import CumdevError, first_line
+from polars_cumdev.groups import group_label, group_selection
 
 __all__ = ["main"]
 
@@ -344,11 +345,8 @@ def _calibration(args: argparse.Namespace) -> None:
         if ranked.height == 0:
             raise CumdevError("no group has a defined ECCE-R z: nothing to draw")
         row = ranked.row(0, named=True)
-        expr = pl.lit(True)
-        for key in args.by:
-            expr = expr & (pl.col(key) == row[key])
-        subset = frame.filter(expr)
-        label = ", ".join(f"{key} = {row[key]}" for key in args.by)
+        subset = frame.filter(group_selection(args.by, row))  # null-aware: the null group too
+        label = group_label(args.by, row)
         _say(f"drawing the group with the largest ECCE-R z ({label}) ...")
     corp_args = {"resamples": args.resamples, "level": args.level, "seed": args.seed}
     data_out = target.suffix.lower() in _DATA_SUFFIXES

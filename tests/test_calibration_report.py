@@ -111,3 +111,16 @@ def test_renders_in_headless_chromium(page: Path) -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     assert [line for line in run.stderr.splitlines() if ":CONSOLE" in line] == []
     assert len(re.findall(r'<svg[^>]*class="marks"', run.stdout)) == 6
+
+
+def test_the_null_group_is_drawn_and_labelled(predictions: pl.DataFrame, tmp_path: Path) -> None:
+    # Beta's predictions are the miscalibrated ones; without a group name they form the null group.
+    missing = predictions.with_columns(
+        pl.when(pl.col("group") == "Beta").then(None).otherwise(pl.col("group")).alias("group")
+    )
+    path = calibration_report(
+        missing, "score", "outcome", "w", path=tmp_path / "c.html", by="group", top=1, resamples=0
+    )
+    text = path.read_text(encoding="utf-8")
+    assert "<h2>group = (null)</h2>" in text
+    assert len(specs(text)) == 2 * 2

@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from polars_cumdev.cli import main
 from polars_cumdev.datasets import calibration_linear, census
@@ -421,6 +423,60 @@ def test_rows_zero_prints_only_the_count(
     with pytest.raises(SystemExit):
         main(["screen", "--help"])
     assert "0 prints only how many" in " ".join(capsys.readouterr().out.split())
+
+
+# --------------------------------------------------------------------------- a null group
+
+
+@pytest.fixture(scope="module")
+def null_group_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """CSV files whose group column is sometimes empty; that group deviates most."""
+    folder = tmp_path_factory.mktemp("null-group")
+    rng = np.random.default_rng(5)
+    m = 3000
+    group = rng.choice(["north", "south", "east", ""], size=m, p=[0.4, 0.3, 0.2, 0.1])
+    score = np.round(rng.uniform(0.05, 0.95, size=m), 3)
+    probability = np.where(group == "", 0.5 * score, score)
+    frame = pl.DataFrame(
+        {
+            "region": np.where(group == "", None, group),
+            "score": score,
+            "response": (rng.uniform(size=m) < probability).astype(np.int64),
+        }
+    )
+    frame.write_csv(folder / "predictions.csv")
+    return folder
+
+
+def test_report_drills_into_the_null_group(
+    null_group_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("polars_cumdev.report")
+    target = tmp_path / "report.html"
+    args = ["report", str(null_group_dir / "predictions.csv"), "--by", "region"]
+    args += ["--score", "score", "--response", "response", "--top", "2", "--out", str(target)]
+    code, _, err = run(args, capsys)
+    assert code == 0, err
+    page = target.read_text(encoding="utf-8")
+    assert "<h2>region = (null)</h2>" in page
+
+
+def test_calibration_by_draws_the_null_group(
+    null_group_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = null_group_dir / "predictions.csv"
+    target = tmp_path / "points.csv"
+    args = ["calibration", str(path), "--score", "score", "--response", "response"]
+    code, _, err = run([*args, "--by", "region", "--out", str(target)], capsys)
+    assert code == 0, err
+    assert "largest ECCE-R z (region = (null))" in err
+    frame = pl.read_csv(path)
+    worst = frame.cumdev.calibration(score="score", response="response", by="region")
+    assert worst["region"][0] is None  # the null group is the most miscalibrated
+    expected = frame.filter(pl.col("region").is_null()).cumdev.calibration_curve(
+        score="score", response="response"
+    )
+    assert_frame_equal(pl.read_csv(target), expected, check_dtypes=False)
 
 
 def test_subprocess_exit_codes(data_dir: Path, tmp_path: Path) -> None:

@@ -479,6 +479,7 @@ def test_calibration_by_draws_the_null_group(
     assert_frame_equal(pl.read_csv(target), expected, check_dtypes=False)
 
 
+@pytest.mark.slow
 def test_subprocess_exit_codes(data_dir: Path, tmp_path: Path) -> None:
     ok = _subprocess(
         "screen", str(data_dir / "households.parquet"), "--by", "county", *DATA_ARGS, cwd=tmp_path

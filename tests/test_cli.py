@@ -458,7 +458,7 @@ def test_report_drills_into_the_null_group(
     code, _, err = run(args, capsys)
     assert code == 0, err
     page = target.read_text(encoding="utf-8")
-    assert "<h2>region = (null)</h2>" in page
+    assert "<h2>region = (null)" in page  # the heading names the group
 
 
 def test_calibration_by_draws_the_null_group(

@@ -50,6 +50,7 @@ def specs(text: str) -> list[dict]:
     return [json.loads(s) for s in found]
 
 
+@pytest.mark.slow  # renders the whole page (module fixture)
 def test_two_views_side_by_side_for_all_predictions_and_the_top_groups(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     charts = specs(text)
@@ -64,11 +65,13 @@ def test_two_views_side_by_side_for_all_predictions_and_the_top_groups(page: Pat
         assert f"<th>{column}</th>" in text
 
 
+@pytest.mark.slow  # renders the whole page (module fixture)
 def test_every_chart_compiles(page: Path) -> None:
     for spec in specs(page.read_text(encoding="utf-8")):
         assert vl_convert.vegalite_to_svg(spec).lstrip().startswith("<svg")
 
 
+@pytest.mark.slow  # renders the whole page (module fixture)
 def test_names_are_escaped_and_nothing_is_loaded(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert HOSTILE not in text

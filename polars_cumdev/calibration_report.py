@@ -32,6 +32,7 @@ from polars_cumdev import charts
 from polars_cumdev.calibration import calibration, calibration_curve
 from polars_cumdev.corp import corp, corp_curve
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.groups import group_label, group_selection
 from polars_cumdev.prepare import FrameLike, as_lazy
 from polars_cumdev.report import render_html
 from polars_cumdev.wording import where_words
@@ -96,14 +97,6 @@ def _charts(
         corp_frame, summary=summary, title=f"CORP reliability diagram: {label}", score_label=score
     )
     return [cumulative.to_dict(), diagram.to_dict()]
-
-
-def _selection(keys: Sequence[str], row: dict[str, Any]) -> pl.Expr:
-    expr = pl.lit(True)
-    for key in keys:
-        value = row[key]
-        expr = expr & (pl.col(key).is_null() if value is None else pl.col(key) == value)
-    return expr
 
 
 def calibration_report(
@@ -183,8 +176,8 @@ def calibration_report(
             lazy, score, response, weight, by=keys, resamples=resamples, level=level, seed=seed
         ).collect()
         for row in drawn.iter_rows(named=True):
-            chosen = _selection(keys, row)
-            label = ", ".join(f"{k} = {row[k]}" for k in keys)
+            chosen = group_selection(keys, row)
+            label = group_label(keys, row)
             summary = table.filter(chosen)
             where = where_words(row, keys, score, response, weight is not None, kind="calibration")
             sections.append(

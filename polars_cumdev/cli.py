@@ -25,7 +25,15 @@ from typing import Any
 
 import polars as pl
 
+from polars_cumdev.cli_input import (
+    check_columns,
+    check_out,
+    explain_polars_error,
+    scan,
+    selection,
+)
 from polars_cumdev.errors import CumdevError, InvalidParameterError, first_line
+from polars_cumdev.groups import group_label, group_selection
 
 __all__ = ["main"]
 
@@ -46,18 +54,8 @@ _CALIBRATION_SHOWN = (
 _CORP_SHOWN = ("n", "brier", "mcb", "dsc", "unc", "base_rate", "blocks")
 _CHART_SUFFIXES = (".svg", ".png", ".pdf", ".json", ".html")
 _DATA_SUFFIXES = (".csv", ".parquet")
-_READERS = {
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".csv": "csv",
-    ".txt": "csv",
-    ".tsv": "tsv",
-    ".ipc": "ipc",
-    ".arrow": "ipc",
-    ".feather": "ipc",
-    ".ndjson": "ndjson",
-    ".jsonl": "ndjson",
-}
+_TABLE_SUFFIXES = (".csv", ".json", ".parquet")
+_ROWS_HELP = "rows of the table to print (0 prints only how many there are)"
 
 
 def _say(message: str) -> None:
@@ -83,6 +81,9 @@ def _located(row: dict[str, Any]) -> str | None:
 
 
 def _show(table: pl.DataFrame, columns: Sequence[str], rows: int) -> None:
+    if rows == 0:  # only the count: for a run that writes the table to a file
+        print(f"{table.height} rows not printed (--rows {table.height} prints them)")
+        return
     place = ("from_score", "to_score", "share", "deviation")
     if "located" in columns and all(c in table.columns for c in place):
         cells = [_located(row) for row in table.select(place).iter_rows(named=True)]
@@ -99,7 +100,7 @@ def _show(table: pl.DataFrame, columns: Sequence[str], rows: int) -> None:
     hidden = max(0, shown.height - rows)
     shown = shown.head(rows)
     with pl.Config(
-        tbl_rows=max(rows, 1),
+        tbl_rows=rows,
         tbl_cols=-1,
         tbl_width_chars=160,
         float_precision=4,
@@ -112,39 +113,13 @@ def _show(table: pl.DataFrame, columns: Sequence[str], rows: int) -> None:
         print(f"... and {hidden} more rows (--rows {rows + hidden} shows all)")
 
 
-def _scan(path: str) -> pl.LazyFrame:
-    """A lazy scan of ``path``, chosen by its suffix; nothing is read yet."""
-    file = Path(path)
-    if not file.exists():
-        raise CumdevError(f"no such file: {path}")
-    if not file.is_file():
-        raise CumdevError(f"not a file: {path}")
-    kind = _READERS.get(file.suffix.lower())
-    _say(f"reading {path} ...")
-    if kind == "parquet":
-        return pl.scan_parquet(file)
-    if kind == "csv":
-        return pl.scan_csv(file, infer_schema_length=10_000)
-    if kind == "tsv":
-        return pl.scan_csv(file, separator="\t", infer_schema_length=10_000)
-    if kind == "ipc":
-        return pl.scan_ipc(file)
-    if kind == "ndjson":
-        return pl.scan_ndjson(file, infer_schema_length=10_000)
-    known = ", ".join(sorted(_READERS))
-    raise CumdevError(f"cannot read {path}: unknown suffix (expected one of {known})")
-
-
-def _check_out(path: str | None, allowed: Sequence[str]) -> Path | None:
-    """Validate an output path before any work is done."""
-    if path is None:
-        return None
-    target = Path(path)
-    if target.suffix.lower() not in allowed:
-        raise CumdevError(f"cannot write {path}: the suffix must be one of {', '.join(allowed)}")
-    if not target.parent.exists():
-        raise CumdevError(f"cannot write {path}: no such directory {target.parent}")
-    return target
+def _read(args: argparse.Namespace) -> pl.LazyFrame:
+    """Scan the input file and check what can be checked before computing."""
+    frame = scan(args.path)
+    _say(f"reading {args.path} ...")
+    scores = [args.score] if isinstance(args.score, str) else list(args.score)
+    check_columns(frame, args.path, [*scores, args.response, args.weight])
+    return frame
 
 
 def _save_chart(chart: Any, target: Path) -> None:
@@ -165,39 +140,6 @@ def _save_table(table: pl.DataFrame, path: str, fmt: str | None) -> None:
     else:
         raise CumdevError(f"cannot write {path}: unknown format {fmt!r} (csv, json or parquet)")
     _say(f"wrote {path}")
-
-
-def _columns(frame: pl.LazyFrame) -> list[str]:
-    try:
-        return frame.collect_schema().names()
-    except pl.exceptions.PolarsError as exc:
-        raise CumdevError(f"cannot read the file: {first_line(exc)}") from None
-
-
-def _selection(frame: pl.LazyFrame, column: str, value: str) -> pl.Expr:
-    """``column == value``, with ``value`` parsed according to the column's dtype."""
-    schema = frame.collect_schema()
-    if column not in schema:
-        raise CumdevError(
-            f"subpopulation column {column!r} not found; the file has columns {schema.names()}"
-        )
-    dtype = schema[column]
-    col = pl.col(column)
-    try:
-        if dtype == pl.Boolean:
-            text = value.strip().lower()
-            if text not in ("true", "false", "1", "0"):
-                raise ValueError(value)
-            return col == (text in ("true", "1"))
-        if dtype.is_integer():
-            return col == int(value)
-        if dtype.is_float():
-            return col == float(value)
-    except ValueError:
-        raise CumdevError(
-            f"--subpop-value {value!r} is not a valid value of column {column!r} ({dtype})"
-        ) from None
-    return col.cast(pl.String) == value
 
 
 def _curve_summary(points: pl.DataFrame) -> dict[str, float | int | None]:
@@ -314,8 +256,8 @@ def _write_report(
 
 
 def _screen(args: argparse.Namespace) -> None:
-    frame = _scan(args.path)
-    _columns(frame)
+    check_out(args.output, None if args.format else _TABLE_SUFFIXES, bare=True)
+    frame = _read(args)
     _say(f"screening the groups of {', '.join(args.by)} ...")
     started = time.perf_counter()
     table = frame.cumdev.screen(
@@ -334,10 +276,9 @@ def _screen(args: argparse.Namespace) -> None:
 
 
 def _curve(args: argparse.Namespace) -> None:
-    target = _check_out(args.out, (*_CHART_SUFFIXES, *_DATA_SUFFIXES))
-    frame = _scan(args.path)
-    _columns(frame)
-    subpop = _selection(frame, args.subpop_column, args.subpop_value)
+    target = check_out(args.out, (*_CHART_SUFFIXES, *_DATA_SUFFIXES))
+    frame = _read(args)
+    subpop = selection(frame, args.subpop_column, args.subpop_value, args.path)
     _say(f"computing the cumulative differences of {args.subpop_column} = {args.subpop_value} ...")
     points = frame.cumdev.curve(
         subpop=subpop,
@@ -368,10 +309,9 @@ def _curve(args: argparse.Namespace) -> None:
 
 
 def _calibration(args: argparse.Namespace) -> None:
-    target = _check_out(args.out, (*_CHART_SUFFIXES, *_DATA_SUFFIXES))
-    page = _check_out(args.report, (".html",))
-    frame = _scan(args.path)
-    _columns(frame)
+    target = check_out(args.out, (*_CHART_SUFFIXES, *_DATA_SUFFIXES))
+    page = check_out(args.report, (".html",))
+    frame = _read(args)
     _say("measuring calibration ...")
     table = frame.cumdev.calibration(
         score=args.score, response=args.response, weight=args.weight, by=args.by
@@ -409,11 +349,8 @@ def _calibration(args: argparse.Namespace) -> None:
         if ranked.height == 0:
             raise CumdevError("no group has a defined ECCE-R z: nothing to draw")
         row = ranked.row(0, named=True)
-        expr = pl.lit(True)
-        for key in args.by:
-            expr = expr & (pl.col(key) == row[key])
-        subset = frame.filter(expr)
-        label = ", ".join(f"{key} = {row[key]}" for key in args.by)
+        subset = frame.filter(group_selection(args.by, row))  # null-aware: the null group too
+        label = group_label(args.by, row)
         _say(f"drawing the group with the largest ECCE-R z ({label}) ...")
     corp_args = {"resamples": args.resamples, "level": args.level, "seed": args.seed}
     data_out = target.suffix.lower() in _DATA_SUFFIXES
@@ -452,10 +389,9 @@ def _calibration(args: argparse.Namespace) -> None:
 
 
 def _report(args: argparse.Namespace) -> None:
-    target = _check_out(args.out, (".html",))
+    target = check_out(args.out, (".html",))
     assert target is not None
-    frame = _scan(args.path)
-    _columns(frame)
+    frame = _read(args)
     _write_report(
         frame,
         args.by,
@@ -563,7 +499,7 @@ def _parser() -> argparse.ArgumentParser:
         choices=["has_internet", "vehicles", "children", "rooms"],
         help="which response to screen (default: has_internet)",
     )
-    demo.add_argument("--rows", type=_positive_int, default=41, help="rows of the table to print")
+    demo.add_argument("--rows", type=_positive_int, default=41, help=_ROWS_HELP)
     demo.add_argument(
         "--out",
         default=None,
@@ -575,7 +511,7 @@ def _parser() -> argparse.ArgumentParser:
     screen = commands.add_parser("screen", help="rank every group of a file by its deviation")
     _data_arguments(screen, by=True)
     _variance_argument(screen)
-    screen.add_argument("--rows", type=_positive_int, default=20, help="rows of the table to print")
+    screen.add_argument("--rows", type=_positive_int, default=20, help=_ROWS_HELP)
     screen.add_argument("--output", "-o", default=None, help="also save the table to this file")
     screen.add_argument(
         "--format",
@@ -626,7 +562,7 @@ def _parser() -> argparse.ArgumentParser:
     calibration.add_argument(
         "--fraction", type=_fraction, default=1.0, help="zoom of the chart (see curve)"
     )
-    calibration.add_argument("--rows", type=_positive_int, default=20, help="rows to print")
+    calibration.add_argument("--rows", type=_positive_int, default=20, help=_ROWS_HELP)
     calibration.add_argument(
         "--out",
         default=None,
@@ -701,7 +637,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CumdevError as exc:
         print(f"cumdev: error: {first_line(exc)}", file=sys.stderr)
         return 2
-    except (OSError, ValueError, pl.exceptions.PolarsError) as exc:
+    except pl.exceptions.PolarsError as exc:
+        message = explain_polars_error(exc, getattr(args, "path", None))
+        print(f"cumdev: error: {message}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as exc:
         print(f"cumdev: error: {first_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -14,6 +14,8 @@ from typing import Any
 import polars as pl
 
 from polars_cumdev import cli
+from polars_cumdev.cli_input import check_columns, check_out, scan
+from polars_cumdev.groups import group_label, group_selection
 
 __all__ = ["add_command"]
 
@@ -33,14 +35,15 @@ _SHOWN = (
 def _top_group(table: pl.DataFrame, keys: list[str]) -> tuple[pl.Expr, str]:
     """A filter selecting the top-ranked group, and its description."""
     row = table.row(0, named=True)
-    condition = pl.all_horizontal(pl.col(k).eq_missing(pl.lit(row[k])) for k in keys)
-    return condition, ", ".join(f"{k} = {row[k]}" for k in keys)
+    return group_selection(keys, row), group_label(keys, row)
 
 
 def _run(args: argparse.Namespace) -> None:
-    target = cli._check_out(args.out, (*cli._CHART_SUFFIXES, *cli._DATA_SUFFIXES))
-    frame = cli._scan(args.path)
-    cli._columns(frame)
+    target = check_out(args.out, (*cli._CHART_SUFFIXES, *cli._DATA_SUFFIXES))
+    check_out(args.output, None if args.format else cli._TABLE_SUFFIXES, bare=True)
+    frame = scan(args.path)
+    cli._say(f"reading {args.path} ...")
+    check_columns(frame, args.path, [args.score, args.first, args.second, args.weight])
     by = args.by or []
     where = f" in every group of {', '.join(by)}" if by else ""
     cli._say(f"comparing {args.first} with {args.second} at the same {args.score}{where} ...")
@@ -105,7 +108,7 @@ def add_command(commands: Any) -> None:
         choices=["observed", "bernoulli"],
         help="sigma from the observed differences (default), or responses are probabilities",
     )
-    parser.add_argument("--rows", type=cli._positive_int, default=20, help="rows to print")
+    parser.add_argument("--rows", type=cli._positive_int, default=20, help=cli._ROWS_HELP)
     parser.add_argument("--output", "-o", default=None, help="also save the table to this file")
     parser.add_argument(
         "--format",

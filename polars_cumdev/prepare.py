@@ -29,6 +29,7 @@ from polars_cumdev.errors import (
     InvalidValuesError,
     first_line,
 )
+from polars_cumdev.groups import selection_label
 from polars_cumdev.weights import SPREAD_MESSAGE, too_small
 
 __all__ = [
@@ -400,10 +401,8 @@ def resolve_mask(frame: pl.LazyFrame, subpop: pl.Expr | str, what: str = "subpop
     """
     if isinstance(subpop, str):
         expr = pl.col(subpop)
-        label = f"{what} column {subpop!r}"
     elif isinstance(subpop, pl.Expr):
         expr = subpop
-        label = f"{what} expression {subpop}"
     else:
         raise InvalidParameterError(
             f"`{what}` must be a boolean polars expression or the name of a boolean column, "
@@ -411,7 +410,9 @@ def resolve_mask(frame: pl.LazyFrame, subpop: pl.Expr | str, what: str = "subpop
         )
     dtype = schema_of(frame.select(expr.alias(nm.MEMBER)))[nm.MEMBER]
     if dtype != pl.Boolean:
-        raise ColumnTypeError(f"{label} has dtype {dtype}; it must be boolean")
+        raise ColumnTypeError(
+            f"{selection_label(subpop, what)} has dtype {dtype}; it must be boolean"
+        )
     return expr
 
 

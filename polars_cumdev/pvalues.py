@@ -21,7 +21,9 @@ computed in log space, so it stays finite and accurate for arguments such as
 z = 1e4, where the p-value itself is far below the smallest double.
 
 Both public functions are vectorized with NumPy; the only Python loops run
-over a fixed, small number of series terms.
+over a fixed, small number of series terms. SciPy (for the normal tail) is
+imported only when a tail p-value is first computed, so that importing the
+package stays light.
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
-from scipy.special import log_ndtr, ndtr
 
 __all__ = ["ks_critical", "ks_pvalue", "kuiper_pvalue"]
 
@@ -91,6 +92,8 @@ def _log_q(x: _Array) -> _Array:
     Beyond ``_ASYMPTOTIC`` the first Mills-ratio term, ln(phi(x) / x), is exact
     to double precision and avoids any overflow inside the special function.
     """
+    from scipy.special import log_ndtr
+
     big = x > _ASYMPTOTIC
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         asymptotic = -0.5 * x * x - np.log(x) - _HALF_LN_2PI
@@ -108,6 +111,8 @@ def _tail(x: _Array, lead: float, terms: tuple[tuple[float, float], ...]) -> tup
     double; ``ndtr`` flushes to 0 at x ~ 37.7, where Q(x) is still subnormal,
     and exp(ln p) covers the rest of the way to the underflow of p (x ~ 38.5).
     """
+    from scipy.special import ndtr
+
     capped = np.minimum(x, _RATIO_CAP)
     log_q_capped = _log_q(capped)
     s = np.zeros_like(x)

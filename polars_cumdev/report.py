@@ -20,6 +20,7 @@ import polars as pl
 from polars_cumdev import charts
 from polars_cumdev.binned import reliability
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.groups import group_label, group_selection
 from polars_cumdev.prepare import FrameLike, as_lazy
 from polars_cumdev.subpopulation import curve, screen
 from polars_cumdev.wording import where_words
@@ -129,18 +130,6 @@ def render_html(title: str, sections: Sequence[tuple[str, str, Sequence[dict[str
     )
 
 
-def _selection(keys: Sequence[str], row: dict[str, Any]) -> pl.Expr:
-    expr = pl.lit(True)
-    for key in keys:
-        value = row[key]
-        expr = expr & (pl.col(key).is_null() if value is None else pl.col(key) == value)
-    return expr
-
-
-def _label(keys: Sequence[str], row: dict[str, Any]) -> str:
-    return ", ".join(f"{k} = {row[k]}" for k in keys)
-
-
 def report(
     frame: FrameLike,
     by: str | Sequence[str],
@@ -171,7 +160,8 @@ def report(
         Where to write the ``.html`` file.
     top
         Number of groups to drill into (groups whose statistics are null are
-        skipped).
+        skipped). A group whose key is null is drilled into like any other
+        (selected with null-aware equality) and labelled ``(null)``.
     bins
         Number of bins of the reliability diagrams.
 
@@ -194,8 +184,8 @@ def report(
     ]
     ranked = table.filter(pl.col("kuiper_z").is_not_null()).head(top)
     for row in ranked.iter_rows(named=True):
-        subpop = _selection(keys, row)
-        label = _label(keys, row)
+        subpop = group_selection(keys, row)  # null-aware: the null group too
+        label = group_label(keys, row)
         points = curve(lazy, subpop, score, response, weight, variance=variance).collect()
         bins_frame = reliability(lazy, score, response, weight, subpop=subpop, bins=bins).collect()
         summary = (

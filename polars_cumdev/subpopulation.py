@@ -17,6 +17,7 @@ from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.bins import full_population_prefix, locate_bins
 from polars_cumdev.covariates import Score, resolve_score
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.groups import selection_label
 from polars_cumdev.location import flag_stretch
 from polars_cumdev.prepare import (
     FrameLike,
@@ -316,10 +317,11 @@ def curve(
     lazy = as_lazy(frame)
     mask = resolve_mask(lazy, subpop)
     prepared = _prepare(lazy, score, response, weight, variance, carry=[mask.alias(nm.MEMBER)])
-    prepared.checks += mask_checks(mask, f"subpop {subpop}")
+    label = selection_label(subpop)
+    prepared.checks += mask_checks(mask, label)
     if fraction < 1.0:
         scores = pl.col(score).filter(mask)
-        prepared.checks.append(zoom_check(scores, fraction, f"subpop {subpop}"))
+        prepared.checks.append(zoom_check(scores, fraction, label))
     choice = compiled.choose(engine, frame)
     if choice == "polars":
         rows, scale = rescale(prepared.gated())

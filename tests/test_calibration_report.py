@@ -50,6 +50,7 @@ def specs(text: str) -> list[dict]:
     return [json.loads(s) for s in found]
 
 
+@pytest.mark.slow  # renders the whole page (module fixture)
 def test_two_views_side_by_side_for_all_predictions_and_the_top_groups(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     charts = specs(text)
@@ -64,11 +65,13 @@ def test_two_views_side_by_side_for_all_predictions_and_the_top_groups(page: Pat
         assert f"<th>{column}</th>" in text
 
 
+@pytest.mark.slow  # renders the whole page (module fixture)
 def test_every_chart_compiles(page: Path) -> None:
     for spec in specs(page.read_text(encoding="utf-8")):
         assert vl_convert.vegalite_to_svg(spec).lstrip().startswith("<svg")
 
 
+@pytest.mark.slow  # renders the whole page (module fixture)
 def test_names_are_escaped_and_nothing_is_loaded(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert HOSTILE not in text
@@ -111,3 +114,16 @@ def test_renders_in_headless_chromium(page: Path) -> None:
     assert run.returncode == 0, run.stderr[-2000:]
     assert [line for line in run.stderr.splitlines() if ":CONSOLE" in line] == []
     assert len(re.findall(r'<svg[^>]*class="marks"', run.stdout)) == 6
+
+
+def test_the_null_group_is_drawn_and_labelled(predictions: pl.DataFrame, tmp_path: Path) -> None:
+    # Beta's predictions are the miscalibrated ones; without a group name they form the null group.
+    missing = predictions.with_columns(
+        pl.when(pl.col("group") == "Beta").then(None).otherwise(pl.col("group")).alias("group")
+    )
+    path = calibration_report(
+        missing, "score", "outcome", "w", path=tmp_path / "c.html", by="group", top=1, resamples=0
+    )
+    text = path.read_text(encoding="utf-8")
+    assert "<h2>group = (null)" in text  # the heading names the group
+    assert len(specs(text)) == 2 * 2

@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from polars_cumdev.cli import main
 from polars_cumdev.datasets import calibration_linear, census
@@ -257,7 +259,7 @@ def _error_cases(folder: Path) -> list[tuple[list[str], str]]:
         (
             ["curve", parquet, "--subpop-column", "county", "--subpop-value", "Nowhere",
              *DATA_ARGS],
-            "no rows",
+            "has no row with value 'Nowhere'",
         ),
         (
             ["curve", parquet, "--subpop-column", "county", "--subpop-value", "Cedar", *DATA_ARGS,
@@ -284,6 +286,200 @@ def test_errors_exit_2_with_one_line(data_dir: Path, capsys: pytest.CaptureFixtu
         assert "Traceback" not in err
 
 
+# --------------------------------------------------------------------- errors in the user's terms
+
+SMALL_ARGS = ["--score", "s", "--response", "r"]
+
+
+@pytest.fixture(scope="module")
+def small_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Small CSV files: a group column with a null, a header only, bad cells early and late."""
+    folder = tmp_path_factory.mktemp("small")
+    rows = 300
+    groups = ["A", "B", "C", "D"] * (rows // 4)
+    groups[5] = None
+    frame = pl.DataFrame(
+        {
+            "g": groups,
+            "s": [(7 * i % rows) / rows for i in range(rows)],
+            "r": [(i * i) % 3 == 0 for i in range(rows)],
+        }
+    ).with_columns(pl.col("r").cast(pl.Int64))
+    frame.write_csv(folder / "groups.csv")
+    (folder / "header.csv").write_text("g,s,r\n")
+    lines = (folder / "groups.csv").read_text().splitlines()
+    lines[3] = "A,oops,1"  # data row 3
+    (folder / "bad.csv").write_text("\n".join(lines) + "\n")
+    late = ["g,s,r"] + [f"{'AB'[i % 2]},{i / 20_000},{i % 2}" for i in range(20_000)]
+    late[15_000] = "A,1.5x,0"  # beyond the rows Polars infers the dtype from
+    (folder / "late.csv").write_text("\n".join(late) + "\n")
+    return folder
+
+
+def _error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.startswith("cumdev: error: ")]
+    assert len(lines) == 1, err
+    return lines[0].removeprefix("cumdev: error: ")
+
+
+def test_unknown_subpop_value_is_named_with_the_values_the_column_has(
+    small_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(small_dir / "groups.csv")
+    args = ["curve", path, "--subpop-column", "g", "--subpop-value", "Z", *SMALL_ARGS]
+    code, out, err = run(args, capsys)
+    assert code == 2 and out == ""
+    assert _error_line(err) == (
+        f"column 'g' has no row with value 'Z' in {path} (it has e.g. 'A', 'B', 'C', ...)"
+    )
+
+
+def test_a_null_in_the_selecting_column_is_not_selected(
+    small_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = small_dir / "groups.csv"
+    args = ["curve", str(path), "--subpop-column", "g", "--subpop-value", "B", *SMALL_ARGS]
+    code, out, err = run(args, capsys)
+    assert code == 0, err
+    printed = dict(line.split() for line in out.splitlines()[1:])
+    frame = pl.read_csv(path)
+    expected = frame.filter(pl.col("g") == "B")["s"].n_unique()
+    assert int(printed["n_scores"]) == expected
+    points = frame.cumdev.curve(subpop=pl.col("g").eq_missing("B"), score="s", response="r")
+    kuiper = points["cumdiff"].max() - points["cumdiff"].min()
+    assert float(printed["kuiper"]) == pytest.approx(kuiper, rel=1e-5)
+
+
+def test_library_messages_name_the_selection_as_the_user_gave_it(
+    small_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(small_dir / "groups.csv")
+    args = ["curve", path, "--subpop-column", "g", "--subpop-value", "A", *SMALL_ARGS]
+    code, _, err = run([*args, "--fraction", "0.001"], capsys)
+    assert code == 2
+    message = _error_line(err)
+    assert "keeps no point of subpop 'g = A'" in message
+    assert "col(" not in message
+
+
+def test_a_header_only_file_has_no_data_rows(
+    small_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(small_dir / "header.csv")
+    for args in (
+        ["screen", path, "--by", "g", *SMALL_ARGS],
+        ["curve", path, "--subpop-column", "g", "--subpop-value", "A", *SMALL_ARGS],
+        ["calibration", path, *SMALL_ARGS],
+    ):
+        code, _, err = run(args, capsys)
+        assert code == 2
+        assert _error_line(err) == f"{path} has no data rows"
+
+
+@pytest.mark.parametrize(
+    ("name", "cell", "row"), [("bad.csv", "oops", 3), ("late.csv", "1.5x", 15_000)]
+)
+def test_a_cell_that_is_not_a_number_is_named_with_its_row(
+    small_dir: Path, name: str, cell: str, row: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(small_dir / name)
+    code, _, err = run(["screen", path, "--by", "g", *SMALL_ARGS], capsys)
+    assert code == 2
+    assert _error_line(err) == (
+        f"column 's' of {path} could not be parsed as numbers: '{cell}' in data row {row}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("output", "fragment"),
+    [
+        ("table.xlsx", "the suffix must be one of .csv, .json, .parquet"),
+        ("nowhere/t.csv", "no such directory"),
+    ],
+)
+def test_screen_output_is_checked_before_computing(
+    small_dir: Path, tmp_path: Path, output: str, fragment: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["screen", str(small_dir / "groups.csv"), "--by", "g", *SMALL_ARGS]
+    code, out, err = run([*args, "--output", str(tmp_path / output)], capsys)
+    assert code == 2
+    assert fragment in _error_line(err)
+    assert out == "" and "screening" not in err  # nothing computed, nothing printed
+    # An explicit --format accepts any suffix.
+    code, _, err = run(
+        [*args, "--rows", "0", "--output", str(tmp_path / "t.txt"), "--format", "csv"], capsys
+    )
+    assert code == 0, err
+    assert pl.read_csv(tmp_path / "t.txt").height == 5
+
+
+def test_rows_zero_prints_only_the_count(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["screen", str(data_dir / "households.parquet"), "--by", "county", *DATA_ARGS]
+    code, out, err = run([*args, "--rows", "0"], capsys)
+    assert code == 0, err
+    assert out == "41 rows not printed (--rows 41 prints them)\n"
+    with pytest.raises(SystemExit):
+        main(["screen", "--help"])
+    assert "0 prints only how many" in " ".join(capsys.readouterr().out.split())
+
+
+# --------------------------------------------------------------------------- a null group
+
+
+@pytest.fixture(scope="module")
+def null_group_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """CSV files whose group column is sometimes empty; that group deviates most."""
+    folder = tmp_path_factory.mktemp("null-group")
+    rng = np.random.default_rng(5)
+    m = 3000
+    group = rng.choice(["north", "south", "east", ""], size=m, p=[0.4, 0.3, 0.2, 0.1])
+    score = np.round(rng.uniform(0.05, 0.95, size=m), 3)
+    probability = np.where(group == "", 0.5 * score, score)
+    frame = pl.DataFrame(
+        {
+            "region": np.where(group == "", None, group),
+            "score": score,
+            "response": (rng.uniform(size=m) < probability).astype(np.int64),
+        }
+    )
+    frame.write_csv(folder / "predictions.csv")
+    return folder
+
+
+def test_report_drills_into_the_null_group(
+    null_group_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("polars_cumdev.report")
+    target = tmp_path / "report.html"
+    args = ["report", str(null_group_dir / "predictions.csv"), "--by", "region"]
+    args += ["--score", "score", "--response", "response", "--top", "2", "--out", str(target)]
+    code, _, err = run(args, capsys)
+    assert code == 0, err
+    page = target.read_text(encoding="utf-8")
+    assert "<h2>region = (null)" in page  # the heading names the group
+
+
+def test_calibration_by_draws_the_null_group(
+    null_group_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = null_group_dir / "predictions.csv"
+    target = tmp_path / "points.csv"
+    args = ["calibration", str(path), "--score", "score", "--response", "response"]
+    code, _, err = run([*args, "--by", "region", "--out", str(target)], capsys)
+    assert code == 0, err
+    assert "largest ECCE-R z (region = (null))" in err
+    frame = pl.read_csv(path)
+    worst = frame.cumdev.calibration(score="score", response="response", by="region")
+    assert worst["region"][0] is None  # the null group is the most miscalibrated
+    expected = frame.filter(pl.col("region").is_null()).cumdev.calibration_curve(
+        score="score", response="response"
+    )
+    assert_frame_equal(pl.read_csv(target), expected, check_dtypes=False)
+
+
+@pytest.mark.slow
 def test_subprocess_exit_codes(data_dir: Path, tmp_path: Path) -> None:
     ok = _subprocess(
         "screen", str(data_dir / "households.parquet"), "--by", "county", *DATA_ARGS, cwd=tmp_path

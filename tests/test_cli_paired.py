@@ -73,3 +73,18 @@ def test_paired_errors_are_one_line(tmp_path: Path, capsys, extra: list[str], wo
     assert code == 2
     assert words in err and "Traceback" not in err
     assert err.count("cumdev: error:") == 1
+
+
+def test_paired_checks_its_input_and_output_in_the_users_terms(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "pairs.csv"
+    path.write_text("score,first,second\n0.1,1,0\n0.2,oops,1\n")
+    base = ["paired", str(path), "--score", "score", "--first", "first", "--second", "second"]
+    code, out, err = run(base, capsys)
+    assert code == 2 and out == ""
+    assert err.splitlines()[-1] == (
+        f"cumdev: error: column 'first' of {path} could not be parsed as numbers: "
+        "'oops' in data row 2"
+    )
+    code, out, err = run([*base, "-o", str(tmp_path / "table.xlsx")], capsys)
+    assert code == 2 and out == "" and "comparing" not in err  # checked before computing
+    assert "the suffix must be one of .csv, .json, .parquet" in err

@@ -53,6 +53,7 @@ def test_every_page_is_in_the_navigation() -> None:
         assert page.relative_to(DOCS).as_posix() in config, f"{page} is not in mkdocs.yml's nav"
 
 
+@pytest.mark.slow
 def test_mkdocs_build_strict(tmp_path: Path) -> None:
     missing = _missing_tools()
     if missing:
@@ -101,16 +102,9 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     assert not re.search(r"<script[^>]+src=\"https?://", index)
 
 
-SLOW_PAGES = {"workflows/charts-and-export.md"}  # renders many charts and a full report
-
-
+@pytest.mark.slow  # each page's code in a fresh interpreter: 20 s in all
 @pytest.mark.parametrize(
-    "page",
-    [
-        pytest.param(p, marks=[pytest.mark.slow] if p in SLOW_PAGES else [])
-        for p in PAGES
-        if FENCE.search((DOCS / p).read_text(encoding="utf-8"))
-    ],
+    "page", [p for p in PAGES if FENCE.search((DOCS / p).read_text(encoding="utf-8"))]
 )
 def test_page_code_runs(page: str, tmp_path: Path) -> None:
     blocks = [

@@ -6,9 +6,12 @@ import re
 import runpy
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_make_images_draws_every_picture_the_readme_shows(tmp_path: Path) -> None:
     module = runpy.run_path(str(ROOT / "docs" / "make_images.py"))
     written = module["main"](tmp_path)

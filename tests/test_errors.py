@@ -181,3 +181,27 @@ def test_zoom_that_keeps_no_point(lazy):
         )
         if lazy:
             result.collect()
+
+
+@pytest.mark.parametrize("lazy", KINDS)
+def test_an_aliased_selection_is_named_by_its_alias(lazy):
+    # Messages name a selection as its author wrote it, not as a Polars expression.
+    west = (pl.col("grp") == "west").alias("grp = west")
+    expected = ["subpop 'grp = west' selects no rows"]
+    error = expect_error("curve", lazy, base_frame(), expected, subpop=west)
+    assert "col(" not in str(error)
+    north = (pl.col("grp") == "north").alias("grp = north")
+    expected = ["no point of subpop 'grp = north'"]
+    error = expect_error("curve", lazy, base_frame(), expected, subpop=north, fraction=0.05)
+    assert "col(" not in str(error)
+
+
+def test_selection_labels():
+    from polars_cumdev.groups import selection_label
+
+    assert selection_label("flag") == "subpop column 'flag'"
+    assert selection_label((pl.col("g") == 1).alias("g = 1"), "first") == "first 'g = 1'"
+    # An alias inside the expression does not name the selection.
+    inner = pl.col("g").alias("h") == 1
+    assert selection_label(inner) == f"subpop expression {inner}"
+    assert selection_label(pl.col("g") == 1).startswith("subpop expression [(col(")

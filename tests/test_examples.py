@@ -43,13 +43,8 @@ def test_every_script_is_listed() -> None:
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(EXPECTED)
 
 
-@pytest.mark.parametrize(
-    "script",
-    [
-        pytest.param(s, marks=[pytest.mark.slow] if s == "export_report.py" else [])
-        for s in sorted(EXPECTED)
-    ],
-)
+@pytest.mark.slow  # each script in a fresh interpreter
+@pytest.mark.parametrize("script", sorted(EXPECTED))
 def test_example_runs(script: str, tmp_path: Path) -> None:
     out = tmp_path / "out"
     via = "env" if script == "screen_lazy.py" else "argv"

@@ -57,7 +57,8 @@ def both(df, **kwargs) -> tuple[pl.DataFrame, pl.DataFrame]:
     )
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+# The second seed repeats the 27 combinations: the full suite runs it, the fast subset not.
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("response", ["bernoulli", "count", "continuous"])
 @pytest.mark.parametrize("scores", ["grid", "mixed", "continuous"])
 @pytest.mark.parametrize("weights", ["none", "float", "int"])

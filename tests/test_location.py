@@ -191,6 +191,7 @@ def _located(frame: pl.DataFrame, engine: str) -> pl.DataFrame:
     return out.sort("g").select("g", *_LOCATION)
 
 
+@pytest.mark.slow
 @settings(deadline=None, max_examples=40, database=None)
 @given(frame=_deviating(), seed=st.integers(0, 2**32 - 1), factor=st.sampled_from([0.37, 8.0]))
 def test_the_stretch_ignores_row_order_and_the_unit_of_weight(frame, seed, factor):

@@ -138,6 +138,7 @@ DATASETS = [
 RANGE_COUNTS = [1, 2, 3, 5, 8, 16, 33, 64]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seed", "response", "weighted"), DATASETS)
 @pytest.mark.parametrize("variance", ["bernoulli", "empirical"])
 def test_quantile_ranges_match_screen(seed, response, weighted, variance):
@@ -177,6 +178,7 @@ def test_cut_points_on_scores_midpoints_and_outside(variance):
     assert_same(expected, actual, ["g"])
 
 
+@pytest.mark.slow
 @settings(
     max_examples=40,
     deadline=None,

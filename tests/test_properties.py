@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+import pytest
 import reference as ref
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -76,6 +77,7 @@ def numbers(out: pl.DataFrame, name: str) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(df=frames(), seed=st.integers(0, 2**32 - 1))
 def test_row_order_does_not_matter(df, seed):
@@ -87,6 +89,7 @@ def test_row_order_does_not_matter(df, seed):
         close(numbers(after, name), numbers(before, name), name)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(df=frames(), factor=st.sampled_from([1e-3, 0.37, 2.0, 10.0, 1234.5]))
 def test_scaling_all_weights_changes_nothing(df, factor):
@@ -96,6 +99,7 @@ def test_scaling_all_weights_changes_nothing(df, factor):
         close(numbers(after, name), numbers(before, name), name)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(df=frames(binary=False), shift=st.integers(-40, 40).map(lambda x: x / 4))
 def test_adding_a_constant_to_responses_empirical(df, shift):
@@ -106,6 +110,7 @@ def test_adding_a_constant_to_responses_empirical(df, shift):
         close(numbers(after, name), numbers(before, name), name)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(df=frames(), group=st.sampled_from(["a", "b", "c"]))
 def test_remark_1_kuiper_is_invariant_to_where_accumulation_starts(df, group):
@@ -162,6 +167,7 @@ def arrays(df: pl.DataFrame, group: str):
     )
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(df=frames(binary=True))
 def test_merging_ties_by_hand_changes_only_the_tie_factor(df):

@@ -95,17 +95,8 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _is_slow(command: str) -> bool:
-    """Commands that render charts and a whole HTML report take several seconds."""
-    return command.startswith("cumdev report") or (
-        command.startswith("cumdev demo") and "--out" in command
-    )
-
-
-@pytest.mark.parametrize(
-    "command",
-    [pytest.param(c, marks=[pytest.mark.slow] if _is_slow(c) else []) for c in COMMANDS],
-)
+@pytest.mark.slow  # each command in a fresh process, some render a whole report
+@pytest.mark.parametrize("command", COMMANDS)
 def test_readme_command(command: str, workdir: Path) -> None:
     argv = _argv(command)
     if argv is None:
@@ -118,6 +109,7 @@ def test_readme_command(command: str, workdir: Path) -> None:
         assert "Marlow" in result.stdout
 
 
+@pytest.mark.slow  # in a fresh interpreter
 @pytest.mark.parametrize("index", range(len(_blocks("python"))))
 def test_readme_python_block(index: int, workdir: Path) -> None:
     code = _blocks("python")[index]

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 import polars_cumdev
 from polars_cumdev.report import report
@@ -111,3 +112,54 @@ def test_report_renders_in_headless_chromium_without_console_errors(page: Path) 
     # Every chart box got an SVG drawn by Vega, and no alert() ran as a script.
     assert len(re.findall(r'<svg[^>]*class="marks"', dom)) == 7
     assert "<script>alert(1)</script>" not in dom
+
+
+@pytest.fixture(scope="module")
+def with_null_county() -> pl.DataFrame:
+    """Households whose county is sometimes missing; those deviate most."""
+    rng = np.random.default_rng(11)
+    m = 4000
+    county = rng.choice(["Alpha", "Beta", "Gamma", "(none)"], size=m, p=[0.4, 0.3, 0.2, 0.1])
+    score = np.round(rng.normal(4.7, 0.3, size=m), 2)
+    p = 1 / (1 + np.exp(-3 * (score - 4.5))) - 0.3 * (county == "(none)")
+    return pl.DataFrame(
+        {
+            "county": np.where(county == "(none)", None, county),
+            "log_income": score,
+            "has_internet": (rng.uniform(size=m) < np.clip(p, 0, 1)).astype(np.int64),
+            "w": rng.integers(1, 50, size=m),
+        }
+    )
+
+
+def test_report_drills_into_the_null_group(
+    with_null_county: pl.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from polars_cumdev import report as report_module
+    from polars_cumdev.groups import selection_label
+
+    args = {"score": "log_income", "response": "has_internet", "weight": "w"}
+    table = with_null_county.cumdev.screen(by="county", **args)
+    assert table["county"][0] is None  # the null group is the most significant
+    drawn: dict[str, pl.DataFrame] = {}
+    real_curve = report_module.curve
+
+    def spy(frame, subpop, *positional, **keywords):
+        points = real_curve(frame, subpop, *positional, **keywords)
+        drawn[selection_label(subpop)] = points.collect()
+        return points
+
+    monkeypatch.setattr(report_module, "curve", spy)
+    path = report(with_null_county, "county", **args, path=tmp_path / "r.html", top=3)
+    text = path.read_text(encoding="utf-8")
+    assert "<h2>county = (null)" in text  # the heading names the group
+    assert len(re.findall(r'<div id="chart-\d+"></div>', text)) == 1 + 2 * 3
+    assert sorted(drawn) == sorted(
+        f"subpop 'county = {name}'" for name in ["(null)", *table["county"][1:3]]
+    )
+    expected = with_null_county.cumdev.curve(subpop=pl.col("county").is_null(), **args)
+    assert_frame_equal(drawn["subpop 'county = (null)'"], expected)
+    second = with_null_county.cumdev.curve(
+        subpop=pl.col("county").fill_null("") == table["county"][1], **args
+    )
+    assert_frame_equal(drawn[f"subpop 'county = {table['county'][1]}'"], second)

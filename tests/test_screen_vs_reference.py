@@ -298,6 +298,7 @@ def test_pure_bins_with_fractional_weights_have_sigma_zero(pure_bins):
     assert set(curve["full_mean"].drop_nulls().to_list()) == {0.0, 1.0}
 
 
+@pytest.mark.slow
 def test_bins_stay_accurate_deep_into_a_large_weighted_population():
     # Heavy-tailed weights, and responses with a spread of 1e4 at low scores
     # but of 1 at high scores: the running totals of W R^2 reach 1e12 before

@@ -96,6 +96,7 @@ def test_curve_variance_share(make_frame, variance: str, fraction: float) -> Non
     assert got.columns[-2:] == ["variance_share", "located"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fraction", [1.0, 0.5])
 def test_calibration_curve_variance_share(fraction: float) -> None:
     df = calibration_oscillating(3000).with_columns(w=pl.int_range(pl.len()) % 5 + 1.0)
@@ -162,6 +163,7 @@ def check_screen(data: pl.DataFrame, by: str, alpha: float, **args: str) -> list
     return outcomes
 
 
+@pytest.mark.slow
 def test_leaving_the_band_agrees_with_the_ks_test_on_every_group(make_frame) -> None:
     data = make_frame(5, 3000, scores="mixed")
     outcomes = check_screen(data, "g", 0.1, score="s", response="r", weight="w")
@@ -176,6 +178,7 @@ def test_leaving_the_band_agrees_with_the_ks_test_on_every_county(alpha: float) 
     assert len(outcomes) > 30 and any(outcomes) and not all(outcomes)
 
 
+@pytest.mark.slow
 def test_leaving_the_band_agrees_with_calibration_per_group() -> None:
     df = calibration_oscillating(2000).with_columns(part=pl.int_range(pl.len()) % 5)
     table = df.cumdev.calibration("score", "response", by="part")
@@ -185,6 +188,7 @@ def test_leaving_the_band_agrees_with_calibration_per_group() -> None:
         assert leaves == (p < 0.05) == says
 
 
+@pytest.mark.slow
 def test_band_layers_and_errors(tmp_path) -> None:
     curve = calibration_oscillating(500).cumdev.calibration_curve("score", "response")
     plain = named_layers(charts.cumulative(curve).to_dict())

@@ -22,6 +22,7 @@ from polars_cumdev.binned.options import (
     _unit_checks,
 )
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.groups import selection_label
 from polars_cumdev.prepare import (
     FrameLike,
     as_lazy,
@@ -194,7 +195,7 @@ def reliability(
         carry.append(mask.alias(nm.MEMBER))
     prepared = prepare(lazy, score=score, response=response, weight=weight, carry=carry)
     if subpop is not None:
-        prepared.checks += mask_checks(mask, f"subpop {subpop}")
+        prepared.checks += mask_checks(mask, selection_label(subpop))
     if calibration:
         prepared.checks += _unit_checks(
             score, response, "calibration=True needs probabilities (scores and responses in [0, 1])"

@@ -34,6 +34,7 @@ from polars_cumdev.errors import (
     OverlapError,
     TiedScoresError,
 )
+from polars_cumdev.groups import selection_label
 from polars_cumdev.location import flag_stretch
 from polars_cumdev.prepare import (
     Check,
@@ -73,8 +74,8 @@ def _pair(
         weight=weight,
         carry=[one.alias(_FIRST), two.alias(_SECOND)],
     )
-    label_one = f"first {first if isinstance(first, str) else str(first)!r}"
-    label_two = f"second {second if isinstance(second, str) else str(second)!r}"
+    label_one = selection_label(first, "first")
+    label_two = selection_label(second, "second")
     s = pl.col(score).cast(pl.Float64)
     a = one.fill_null(False)
     b = two.fill_null(False)

@@ -1,0 +1,77 @@
+"""Importing the package, and building a lazy query, must stay light (issue 12, item 8).
+
+Each check runs in a fresh interpreter: the test process itself has long
+since imported SciPy, Altair and the rest. The child imports the same copy of
+the package as this process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars_cumdev
+
+HEAVY = ("scipy", "altair", "vl_convert", "pyspark", "dask", "numba")
+PACKAGE_ROOT = Path(polars_cumdev.__file__).resolve().parent.parent
+
+PRELUDE = """
+import json, sys
+heavy = {heavy!r}
+def loaded():
+    return [name for name in heavy if name in sys.modules]
+stages = {{}}
+import polars as pl
+import polars_cumdev
+stages["import"] = loaded()
+stages["file"] = [polars_cumdev.__file__]
+"""
+
+
+def run_fresh(body: str) -> dict[str, list[str]]:
+    """Run the prelude and ``body`` in a new interpreter; return its ``stages``."""
+    code = PRELUDE.format(heavy=HEAVY) + body + "\nprint(json.dumps(stages))\n"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_ROOT), env.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=PACKAGE_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_import_and_lazy_queries_load_no_heavy_module():
+    stages = run_fresh(
+        """
+frame = pl.LazyFrame(
+    {"g": ["a", "b", None] * 4, "s": [1.0, 2.0, 3.0, 4.0] * 3, "r": [0, 1, 1] * 4}
+)
+frame.cumdev.screen(by="g", score="s", response="r")
+stages["screen"] = loaded()
+frame.cumdev.curve(subpop=pl.col("g") == "a", score="s", response="r")
+stages["curve"] = loaded()
+frame.cumdev.calibration(score="s", response="r", by="g")
+stages["calibration"] = loaded()
+"""
+    )
+    assert Path(stages.pop("file")[0]).resolve() == Path(polars_cumdev.__file__).resolve()
+    assert stages == {"import": [], "screen": [], "curve": [], "calibration": []}
+
+
+def test_a_tail_p_value_does_load_scipy():
+    # The check above can fail: computing in the tail needs SciPy's normal tail.
+    stages = run_fresh(
+        """
+assert 0.0 < polars_cumdev.kuiper_pvalue(5.0) < 1e-4
+stages["tail"] = loaded()
+"""
+    )
+    assert stages["import"] == []
+    assert "scipy" in stages["tail"]

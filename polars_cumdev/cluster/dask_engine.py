@@ -87,7 +87,7 @@ def _client(scheduler: Any):
 
 
 def _from_pandas(frame: Any, columns: Sequence[str]) -> pl.DataFrame:
-    return pl.from_pandas(frame[list(columns)])
+    return pl.from_pandas(frame[list(columns)], nan_to_null=False)
 
 
 def _read_row_groups(path: str, groups: Sequence[int], columns: Sequence[str]) -> pl.DataFrame:

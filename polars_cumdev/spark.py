@@ -65,9 +65,7 @@ def screen(
     """
     from polars_cumdev.cluster import spark_engine
 
-    return spark_engine.screen(
-        sdf, by, score, response, weight, variance=variance, ranges=ranges
-    )
+    return spark_engine.screen(sdf, by, score, response, weight, variance=variance, ranges=ranges)
 
 
 def calibration(

@@ -95,56 +95,56 @@ def _collect(frame: Any) -> list[tuple[int, object]]:
 
 
 def _count_below(data: Any, weight: str | None):
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as sf
 
     def count(threshold: float) -> int:
-        return data.where(F.col(weight).cast("double") < F.lit(threshold)).count()
+        return data.where(sf.col(weight).cast("double") < sf.lit(threshold)).count()
 
     return count
 
 
 def _cuts(data: Any, score: str, ranges: int | Sequence[float] | None, rows: int) -> list[float]:
     """Cut points: quantiles of a sample of the finite scores (``percentile_approx``)."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as sf
 
     if ranges is None:
         parallel = data.sparkSession.sparkContext.defaultParallelism
         ranges = max(parallel, -(-rows // ROWS_PER_RANGE))
     if not isinstance(ranges, int) or ranges <= 1 or rows == 0:
         return steps.cuts_from_sample([], ranges)
-    s = F.col(score).cast("double")
-    finite = s.isNotNull() & ~F.isnan(s) & (F.abs(s) < F.lit(_INF))
+    s = sf.col(score).cast("double")
+    finite = s.isNotNull() & ~sf.isnan(s) & (sf.abs(s) < sf.lit(_INF))
     sample = data.select(s.alias("s")).where(finite)
     if rows > SAMPLE_SIZE:
         sample = sample.sample(fraction=SAMPLE_SIZE / rows, seed=0)
     levels = [i / ranges for i in range(1, ranges)]
-    found = sample.select(F.percentile_approx("s", levels, 10_000).alias("q")).first()["q"]
+    found = sample.select(sf.percentile_approx("s", levels, 10_000).alias("q")).first()["q"]
     values = sorted(set(found or []))
     return steps.cuts_from_sample([], values[:-1] if len(values) == ranges else values)
 
 
 def _range_of(score: Any, cuts: Sequence[float]) -> Any:
     """The JVM's range index: the number of cuts below the score, by a balanced CASE tree."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as sf
 
     def index(lo: int, hi: int) -> Any:  # ranges lo..hi
         if lo == hi:
-            return F.lit(lo)
+            return sf.lit(lo)
         mid = (lo + hi) // 2  # cut ``mid`` separates range mid from mid + 1
-        return F.when(score <= F.lit(cuts[mid]), index(lo, mid)).otherwise(index(mid + 1, hi))
+        return sf.when(score <= sf.lit(cuts[mid]), index(lo, mid)).otherwise(index(mid + 1, hi))
 
     return index(0, len(cuts))
 
 
 def _routes(spark: Any, count: int) -> list[int]:
     """Keys whose hash partitions (``repartition(count, key)``) are 0, 1, ..., count - 1."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as sf
 
     found: dict[int, int] = {}
     size = 64 * count
     while len(found) < count:
-        ids = spark.range(0, size).select(F.col("id").cast("int").alias("k"))
-        rows = ids.select("k", F.pmod(F.hash("k"), F.lit(count)).alias("p")).collect()
+        ids = spark.range(0, size).select(sf.col("id").cast("int").alias("k"))
+        rows = ids.select("k", sf.pmod(sf.hash("k"), sf.lit(count)).alias("p")).collect()
         for row in rows:
             found.setdefault(row["p"], row["k"])
         size *= 4
@@ -168,9 +168,9 @@ def screen(
     ranges: int | Sequence[float] | None = None,
 ) -> pl.DataFrame:
     """The screen of a Spark DataFrame; see :func:`polars_cumdev.spark.screen`."""
-    from pyspark.sql import functions as F
-
     request = _request("screen", sdf, by, score, response, weight, variance)
+    from pyspark.sql import functions as sf
+
     data = sdf.select(*request.columns)
     rows = data.count()
     cuts = _cuts(data, score, ranges, rows)
@@ -183,8 +183,8 @@ def screen(
     plan = steps.plan_screen(request, parts, cuts, _count_below(data, weight))
     count = plan.ranges
     routes = _routes(data.sparkSession, count)
-    index = _range_of(F.col(score).cast("double"), plan.cuts)
-    route = F.element_at(F.array(*[F.lit(k) for k in routes]), index + 1)
+    index = _range_of(sf.col(score).cast("double"), plan.cuts)
+    route = sf.element_at(sf.array(*[sf.lit(k) for k in routes]), index + 1)
     shuffled = data.withColumn(_ROUTE, route).repartition(count, _ROUTE).drop(_ROUTE)
 
     def step(batches: Iterator[Any]) -> Iterator[Any]:

@@ -49,7 +49,7 @@ def local_cluster(workers: int | None = None) -> Any:
         n_workers=workers,
         threads_per_worker=1,
         processes=True,
-        dashboard_address=None,
+        dashboard_address=":0",
         env={"POLARS_MAX_THREADS": "1"},
     )
     return distributed.Client(cluster)

@@ -35,7 +35,7 @@ def run_screen(batches: list[pl.DataFrame], ranges, weight="w") -> pl.DataFrame:
     results = []
     for r in range(plan.ranges):
         rows = pl.concat([s[r] for s in split])
-        results.append(steps.run_range(rows, plan, r) if rows.height else None)
+        results.append(steps.run_range(rows, steps.task_plan(plan, r), r) if rows.height else None)
     return steps.finish_screen(plan, results)
 
 

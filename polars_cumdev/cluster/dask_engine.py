@@ -222,13 +222,13 @@ def screen(
             request, summaries, cuts, _count_below(client, parts, request.weight)
         )
         del parts
-        shared = client.scatter(plan, broadcast=True)
         results = []
         for r in range(plan.ranges):
             if plan.range_rows[r] == 0:
                 continue
             pieces = [client.submit(_piece, s, r) for s in split]
-            results.append((r, client.submit(_range_task, shared, r, *pieces)))
+            task = steps.task_plan(plan, r)
+            results.append((r, client.submit(_range_task, task, r, *pieces)))
         done = client.gather([f for _, f in results])
         gathered = dict(zip([r for r, _ in results], done, strict=True))
         del split, results

@@ -187,13 +187,15 @@ def screen(
     route = sf.element_at(sf.array(*[sf.lit(k) for k in routes]), index + 1)
     shuffled = data.withColumn(_ROUTE, route).repartition(count, _ROUTE).drop(_ROUTE)
 
+    shipped = steps.task_plan(plan)
+
     def step(batches: Iterator[Any]) -> Iterator[Any]:
         chunk = _frame(batches, request)
         if not chunk.height:
             return
-        for r, rows_r in enumerate(steps.split_part(chunk, request, plan.cuts)):
+        for r, rows_r in enumerate(steps.split_part(chunk, request, shipped.cuts)):
             if rows_r.height:
-                result = steps.run_range(rows_r, plan, r)
+                result = steps.run_range(rows_r, shipped, r)
                 yield _payload([{"range": r, _PAYLOAD: steps.pack(result)}])
 
     results: list[Any] = [None] * count

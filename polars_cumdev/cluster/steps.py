@@ -11,6 +11,7 @@ function                  runs on    what it does
 :func:`summarize_part`    worker     a batch's check counts and cell summaries
 :func:`plan_screen`       driver     raise a failed check; merge the cells; plan
 :func:`split_part`        worker     a batch's standardized rows, range by range
+:func:`task_plan`         driver     the plan without what only the driver needs
 :func:`run_range`         worker     one range's step (its rows checked in range)
 :func:`finish_screen`     driver     combine the ranges; the screen's columns
 :func:`calibrate_part`    worker     calibration of the groups in a batch
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import polars as pl
 
@@ -59,6 +61,7 @@ __all__ = [
     "sample_scores",
     "split_part",
     "summarize_part",
+    "task_plan",
     "unpack",
 ]
 
@@ -140,6 +143,16 @@ def split_part(chunk: pl.DataFrame, request: Request, cuts: Sequence[float]) -> 
     pieces = {key[0]: piece.drop(RANGE) for key, piece in split.items()}
     empty = rows.clear()
     return [pieces.get(r, empty) for r in range(count)]
+
+
+def task_plan(plan: Plan, r: int | None = None) -> Plan:
+    """The part of the plan a range task needs: no cells; only range ``r``'s queries if given.
+
+    The cells (one row per (range, group)) serve the combination on the
+    driver only; leaving them out keeps what is shipped to every task small.
+    """
+    queries = plan.queries if r is None else plan.queries.filter(pl.col(RANGE) == r)
+    return replace(plan, cells=plan.cells.clear(), queries=queries)
 
 
 def run_range(rows: pl.DataFrame, plan: Plan, r: int) -> RangeResult:

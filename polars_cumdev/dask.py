@@ -9,7 +9,7 @@ Dask; the functions do, and raise
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
@@ -27,6 +27,7 @@ def screen(
     variance: str = "auto",
     ranges: int | Sequence[float] | None = None,
     scheduler: Any = None,
+    log: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
     """:func:`polars_cumdev.subpopulation.screen` of data in a Dask cluster.
 
@@ -52,6 +53,10 @@ def screen(
         ``"tcp://10.0.0.5:8786"``, or None: the current client if there is
         one, else a ``LocalCluster`` started (and closed) for this call.
 
+    log
+        Called with a line of progress (elapsed seconds and step) after
+        each step, e.g. ``print``: where the time goes.
+
     Returns
     -------
     pl.DataFrame
@@ -68,7 +73,15 @@ def screen(
     from polars_cumdev.cluster import dask_engine
 
     return dask_engine.screen(
-        source, by, score, response, weight, variance=variance, ranges=ranges, scheduler=scheduler
+        source,
+        by,
+        score,
+        response,
+        weight,
+        variance=variance,
+        ranges=ranges,
+        scheduler=scheduler,
+        log=log,
     )
 
 

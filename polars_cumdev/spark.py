@@ -9,7 +9,7 @@ no PySpark; the functions do, and raise
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
@@ -26,6 +26,7 @@ def screen(
     *,
     variance: str = "auto",
     ranges: int | Sequence[float] | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
     """:func:`polars_cumdev.subpopulation.screen` of a Spark DataFrame.
 
@@ -50,6 +51,10 @@ def screen(
         :data:`polars_cumdev.partitioned.ROWS_PER_RANGE` rows. One task
         holds one range's rows (about 8 bytes per column per row).
 
+    log
+        Called with a line of progress (elapsed seconds and step) after
+        each step, e.g. ``print``: where the time goes.
+
     Returns
     -------
     pl.DataFrame
@@ -65,7 +70,9 @@ def screen(
     """
     from polars_cumdev.cluster import spark_engine
 
-    return spark_engine.screen(sdf, by, score, response, weight, variance=variance, ranges=ranges)
+    return spark_engine.screen(
+        sdf, by, score, response, weight, variance=variance, ranges=ranges, log=log
+    )
 
 
 def calibration(

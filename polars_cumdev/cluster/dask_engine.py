@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import operator
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -203,8 +203,10 @@ def screen(
     variance: str = "auto",
     ranges: int | Sequence[float] | None = None,
     scheduler: Any = None,
+    log: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
     """The screen of a Dask DataFrame or Parquet files; see :func:`polars_cumdev.dask.screen`."""
+    note = steps.clock(log)
     make = _request_maker("screen", by, score, response, weight, variance)
     with _client(scheduler) as client:
         parts, request = _load(client, source, make)
@@ -216,11 +218,13 @@ def screen(
             threads = sum(client.nthreads().values()) or 1
             ranges = max(threads, math.ceil(rows / ROWS_PER_RANGE))
         cuts = steps.cuts_from_sample(samples, ranges)
+        note(f"round 1: {len(parts)} parts loaded and sampled; {len(cuts) + 1} score ranges")
         split = client.map(_summarize_and_split, parts, request=request, cuts=cuts)
         summaries = client.gather(client.map(operator.itemgetter(0), split))
         plan = steps.plan_screen(
             request, summaries, cuts, _count_below(client, parts, request.weight)
         )
+        note(f"round 2: checks and cell summaries; {plan.queries.height} queries")
         del parts
         results = []
         for r in range(plan.ranges):
@@ -232,7 +236,10 @@ def screen(
         done = client.gather([f for _, f in results])
         gathered = dict(zip([r for r, _ in results], done, strict=True))
         del split, results
-        return steps.finish_screen(plan, [gathered.get(r) for r in range(plan.ranges)])
+        note("round 3: range steps")
+        out = steps.finish_screen(plan, [gathered.get(r) for r in range(plan.ranges)])
+        note("combined")
+        return out
 
 
 def _calibrate(request: Request, *pieces: pl.DataFrame) -> tuple:

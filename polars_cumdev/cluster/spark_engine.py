@@ -16,9 +16,10 @@ ranges and combines the range results. The Python workers convert with
 
 from __future__ import annotations
 
+import numbers
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import polars as pl
@@ -110,7 +111,10 @@ def _cuts(data: Any, score: str, ranges: int | Sequence[float] | None, rows: int
     if ranges is None:
         parallel = data.sparkSession.sparkContext.defaultParallelism
         ranges = max(parallel, -(-rows // ROWS_PER_RANGE))
-    if not isinstance(ranges, int) or ranges <= 1 or rows == 0:
+    if not isinstance(ranges, numbers.Integral) or isinstance(ranges, bool):
+        return steps.cuts_from_sample([], ranges)  # the cut points given (or a clear error)
+    ranges = int(ranges)
+    if ranges <= 1 or rows == 0:
         return steps.cuts_from_sample([], ranges)
     s = sf.col(score).cast("double")
     finite = s.isNotNull() & ~sf.isnan(s) & (sf.abs(s) < sf.lit(_INF))
@@ -166,21 +170,27 @@ def screen(
     *,
     variance: str = "auto",
     ranges: int | Sequence[float] | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
     """The screen of a Spark DataFrame; see :func:`polars_cumdev.spark.screen`."""
+    note = steps.clock(log)
     request = _request("screen", sdf, by, score, response, weight, variance)
     from pyspark.sql import functions as sf
 
     data = sdf.select(*request.columns)
     rows = data.count()
+    note(f"counted {rows} rows")
     cuts = _cuts(data, score, ranges, rows)
+    note(f"{len(cuts) + 1} score ranges")
 
     def summarize(batches: Iterator[Any]) -> Iterator[Any]:
         part = steps.summarize_part(_frame(batches, request), request, cuts)
         yield _payload([{"range": -1, _PAYLOAD: steps.pack(part)}])
 
     parts = [p for _, p in _collect(data.mapInArrow(summarize, _SPARK_SCHEMA))]
+    note(f"pass 1: checks and cell summaries of {len(parts)} partitions")
     plan = steps.plan_screen(request, parts, cuts, _count_below(data, weight))
+    note(f"planned: {plan.queries.height} queries")
     count = plan.ranges
     routes = _routes(data.sparkSession, count)
     index = _range_of(sf.col(score).cast("double"), plan.cuts)
@@ -203,7 +213,10 @@ def screen(
         if results[r] is not None:
             raise CumdevError(f"internal error: score range {r} was split between two tasks")
         results[r] = result
-    return steps.finish_screen(plan, results)
+    note("pass 2: shuffled by range and stepped")
+    out = steps.finish_screen(plan, results)
+    note("combined")
+    return out
 
 
 def calibration(

@@ -25,6 +25,7 @@ Everything a worker returns is small (per batch: one tally row, one row per
 from __future__ import annotations
 
 import pickle
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -52,6 +53,7 @@ from polars_cumdev.weights import RATIO_LIMIT
 
 __all__ = [
     "calibrate_part",
+    "clock",
     "cuts_from_sample",
     "finish_calib",
     "finish_screen",
@@ -64,6 +66,17 @@ __all__ = [
     "task_plan",
     "unpack",
 ]
+
+
+def clock(log: Callable[[str], None] | None) -> Callable[[str], None]:
+    """A progress callback: ``log`` gets the seconds since this call and the step (or nothing)."""
+    start = time.perf_counter()
+
+    def note(message: str) -> None:
+        if log is not None:
+            log(f"{time.perf_counter() - start:8.2f} s  {message}")
+
+    return note
 
 
 def pack(value: object) -> bytes:

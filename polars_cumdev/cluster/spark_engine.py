@@ -1,7 +1,7 @@
 """The cluster screen on Spark: Arrow batches into Polars on the executors, small results back.
 
-- cut points: the row count and ``percentile_approx`` of a sample of the
-  scores, both in the JVM;
+- cut points: the row count (JVM) and the quantiles of a sample of the
+  scores (sampled in the JVM, quantiles on the driver);
 - pass 1 (``mapInArrow``): each partition's check counts and cell summaries,
   returned as one small pickled row per partition;
 - pass 2: each row is routed by its score range (an index computed in the
@@ -27,13 +27,15 @@ import polars as pl
 from polars_cumdev.cluster import require, steps
 from polars_cumdev.cluster.request import Kind, Request, make_request
 from polars_cumdev.errors import CumdevError
-from polars_cumdev.partitioned import ROWS_PER_RANGE, SAMPLE_SIZE
+from polars_cumdev.partitioned import ROWS_PER_RANGE
 
 __all__ = ["calibration", "local_session", "screen"]
 
 _PAYLOAD = "payload"
 _ROUTE = "__cumdev_route"
 _INF = float("inf")
+#: Scores sampled for the cut points (any cuts give the same result; these balance the ranges).
+CUT_SAMPLE = 200_000
 
 
 def local_session(master: str = "local[2]", *, app: str = "polars-cumdev") -> Any:
@@ -105,7 +107,12 @@ def _count_below(data: Any, weight: str | None):
 
 
 def _cuts(data: Any, score: str, ranges: int | Sequence[float] | None, rows: int) -> list[float]:
-    """Cut points: quantiles of a sample of the finite scores (``percentile_approx``)."""
+    """Cut points: quantiles of a Bernoulli sample of about :data:`CUT_SAMPLE` finite scores.
+
+    The sample (one column, in the JVM) comes to the driver as Arrow; the
+    quantiles are those of :func:`polars_cumdev.partitioned.cut_points`.
+    ``percentile_approx`` over all rows took 2.6 s at 1e6 rows here.
+    """
     from pyspark.sql import functions as sf
 
     if ranges is None:
@@ -118,13 +125,11 @@ def _cuts(data: Any, score: str, ranges: int | Sequence[float] | None, rows: int
         return steps.cuts_from_sample([], ranges)
     s = sf.col(score).cast("double")
     finite = s.isNotNull() & ~sf.isnan(s) & (sf.abs(s) < sf.lit(_INF))
-    sample = data.select(s.alias("s")).where(finite)
-    if rows > SAMPLE_SIZE:
-        sample = sample.sample(fraction=SAMPLE_SIZE / rows, seed=0)
-    levels = [i / ranges for i in range(1, ranges)]
-    found = sample.select(sf.percentile_approx("s", levels, 10_000).alias("q")).first()["q"]
-    values = sorted(set(found or []))
-    return steps.cuts_from_sample([], values[:-1] if len(values) == ranges else values)
+    sample = data.select(s.alias(score)).where(finite)
+    if rows > CUT_SAMPLE:
+        sample = sample.sample(fraction=CUT_SAMPLE / rows, seed=0)
+    scores = pl.from_arrow(sample.toArrow()).get_column(score)
+    return steps.cuts_from_sample([scores], ranges)
 
 
 def _range_of(score: Any, cuts: Sequence[float]) -> Any:

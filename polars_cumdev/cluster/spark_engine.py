@@ -145,10 +145,19 @@ def _range_of(score: Any, cuts: Sequence[float]) -> Any:
     return index(0, len(cuts))
 
 
+_ROUTES: dict[int, list[int]] = {}
+
+
 def _routes(spark: Any, count: int) -> list[int]:
-    """Keys whose hash partitions (``repartition(count, key)``) are 0, 1, ..., count - 1."""
+    """Keys whose hash partitions (``repartition(count, key)``) are 0, 1, ..., count - 1.
+
+    Found by a small Spark job (Spark's own hash), once per ``count``: the
+    hash is a fixed function (Murmur3, seed 42).
+    """
     from pyspark.sql import functions as sf
 
+    if count in _ROUTES:
+        return _ROUTES[count]
     found: dict[int, int] = {}
     size = 64 * count
     while len(found) < count:
@@ -157,7 +166,8 @@ def _routes(spark: Any, count: int) -> list[int]:
         for row in rows:
             found.setdefault(row["p"], row["k"])
         size *= 4
-    return [found[p] for p in range(count)]
+    _ROUTES[count] = [found[p] for p in range(count)]
+    return _ROUTES[count]
 
 
 def _request(kind: Kind, sdf: Any, by, score, response, weight, variance) -> Request:

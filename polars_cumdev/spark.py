@@ -30,8 +30,8 @@ def screen(
 ) -> pl.DataFrame:
     """:func:`polars_cumdev.subpopulation.screen` of a Spark DataFrame.
 
-    The rows never come to the driver: the cut points come from the JVM
-    (``percentile_approx`` on a sample), each partition's check counts and
+    The rows never come to the driver: the cut points from a sample of the
+    scores (about 200,000, drawn in the JVM), each partition's check counts and
     per-(range, group) cell summaries from one ``mapInArrow`` pass, and each
     score range's step (:func:`polars_cumdev.partitioned.range_step`) from
     one task after a shuffle by range (method.md 1.2-1.6). The driver
@@ -40,7 +40,7 @@ def screen(
     Parameters
     ----------
     sdf
-        A ``pyspark.sql.DataFrame``. It is read three times (a count and a
+        A ``pyspark.sql.DataFrame``. It is read four times (a count and a
         sample in the JVM, then two passes through Python): cache it first
         when its lineage is expensive.
     by, score, response, weight, variance

@@ -3,20 +3,18 @@
 The screen follows :mod:`polars_cumdev.partitioned`; an engine adapter only
 moves Polars frames between these functions:
 
-========================  =========  ============================================
-function                  runs on    what it does
-========================  =========  ============================================
-:func:`sample_scores`     worker     a systematic sample of a batch's scores
-:func:`cuts_from_sample`  driver     the cut points (quantiles of the sample)
-:func:`summarize_part`    worker     a batch's check counts and cell summaries
-:func:`plan_screen`       driver     raise a failed check; merge the cells; plan
-:func:`split_part`        worker     a batch's standardized rows, range by range
-:func:`task_plan`         driver     the plan without what only the driver needs
-:func:`run_range`         worker     one range's step (its rows checked in range)
-:func:`finish_screen`     driver     combine the ranges; the screen's columns
-:func:`calibrate_part`    worker     calibration of the groups in a batch
-:func:`finish_calib`      driver     raise a failed check; p, q; sort
-========================  =========  ============================================
+| function | runs on | what it does |
+| --- | --- | --- |
+| :func:`sample_scores` | worker | a systematic sample of a batch's scores |
+| :func:`cuts_from_sample` | driver | the cut points (quantiles of the sample) |
+| :func:`summarize_part` | worker | a batch's check counts and cell summaries |
+| :func:`plan_screen` | driver | raise a failed check; merge the cells; plan |
+| :func:`split_part` | worker | a batch's standardized rows, range by range |
+| :func:`task_plan` | driver | the plan without what only the driver needs |
+| :func:`run_range` | worker | one range's step (its rows checked in range) |
+| :func:`finish_screen` | driver | combine the ranges; the screen's columns |
+| :func:`calibrate_part` | worker | calibration of the groups in a batch |
+| :func:`finish_calib` | driver | raise a failed check; p, q; sort |
 
 Everything a worker returns is small (per batch: one tally row, one row per
 (range, group) cell) except the split rows, which the engine shuffles.

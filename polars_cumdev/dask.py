@@ -47,7 +47,9 @@ def screen(
     ranges
         Number of score ranges or the cut points; by default the larger of
         the cluster's threads and one range per
-        :data:`polars_cumdev.partitioned.ROWS_PER_RANGE` rows.
+        :data:`polars_cumdev.partitioned.ROWS_PER_RANGE` rows, rounded up to
+        a multiple of the threads
+        (:func:`polars_cumdev.cluster.steps.default_ranges`).
     scheduler
         A ``distributed.Client``, a scheduler address such as
         ``"tcp://10.0.0.5:8786"``, or None: the current client if there is

@@ -48,8 +48,10 @@ def screen(
     ranges
         Number of score ranges or the cut points; by default the larger of
         Spark's default parallelism and one range per
-        :data:`polars_cumdev.partitioned.ROWS_PER_RANGE` rows. One task
-        holds one range's rows (about 8 bytes per column per row).
+        :data:`polars_cumdev.partitioned.ROWS_PER_RANGE` rows, rounded up
+        to a multiple of the parallelism
+        (:func:`polars_cumdev.cluster.steps.default_ranges`). One task
+        holds one range's rows.
 
     log
         Called with a line of progress (elapsed seconds and step) after

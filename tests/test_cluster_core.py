@@ -97,3 +97,11 @@ def test_a_missing_engine_names_the_extra(monkeypatch, module, extra):
     call = cspark.screen if extra == "spark" else cdask.screen
     with pytest.raises(EngineMissingError, match=rf'pip install "polars-cumdev\[{extra}\]"'):
         call(df, "g", "s", "r")
+
+
+@pytest.mark.parametrize(
+    ("rows", "slots", "expected"),
+    [(0, 2, 2), (10**6, 2, 2), (10**7, 2, 4), (10**7, 4, 4), (10**10, 400, 2800), (5, 0, 1)],
+)
+def test_default_ranges_fill_whole_waves(rows, slots, expected):
+    assert steps.default_ranges(rows, slots) == expected

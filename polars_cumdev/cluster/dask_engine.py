@@ -29,7 +29,7 @@ from polars_cumdev.cluster import require, steps
 from polars_cumdev.cluster.checks import count_below
 from polars_cumdev.cluster.request import Kind, Request, make_request
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.partitioned import ROWS_PER_RANGE, SAMPLE_SIZE
+from polars_cumdev.partitioned import SAMPLE_SIZE
 
 __all__ = ["calibration", "local_cluster", "screen"]
 
@@ -45,14 +45,14 @@ def local_cluster(workers: int | None = None) -> Any:
     """
     distributed = require("distributed", "dask")
     workers = workers or os.cpu_count() or 1
-    cluster = distributed.LocalCluster(
+    # The client owns the cluster it starts: closing the client stops the workers.
+    return distributed.Client(
         n_workers=workers,
         threads_per_worker=1,
         processes=True,
         dashboard_address=":0",
         env={"POLARS_MAX_THREADS": "1"},
     )
-    return distributed.Client(cluster)
 
 
 @contextmanager
@@ -77,10 +77,7 @@ def _client(scheduler: Any):
     try:
         yield client
     finally:
-        cluster = client.cluster
         client.close()
-        if cluster is not None and not isinstance(scheduler, str):
-            cluster.close()
 
 
 # -- loading parts -------------------------------------------------------------
@@ -215,8 +212,7 @@ def screen(
         samples = [s for _, s in sampled]
         if ranges is None:
             rows = sum(n for n, _ in sampled)
-            threads = sum(client.nthreads().values()) or 1
-            ranges = max(threads, math.ceil(rows / ROWS_PER_RANGE))
+            ranges = steps.default_ranges(rows, sum(client.nthreads().values()))
         cuts = steps.cuts_from_sample(samples, ranges)
         note(f"round 1: {len(parts)} parts loaded and sampled; {len(cuts) + 1} score ranges")
         split = client.map(_summarize_and_split, parts, request=request, cuts=cuts)

@@ -27,7 +27,6 @@ import polars as pl
 from polars_cumdev.cluster import require, steps
 from polars_cumdev.cluster.request import Kind, Request, make_request
 from polars_cumdev.errors import CumdevError
-from polars_cumdev.partitioned import ROWS_PER_RANGE
 
 __all__ = ["calibration", "local_session", "screen"]
 
@@ -116,8 +115,7 @@ def _cuts(data: Any, score: str, ranges: int | Sequence[float] | None, rows: int
     from pyspark.sql import functions as sf
 
     if ranges is None:
-        parallel = data.sparkSession.sparkContext.defaultParallelism
-        ranges = max(parallel, -(-rows // ROWS_PER_RANGE))
+        ranges = steps.default_ranges(rows, data.sparkSession.sparkContext.defaultParallelism)
     if not isinstance(ranges, numbers.Integral) or isinstance(ranges, bool):
         return steps.cuts_from_sample([], ranges)  # the cut points given (or a clear error)
     ranges = int(ranges)

@@ -35,6 +35,7 @@ from polars_cumdev.cluster.request import Request
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.partitioned import (
     RANGE,
+    ROWS_PER_RANGE,
     Plan,
     RangeResult,
     cell_summaries,
@@ -53,6 +54,7 @@ __all__ = [
     "calibrate_part",
     "clock",
     "cuts_from_sample",
+    "default_ranges",
     "finish_calib",
     "finish_screen",
     "pack",
@@ -85,6 +87,19 @@ def pack(value: object) -> bytes:
 def unpack(data: bytes) -> object:
     """The inverse of :func:`pack` (only for bytes the tasks of this screen produced)."""
     return pickle.loads(data)
+
+
+def default_ranges(rows: int, slots: int) -> int:
+    """Ranges for ``rows`` rows on ``slots`` task slots: a multiple of the slots.
+
+    At least one range per slot and one per
+    :data:`polars_cumdev.partitioned.ROWS_PER_RANGE` rows, rounded up to a
+    whole number of waves (3 ranges on 2 slots would leave one slot idle
+    for the last range).
+    """
+    slots = max(1, slots)
+    wanted = max(slots, -(-rows // ROWS_PER_RANGE))
+    return -(-wanted // slots) * slots
 
 
 def sample_scores(chunk: pl.DataFrame, request: Request, every: int) -> pl.Series:

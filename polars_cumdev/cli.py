@@ -32,6 +32,7 @@ from polars_cumdev.cli_input import (
     scan,
     selection,
 )
+from polars_cumdev.cluster.command import CLUSTER_ENGINES, add_engine_arguments, cluster_screen
 from polars_cumdev.errors import CumdevError, InvalidParameterError, first_line
 from polars_cumdev.groups import group_label, group_selection
 
@@ -260,13 +261,17 @@ def _screen(args: argparse.Namespace) -> None:
     frame = _read(args)
     _say(f"screening the groups of {', '.join(args.by)} ...")
     started = time.perf_counter()
-    table = frame.cumdev.screen(
-        by=args.by,
-        score=args.score,
-        response=args.response,
-        weight=args.weight,
-        variance=args.variance,
-    ).collect()
+    if args.engine in CLUSTER_ENGINES:
+        table = cluster_screen(args)
+    else:
+        table = frame.cumdev.screen(
+            by=args.by,
+            score=args.score,
+            response=args.response,
+            weight=args.weight,
+            variance=args.variance,
+            engine=args.engine,
+        ).collect()
     _say(f"screened {table.height} groups in {time.perf_counter() - started:.2f} s")
     if "ordering" in table.columns and table.height:
         _say(f"rows ordered along {table['ordering'][0]}")
@@ -511,6 +516,7 @@ def _parser() -> argparse.ArgumentParser:
     screen = commands.add_parser("screen", help="rank every group of a file by its deviation")
     _data_arguments(screen, by=True)
     _variance_argument(screen)
+    add_engine_arguments(screen)
     screen.add_argument("--rows", type=_positive_int, default=20, help=_ROWS_HELP)
     screen.add_argument("--output", "-o", default=None, help="also save the table to this file")
     screen.add_argument(

@@ -1,0 +1,183 @@
+"""The cluster screens (Spark local[N], Dask LocalCluster) against the in-process screen.
+
+Usage::
+
+    python benchmarks/cluster.py                     # 1e6 and 1e7 rows, 1,000 groups
+    python benchmarks/cluster.py --rows 1e6 --engines dask,polars
+
+For each size, the benchmark population of :func:`common.make_frame` is
+written once as Parquet (row groups of 1M rows) and every engine reads it:
+
+- ``in-process``: ``pl.scan_parquet(...).cumdev.screen(...)`` (the default
+  engine: the compiled kernel from 1M rows on);
+- ``polars plan``: the same with ``engine="polars"``;
+- ``dask``: :func:`polars_cumdev.dask.screen` on the Parquet files, on a
+  ``LocalCluster`` of ``--workers`` single-threaded processes;
+- ``spark``: :func:`polars_cumdev.spark.screen` on ``spark.read.parquet``,
+  ``local[--workers]``.
+
+Printed per engine: start time (session or cluster), first and warm screen
+time, bytes written by Spark's shuffles (per row), and the peak resident
+memory of a worker process (Dask workers; Spark's Python workers). The
+results are checked against the in-process screen (largest relative
+difference of kuiper_z). The load average is printed first: the machine is
+shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from common import MIB, make_frame
+
+import polars_cumdev  # noqa: F401
+
+ARGS = {"by": "group", "score": "score", "response": "response", "weight": "weight"}
+
+
+def write(rows: int, groups: int, folder: Path) -> Path:
+    path = folder / f"cluster_{rows}_{groups}.parquet"
+    if not path.exists():
+        make_frame(rows, groups).write_parquet(path, row_group_size=1_000_000)
+    return path
+
+
+def worst(expected: pl.DataFrame, actual: pl.DataFrame) -> float:
+    left = expected.sort("group")["kuiper_z"].to_numpy()
+    right = actual.sort("group")["kuiper_z"].to_numpy()
+    ok = ~np.isnan(left)
+    return float(np.max(np.abs(right[ok] - left[ok]) / np.abs(left[ok])))
+
+
+def timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - start, out
+
+
+def in_process(path: Path, engine: str) -> dict:
+    def run():
+        return pl.scan_parquet(path).cumdev.screen(**ARGS, engine=engine).collect()
+
+    first, out = timed(run)
+    warm, _ = timed(run)
+    peak = _rss()
+    return {"first": first, "warm": warm, "out": out, "peak": peak}
+
+
+def _rss() -> int:
+    """This process's peak resident memory (VmHWM; ``ru_maxrss`` survives exec on Linux)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def dask_run(paths: list[Path], workers: int) -> dict:
+    import polars_cumdev.dask as cdask
+
+    start, client = timed(lambda: cdask.local_cluster(workers))
+    try:
+
+        def run():
+            return cdask.screen([str(p) for p in paths], **ARGS, scheduler=client)
+
+        first, out = timed(run)
+        warm, _ = timed(run)
+        peak = max(client.run(_rss).values())
+    finally:
+        cluster = client.cluster
+        client.close()
+        cluster.close()
+    return {"start": start, "first": first, "warm": warm, "out": out, "peak": peak}
+
+
+def _shuffle_bytes(spark) -> int:
+    """Bytes written by all shuffles so far (Spark's status store, through py4j)."""
+    context = spark.sparkContext
+    store = context._jsc.sc().statusStore()
+    defaults = [getattr(store, f"stageList$default${i}")() for i in range(2, 6)]
+    stages = store.stageList(context._jvm.java.util.ArrayList(), *defaults)
+    return sum(stages.apply(i).shuffleWriteBytes() for i in range(stages.size()))
+
+
+def spark_run(paths: list[Path], workers: int) -> dict:
+    import polars_cumdev.spark as cspark
+
+    start, spark = timed(lambda: cspark.local_session(f"local[{workers}]"))
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        sdf = spark.read.parquet(*[str(p) for p in paths])
+        first, out = timed(lambda: cspark.screen(sdf, **ARGS))
+        before = _shuffle_bytes(spark)
+        warm, _ = timed(lambda: cspark.screen(sdf, **ARGS))
+        shuffled = _shuffle_bytes(spark) - before
+
+        def peak(batches):
+            import pyarrow as pa
+
+            for _ in batches:
+                pass
+            yield pa.RecordBatch.from_pylist([{"rss": _rss()}])
+
+        probe = spark.range(0, workers, numPartitions=workers).mapInArrow(peak, "rss long")
+        rss = max(row["rss"] for row in probe.collect())
+    finally:
+        spark.stop()
+    return {
+        "start": start,
+        "first": first,
+        "warm": warm,
+        "out": out,
+        "peak": rss,
+        "shuffle": shuffled,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="1e6,1e7", help="comma-separated row counts")
+    parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--engines", default="kernel,polars,dask,spark")
+    parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "cumdev_cluster"))
+    args = parser.parse_args()
+    folder = Path(args.dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    engines = args.engines.split(",")
+    print(f"load average before: {os.getloadavg()}; cores: {os.cpu_count()}")
+    header = "| rows | engine | start s | first s | warm s | shuffle B/row | peak MiB | rel. diff |"
+    lines = [header, "| " + " | ".join(["---"] * 8) + " |"]
+    for text in args.rows.split(","):
+        rows = int(float(text))
+        path = write(rows, args.groups, folder)
+        base = in_process(path, "auto")
+        runs = {"in-process": base}
+        if "polars" in engines:
+            runs["polars plan"] = in_process(path, "polars")
+        if "dask" in engines:
+            runs["dask"] = dask_run([path], args.workers)
+        if "spark" in engines:
+            runs["spark"] = spark_run([path], args.workers)
+        for name, run in runs.items():
+            shuffle = f"{run['shuffle'] / rows:.1f}" if "shuffle" in run else ""
+            start = f"{run['start']:.2f}" if "start" in run else ""
+            diff = worst(base["out"], run["out"])
+            lines.append(
+                f"| {rows:.0e} | {name} | {start} | {run['first']:.2f} | {run['warm']:.2f} | "
+                f"{shuffle} | {run['peak'] / MIB:.0f} | {diff:.1e} |"
+            )
+            print(lines[-1], flush=True)
+    print(f"load average after: {os.getloadavg()}")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,128 @@
+"""Screen and calibrate data that lives in a Dask cluster (``pip install "polars-cumdev[dask]"``).
+
+The score-range decomposition of :mod:`polars_cumdev.partitioned` run as
+Dask tasks on Polars frames (:mod:`polars_cumdev.cluster.dask_engine`); see
+the workflow page "Screening on a cluster". Importing this module imports no
+Dask; the functions do, and raise
+:class:`~polars_cumdev.cluster.EngineMissingError` when it is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import polars as pl
+
+__all__ = ["calibration", "local_cluster", "screen"]
+
+
+def screen(
+    source: Any,
+    by: str | Sequence[str],
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    variance: str = "auto",
+    ranges: int | Sequence[float] | None = None,
+    scheduler: Any = None,
+    log: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """:func:`polars_cumdev.subpopulation.screen` of data in a Dask cluster.
+
+    The rows stay on the workers: they are checked and summarized per part,
+    split into score ranges and each range reduced by one task
+    (:func:`polars_cumdev.partitioned.range_step`); only per-(range, group)
+    summaries reach the driver, which combines them (method.md 1.2-1.6).
+
+    Parameters
+    ----------
+    source
+        A ``dask.dataframe.DataFrame``, or Parquet input: a file, a
+        directory of ``*.parquet`` files, a glob or a list of files (read
+        by the workers with PyArrow, about a million rows per task).
+    by, score, response, weight, variance
+        As in :func:`polars_cumdev.subpopulation.screen`.
+    ranges
+        Number of score ranges or the cut points; by default the larger of
+        the cluster's threads and one range per
+        :data:`polars_cumdev.partitioned.ROWS_PER_RANGE` rows, rounded up to
+        a multiple of the threads
+        (:func:`polars_cumdev.cluster.steps.default_ranges`).
+    scheduler
+        A ``distributed.Client``, a scheduler address such as
+        ``"tcp://10.0.0.5:8786"``, or None: the current client if there is
+        one, else a ``LocalCluster`` started (and closed) for this call.
+
+    log
+        Called with a line of progress (elapsed seconds and step) after
+        each step, e.g. ``print``: where the time goes.
+
+    Returns
+    -------
+    pl.DataFrame
+        The in-process screen's columns, rows and order (equal to rounding);
+        the location columns are null, as in
+        :func:`polars_cumdev.partitioned.screen_partitioned`.
+
+    Raises
+    ------
+    CumdevError
+        The in-process screen's errors for bad input (same class and
+        message), or :class:`~polars_cumdev.cluster.EngineMissingError`.
+    """
+    from polars_cumdev.cluster import dask_engine
+
+    return dask_engine.screen(
+        source,
+        by,
+        score,
+        response,
+        weight,
+        variance=variance,
+        ranges=ranges,
+        scheduler=scheduler,
+        log=log,
+    )
+
+
+def calibration(
+    source: Any,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    by: str | Sequence[str] | None = None,
+    scheduler: Any = None,
+) -> pl.DataFrame:
+    """:func:`polars_cumdev.calibration.calibration` per group of data in a Dask cluster.
+
+    Calibration compares each group with its own predictions, so the groups
+    are independent (method.md 2): the rows are shuffled by a hash of the
+    group keys and each task calibrates whole groups; the driver adds the
+    p-values, q-values (across all groups) and the order. One group must fit
+    in one task's memory (without ``by``, the whole frame does).
+
+    Parameters
+    ----------
+    source, scheduler
+        As in :func:`screen`.
+    score, response, weight, by
+        As in :func:`polars_cumdev.calibration.calibration`.
+
+    Returns
+    -------
+    pl.DataFrame
+        The in-process calibration's columns, rows and order.
+    """
+    from polars_cumdev.cluster import dask_engine
+
+    return dask_engine.calibration(source, score, response, weight, by=by, scheduler=scheduler)
+
+
+def local_cluster(workers: int | None = None) -> Any:
+    """A ``distributed.Client`` on a new ``LocalCluster`` (one single-threaded process per core)."""
+    from polars_cumdev.cluster import dask_engine
+
+    return dask_engine.local_cluster(workers)

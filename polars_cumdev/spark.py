@@ -1,0 +1,116 @@
+"""Screen and calibrate data that lives in Spark (``pip install "polars-cumdev[spark]"``).
+
+The score-range decomposition of :mod:`polars_cumdev.partitioned` run on
+Spark executors over Arrow batches (:mod:`polars_cumdev.cluster.spark_engine`);
+see the workflow page "Screening on a cluster". Importing this module imports
+no PySpark; the functions do, and raise
+:class:`~polars_cumdev.cluster.EngineMissingError` when it is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import polars as pl
+
+__all__ = ["calibration", "local_session", "screen"]
+
+
+def screen(
+    sdf: Any,
+    by: str | Sequence[str],
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    variance: str = "auto",
+    ranges: int | Sequence[float] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """:func:`polars_cumdev.subpopulation.screen` of a Spark DataFrame.
+
+    The rows never come to the driver: the cut points from a sample of the
+    scores (about 200,000, drawn in the JVM), each partition's check counts and
+    per-(range, group) cell summaries from one ``mapInArrow`` pass, and each
+    score range's step (:func:`polars_cumdev.partitioned.range_step`) from
+    one task after a shuffle by range (method.md 1.2-1.6). The driver
+    combines the small results.
+
+    Parameters
+    ----------
+    sdf
+        A ``pyspark.sql.DataFrame``. It is read four times (a count and a
+        sample in the JVM, then two passes through Python): cache it first
+        when its lineage is expensive.
+    by, score, response, weight, variance
+        As in :func:`polars_cumdev.subpopulation.screen`.
+    ranges
+        Number of score ranges or the cut points; by default the larger of
+        Spark's default parallelism and one range per
+        :data:`polars_cumdev.partitioned.ROWS_PER_RANGE` rows, rounded up
+        to a multiple of the parallelism
+        (:func:`polars_cumdev.cluster.steps.default_ranges`). One task
+        holds one range's rows.
+
+    log
+        Called with a line of progress (elapsed seconds and step) after
+        each step, e.g. ``print``: where the time goes.
+
+    Returns
+    -------
+    pl.DataFrame
+        The in-process screen's columns, rows and order (equal to rounding);
+        the location columns are null, as in
+        :func:`polars_cumdev.partitioned.screen_partitioned`.
+
+    Raises
+    ------
+    CumdevError
+        The in-process screen's errors for bad input (same class and
+        message), or :class:`~polars_cumdev.cluster.EngineMissingError`.
+    """
+    from polars_cumdev.cluster import spark_engine
+
+    return spark_engine.screen(
+        sdf, by, score, response, weight, variance=variance, ranges=ranges, log=log
+    )
+
+
+def calibration(
+    sdf: Any,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    by: str | Sequence[str] | None = None,
+) -> pl.DataFrame:
+    """:func:`polars_cumdev.calibration.calibration` per group of a Spark DataFrame.
+
+    The groups are independent (method.md 2): the rows are repartitioned by
+    the group keys and each task calibrates whole groups with the
+    in-process code; the driver adds p-values, q-values and the order. One
+    group must fit in one task's memory (without ``by``, the whole frame).
+
+    Parameters
+    ----------
+    sdf
+        A ``pyspark.sql.DataFrame``.
+    score, response, weight, by
+        As in :func:`polars_cumdev.calibration.calibration`.
+
+    Returns
+    -------
+    pl.DataFrame
+        The in-process calibration's columns, rows and order.
+    """
+    from polars_cumdev.cluster import spark_engine
+
+    return spark_engine.calibration(sdf, score, response, weight, by=by)
+
+
+def local_session(master: str = "local[2]") -> Any:
+    """A ``SparkSession`` for ``master``, set up for these tasks (see the cluster workflow)."""
+    from polars_cumdev.cluster import spark_engine
+
+    return spark_engine.local_session(master)

@@ -1,0 +1,144 @@
+"""The Dask screen equals the in-process screen, on a 2-worker distributed.LocalCluster.
+
+Data: test_partitioned.make_data (ties, weights, continuous responses,
+groups in a single range, a single-score group) as a Dask DataFrame of four
+partitions, and as Parquet row groups. Bad input gives the in-process error
+class and message. A few quick cases run in the fast subset; the rest are
+marked slow.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from cluster_cases import (
+    BAD_CASES,
+    DATASETS,
+    RANGES,
+    assert_frames_close,
+    assert_same,
+    bad_frame,
+    expected_error,
+    make_data,
+    null_keys,
+    screen_expected,
+)
+
+from polars_cumdev import CumdevError
+
+dd = pytest.importorskip("dask.dataframe", reason="the dask extra is not installed")
+pytest.importorskip("distributed", reason="the dask extra is not installed")
+
+import polars_cumdev.dask as cdask  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    client = cdask.local_cluster(2)
+    yield client
+    cluster = client.cluster
+    client.close()
+    cluster.close()
+
+
+def to_dask(df: pl.DataFrame, partitions: int = 4):
+    # pyarrow-backed pandas keeps nulls and NaN apart, as Polars does
+    return dd.from_pandas(df.to_pandas(use_pyarrow_extension_array=True), npartitions=partitions)
+
+
+def test_screen_matches_in_process_for_1_2_7_64_ranges(client):
+    df = make_data(11)
+    expected = screen_expected(df)
+    source = to_dask(df)
+    for ranges in RANGES:
+        actual = cdask.screen(source, "g", "s", "r", "w", ranges=ranges, scheduler=client)
+        assert_same(expected, actual, ["g"])
+
+
+def test_parquet_row_groups(client, tmp_path):
+    df = make_data(13, response="continuous")
+    df.head(500).write_parquet(tmp_path / "a.parquet", row_group_size=128)
+    df.tail(df.height - 500).write_parquet(tmp_path / "b.parquet", row_group_size=300)
+    actual = cdask.screen(tmp_path, "g", "s", "r", "w", ranges=7, scheduler=client)
+    assert_same(screen_expected(df), actual, ["g"])
+
+
+def test_nan_score_in_one_partition_is_the_in_process_error(client):
+    df = bad_frame("nan score in one partition")
+    expected = expected_error(lambda: screen_expected(df))
+    with pytest.raises(CumdevError) as info:
+        cdask.screen(to_dask(df), "g", "s", "r", "w", scheduler=client)
+    assert (type(info.value), str(info.value)) == expected
+    assert "score column 's' has 1 NaN value(s) among 480 rows" in expected[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("seed", "response", "weighted"), DATASETS)
+@pytest.mark.parametrize("ranges", RANGES)
+def test_datasets_and_ranges(client, seed, response, weighted, ranges):
+    df = make_data(seed, response=response, weighted=weighted)
+    weight = "w" if weighted else None
+    actual = cdask.screen(to_dask(df), "g", "s", "r", weight, ranges=ranges, scheduler=client)
+    assert_same(screen_expected(df, weight), actual, ["g"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variance", ["bernoulli", "empirical"])
+def test_variance_choices(client, variance):
+    df = make_data(12)
+    actual = cdask.screen(to_dask(df), "g", "s", "r", "w", variance=variance, scheduler=client)
+    assert_same(screen_expected(df, variance=variance), actual, ["g"])
+
+
+@pytest.mark.slow
+def test_null_keys_are_a_group(client):
+    df = null_keys()
+    actual = cdask.screen(to_dask(df), "g", "s", "r", "w", ranges=5, scheduler=client)
+    assert actual["g"].null_count() == 1
+    assert_same(screen_expected(df), actual, ["g"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(BAD_CASES))
+def test_bad_input_gives_the_in_process_error(client, name):
+    df = bad_frame(name)
+    expected = expected_error(lambda: screen_expected(df))
+    with pytest.raises(CumdevError) as info:
+        cdask.screen(to_dask(df), "g", "s", "r", "w", scheduler=client)
+    assert (type(info.value), str(info.value)) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("arguments", "keywords"),
+    [
+        (("g", "nope", "r", "w"), {}),  # a missing column
+        (("g", "g", "r", "w"), {}),  # a string score
+        (("g", "s", "r", "w"), {"variance": "poisson"}),
+        (("n", "s", "r", "w"), {}),  # a key named like an output column
+    ],
+)
+def test_schema_errors(client, arguments, keywords):
+    df = make_data(3, rows=100).with_columns(pl.col("g").alias("n"))
+    expected = expected_error(lambda: pl.LazyFrame(df).cumdev.screen(*arguments, **keywords))
+    with pytest.raises(CumdevError) as info:
+        cdask.screen(to_dask(df), *arguments, scheduler=client, **keywords)
+    assert (type(info.value), str(info.value)) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("by", ["g", None])
+def test_calibration_per_group(client, by):
+    df = make_data(17, rows=900).with_columns(pl.col("r").cast(pl.Float64))
+    expected = df.cumdev.calibration("s", "r", "w", by=by)
+    actual = cdask.calibration(to_dask(df), "s", "r", "w", by=by, scheduler=client)
+    assert_frames_close(expected, actual, ["g"] if by else ["n"])
+
+
+@pytest.mark.slow
+def test_calibration_out_of_range_is_the_in_process_error(client):
+    df = make_data(17, rows=300).with_columns(pl.col("r").cast(pl.Float64) * 2.0)
+    expected = expected_error(lambda: df.cumdev.calibration("s", "r", "w", by="g"))
+    with pytest.raises(CumdevError) as info:
+        cdask.calibration(to_dask(df), "s", "r", "w", by="g", scheduler=client)
+    assert (type(info.value), str(info.value)) == expected

@@ -1,0 +1,103 @@
+"""The Spark screen equals the in-process screen, on one local[2] session (all marked slow).
+
+Java comes from Debian's openjdk-17-jre-headless (``.ci/run`` installs it);
+without Java or PySpark the tests skip with the reason.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import polars as pl
+import pytest
+from cluster_cases import (
+    BAD_CASES,
+    DATASETS,
+    RANGES,
+    assert_frames_close,
+    assert_same,
+    bad_frame,
+    expected_error,
+    make_data,
+    null_keys,
+    screen_expected,
+)
+
+from polars_cumdev import CumdevError
+
+pytestmark = pytest.mark.slow
+
+pytest.importorskip("pyspark", reason="the spark extra is not installed")
+pytest.importorskip("pyarrow", reason="the spark extra is not installed")
+if shutil.which("java") is None:  # pragma: no cover - CI installs Java
+    pytest.skip(
+        "Spark needs Java (apt-get install openjdk-17-jre-headless)", allow_module_level=True
+    )
+
+import polars_cumdev.spark as cspark  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    session = cspark.local_session("local[2]")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def to_spark(spark, df: pl.DataFrame, partitions: int = 4):
+    return spark.createDataFrame(df.to_arrow()).repartition(partitions)
+
+
+@pytest.mark.parametrize(("seed", "response", "weighted"), DATASETS)
+def test_screen_matches_in_process_for_1_2_7_64_ranges(spark, seed, response, weighted):
+    df = make_data(seed, response=response, weighted=weighted)
+    weight = "w" if weighted else None
+    expected = screen_expected(df, weight)
+    source = to_spark(spark, df)
+    for ranges in RANGES:
+        actual = cspark.screen(source, "g", "s", "r", weight, ranges=ranges)
+        assert_same(expected, actual, ["g"])
+
+
+def test_default_ranges_and_parquet(spark, tmp_path):
+    df = make_data(14, response="continuous")
+    df.write_parquet(tmp_path / "data.parquet", row_group_size=100)
+    source = spark.read.parquet(str(tmp_path / "data.parquet"))
+    assert_same(screen_expected(df), cspark.screen(source, "g", "s", "r", "w"), ["g"])
+
+
+def test_null_keys_and_two_keys(spark):
+    df = null_keys().with_columns((pl.col("s") > 0.5).alias("h"))
+    actual = cspark.screen(to_spark(spark, df), "g", "s", "r", "w", ranges=5)
+    assert actual["g"].null_count() == 1
+    assert_same(screen_expected(df), actual, ["g"])
+    expected = df.cumdev.screen(["g", "h"], "s", "r", "w")
+    actual = cspark.screen(to_spark(spark, df), ["g", "h"], "s", "r", "w", ranges=3)
+    assert_same(expected, actual, ["g", "h"])
+
+
+@pytest.mark.parametrize("name", list(BAD_CASES))
+def test_bad_input_gives_the_in_process_error(spark, name):
+    df = bad_frame(name)
+    expected = expected_error(lambda: screen_expected(df))
+    with pytest.raises(CumdevError) as info:
+        cspark.screen(to_spark(spark, df), "g", "s", "r", "w")
+    assert (type(info.value), str(info.value)) == expected
+
+
+def test_schema_errors(spark):
+    df = make_data(3, rows=100)
+    for arguments in (("g", "nope", "r", "w"), ("g", "g", "r", "w")):
+        expected = expected_error(lambda a=arguments: df.lazy().cumdev.screen(*a))
+        with pytest.raises(CumdevError) as info:
+            cspark.screen(to_spark(spark, df), *arguments)
+        assert (type(info.value), str(info.value)) == expected
+
+
+@pytest.mark.parametrize("by", ["g", None])
+def test_calibration_per_group(spark, by):
+    df = make_data(17, rows=900).with_columns(pl.col("r").cast(pl.Float64))
+    expected = df.cumdev.calibration("s", "r", "w", by=by)
+    actual = cspark.calibration(to_spark(spark, df), "s", "r", "w", by=by)
+    assert_frames_close(expected, actual, ["g"] if by else ["n"])

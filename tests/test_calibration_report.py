@@ -78,6 +78,7 @@ def test_names_are_escaped_and_nothing_is_loaded(page: Path) -> None:
     assert not re.search(r"<script[^>]*\bsrc=", text)
 
 
+@pytest.mark.slow
 def test_without_groups_and_bad_top(predictions: pl.DataFrame, tmp_path: Path) -> None:
     path = calibration_report(predictions, "score", "outcome", path=tmp_path / "a.html", band=None)
     assert len(specs(path.read_text(encoding="utf-8"))) == 2

@@ -46,6 +46,7 @@ def to_dask(df: pl.DataFrame, partitions: int = 4):
     return dd.from_pandas(df.to_pandas(use_pyarrow_extension_array=True), npartitions=partitions)
 
 
+@pytest.mark.slow
 def test_screen_matches_in_process_for_1_2_7_64_ranges(client):
     df = make_data(11)
     expected = screen_expected(df)

@@ -247,6 +247,7 @@ def extreme_frames(draw) -> pl.DataFrame:
     return pl.DataFrame({"g": g, "s": s, "r": r, "w": w})
 
 
+@pytest.mark.slow
 @settings(
     deadline=None,
     max_examples=80,

@@ -98,6 +98,7 @@ def test_where_words() -> None:
     assert where_words({**row, "from_score": None}, ["county"], "s", "r", True) == "not located"
 
 
+@pytest.mark.slow
 def test_report_headers_say_where(data: pl.DataFrame, table: pl.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "report.html"
     shown = table.filter(pl.col("kuiper_z").is_not_null())

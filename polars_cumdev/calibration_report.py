@@ -54,6 +54,9 @@ TABLE_COLUMNS = (
     "note",
 )
 
+#: Column headers of the tables in the user's terms.
+_HEADERS = {"n": "rows"}
+
 _Section = tuple[str, str, Sequence[dict[str, Any]]]
 
 
@@ -66,7 +69,7 @@ def _format(value: object) -> str:
 
 
 def _table(frame: pl.DataFrame, columns: Sequence[str]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    head = "".join(f"<th>{html.escape(_HEADERS.get(c, c))}</th>" for c in columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(_format(row[c]))}</td>" for c in columns) + "</tr>"
         for row in frame.select(columns).iter_rows(named=True)

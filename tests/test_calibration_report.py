@@ -61,8 +61,9 @@ def test_two_views_side_by_side_for_all_predictions_and_the_top_groups(page: Pat
     assert "Brier" in " ".join(charts[1]["title"]["subtitle"])
     # The table lists every group with both kinds of statistics.
     assert text.count("<table><thead>") == 1 + 1 + 2
-    for column in ("ecce_r_z", "mcb", "dsc", "unc"):
+    for column in ("rows", "ecce_r_z", "mcb", "dsc", "unc"):
         assert f"<th>{column}</th>" in text
+    assert "<th>n</th>" not in text  # rows, said in the user's terms
 
 
 @pytest.mark.slow  # renders the whole page (module fixture)

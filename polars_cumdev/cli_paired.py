@@ -13,8 +13,17 @@ from typing import Any
 
 import polars as pl
 
-from polars_cumdev import cli
+from polars_cumdev.cli_arguments import ROWS_HELP, fraction_value, level_value, positive_int
 from polars_cumdev.cli_input import check_columns, check_out, scan
+from polars_cumdev.cli_output import (
+    CHART_SUFFIXES,
+    DATA_SUFFIXES,
+    TABLE_SUFFIXES,
+    save_chart,
+    save_table,
+    say,
+    show,
+)
 from polars_cumdev.groups import group_label, group_selection
 
 __all__ = ["add_command"]
@@ -39,14 +48,14 @@ def _top_group(table: pl.DataFrame, keys: list[str]) -> tuple[pl.Expr, str]:
 
 
 def _run(args: argparse.Namespace) -> None:
-    target = check_out(args.out, (*cli._CHART_SUFFIXES, *cli._DATA_SUFFIXES))
-    check_out(args.output, None if args.format else cli._TABLE_SUFFIXES, bare=True)
+    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
+    check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True)
     frame = scan(args.path)
-    cli._say(f"reading {args.path} ...")
+    say(f"reading {args.path} ...")
     check_columns(frame, args.path, [args.score, args.first, args.second, args.weight])
     by = args.by or []
     where = f" in every group of {', '.join(by)}" if by else ""
-    cli._say(f"comparing {args.first} with {args.second} at the same {args.score}{where} ...")
+    say(f"comparing {args.first} with {args.second} at the same {args.score}{where} ...")
     started = time.perf_counter()
     table = frame.cumdev.paired(
         args.score,
@@ -56,11 +65,11 @@ def _run(args: argparse.Namespace) -> None:
         by=by or None,
         variance=args.variance,
     ).collect()
-    cli._say(f"compared {table.height} group(s) in {time.perf_counter() - started:.2f} s")
+    say(f"compared {table.height} group(s) in {time.perf_counter() - started:.2f} s")
     print(f"{args.first} minus {args.second}, at the same {args.score} ({args.variance} sigma)")
-    cli._show(table, [*by, *_SHOWN], args.rows)
+    show(table, [*by, *_SHOWN], args.rows)
     if args.output:
-        cli._save_table(table, args.output, args.format)
+        save_table(table, args.output, args.format)
     if target is None:
         return
     subject = frame
@@ -77,15 +86,15 @@ def _run(args: argparse.Namespace) -> None:
         variance=args.variance,
         fraction=args.fraction,
     ).collect()
-    if target.suffix.lower() in cli._DATA_SUFFIXES:
-        cli._save_table(points, str(target), target.suffix.lower().lstrip("."))
+    if target.suffix.lower() in DATA_SUFFIXES:
+        save_table(points, str(target), target.suffix.lower().lstrip("."))
         return
     from polars_cumdev import charts
 
     chart = charts.cumulative(
         points, kind="paired", score_label=args.score, title=title, band=args.band
     )
-    cli._save_chart(chart, target)
+    save_chart(chart, target)
 
 
 def add_command(commands: Any) -> None:
@@ -108,7 +117,7 @@ def add_command(commands: Any) -> None:
         choices=["observed", "bernoulli"],
         help="sigma from the observed differences (default), or responses are probabilities",
     )
-    parser.add_argument("--rows", type=cli._positive_int, default=20, help=cli._ROWS_HELP)
+    parser.add_argument("--rows", type=positive_int, default=20, help=ROWS_HELP)
     parser.add_argument("--output", "-o", default=None, help="also save the table to this file")
     parser.add_argument(
         "--format",
@@ -124,11 +133,11 @@ def add_command(commands: Any) -> None:
         "or its points (.csv, .parquet)",
     )
     parser.add_argument(
-        "--fraction", type=cli._fraction, default=1.0, help="zoom of the chart (see curve)"
+        "--fraction", type=fraction_value, default=1.0, help="zoom of the chart (see curve)"
     )
     parser.add_argument(
         "--band",
-        type=cli._level,
+        type=level_value,
         default=None,
         metavar="ALPHA",
         help="draw the Kolmogorov-Smirnov band at this level on the chart",

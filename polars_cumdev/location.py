@@ -29,6 +29,7 @@ import polars as pl
 
 from polars_cumdev import _names as nm
 from polars_cumdev import compiled
+from polars_cumdev.normalization import normalized
 from polars_cumdev.prepare import schema_of
 from polars_cumdev.sums import boundary
 
@@ -237,15 +238,16 @@ def flag_stretch(curve: pl.LazyFrame, min_scores: int) -> pl.LazyFrame:
     def run(batch: pl.DataFrame) -> pl.DataFrame:
         flags = np.zeros(batch.height, dtype=bool)
         points = batch.filter(pl.col("k") > 0)
-        sigma = batch.get_column("sigma").drop_nulls()
-        if points.height >= min_scores and sigma.len() and sigma[0] > 0.0:
+        sigmas = batch.get_column("sigma").drop_nulls()
+        sigma = float(sigmas[0]) if sigmas.len() else None
+        if normalized(points.height, sigma, min_scores):
             c = points.get_column("cumdiff").to_numpy()
             d = max(c.max(), 0.0) - min(c.min(), 0.0)
             arrays = (
                 np.array([0, points.height], dtype=np.int64),
                 np.ascontiguousarray(points.get_column("a").to_numpy(), dtype=np.float64),
                 np.ascontiguousarray(c, dtype=np.float64),
-                np.array([d - 2.0 * float(sigma[0])]),
+                np.array([d - 2.0 * sigma]),
             )
             search = stretches_numpy if c.size < NUMPY_POINTS else compiled.kernel().stretches
             lower, upper = search(*arrays)

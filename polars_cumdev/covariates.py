@@ -226,5 +226,7 @@ def resolve_score(
         # the score, so that its values (not only their order) set the bins.
         return frame, covariates[0], Ordering(covariates, lazy, weight, covariates[0])
     rank = hilbert_index(*covariates).rank("dense").cast(pl.Int64).alias(_RANK)
-    source = lazy.with_columns(rank)
+    # Cached: the data, the checks and the covariate lookup all read it, and
+    # each would otherwise rank the covariates and walk the curve again.
+    source = lazy.with_columns(rank).cache()
     return source, _RANK, Ordering(covariates, source, weight)

@@ -90,7 +90,6 @@ PAIRED_CURVE_COLUMNS = (
 # C_k = sum a_j (RESPONSE_j - REFERENCE_j) is then "first minus second".
 _SECOND = nm.REFERENCE
 _BINARY_FRAME = {nm.BINARY: True, RMAX: 1.0}
-_SIGMA_ZERO = "sigma is 0 (no spread of responses within the bins): z undefined"
 _SIGMA_ZERO_PAIRED = {
     "observed": "sigma is 0 (the two responses agree at every score): z undefined",
     "bernoulli": "sigma is 0 (every averaged response is exactly 0 or 1): z undefined",
@@ -252,12 +251,15 @@ def paired(
     binary = pl.LazyFrame([_BINARY_FRAME])
     stats = with_location(_summary(accumulated, keys, variance), accumulated, keys, binary)
     out = normalize(
-        stats, keys, binary, min_scores=MIN_SCORES["paired"], scale=scale, labels=prepared.labels
+        stats,
+        keys,
+        binary,
+        min_scores=MIN_SCORES["paired"],
+        scale=scale,
+        labels=prepared.labels,
+        sigma_zero=_SIGMA_ZERO_PAIRED[variance],
     )
-    out = out.with_columns(
-        pl.lit(variance).alias("variance"),
-        pl.col("note").replace(_SIGMA_ZERO, _SIGMA_ZERO_PAIRED[variance]),
-    )
+    out = out.with_columns(pl.lit(variance).alias("variance"))
     out = prepared.guarded(out)
     return out if ordering is None else ordering.located(out)
 

@@ -52,6 +52,7 @@ __all__ = [
     "SIGMA_B_ERROR",
     "SIGMA_E",
     "SIGMA_E_ERROR",
+    "SIGMA_ZERO",
     "STATISTIC_COLUMNS",
     "SUMMARY_SCHEMA",
     "Resolved",
@@ -274,6 +275,10 @@ def with_location(
 NOT_LOCATED = "D <= 2 sigma: not located"
 
 
+#: The note of a group whose sigma is 0, by default (:func:`normalize`).
+SIGMA_ZERO = "sigma is 0 (no spread of responses within the bins): z undefined"
+
+
 def normalize(
     stats: pl.LazyFrame,
     keys: Sequence[str],
@@ -282,6 +287,7 @@ def normalize(
     min_scores: int = MIN_SCORES["subpopulation"],
     scale: pl.LazyFrame | None = None,
     labels: Labels | None = None,
+    sigma_zero: str = SIGMA_ZERO,
 ) -> pl.LazyFrame:
     """Pick sigma, divide, attach p-values (method.md 4) and BH q-values; sort; check.
 
@@ -304,6 +310,9 @@ def normalize(
         the weights were multiplied by, divided out of ``weight`` here.
     labels
         How errors name the weight and response columns.
+    sigma_zero
+        The note of a group whose sigma is 0, in the terms of the comparison
+        (:data:`SIGMA_ZERO` speaks of bins).
 
     Returns
     -------
@@ -332,7 +341,7 @@ def normalize(
         .when(single)
         .then(pl.lit("only one distinct score: the normalized statistics need at least two"))
         .when(sigma <= 0.0)
-        .then(pl.lit("sigma is 0 (no spread of responses within the bins): z undefined"))
+        .then(pl.lit(sigma_zero))
         .when(~c_ok)
         .then(pl.lit(ROUNDING_LEVEL))
         .when(pl.col("from_score").is_null())

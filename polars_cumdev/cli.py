@@ -53,7 +53,7 @@ from polars_cumdev.cli_output import (
 )
 from polars_cumdev.cluster.command import CLUSTER_ENGINES, add_engine_arguments, cluster_screen
 from polars_cumdev.errors import CumdevError, first_line
-from polars_cumdev.groups import group_label, group_selection
+from polars_cumdev.groups import top_group
 
 __all__ = ["main"]
 
@@ -249,12 +249,8 @@ def _calibration(args: argparse.Namespace) -> None:
     subset = frame
     label = "all predictions"
     if args.by:
-        ranked = table.filter(pl.col("ecce_r_z").is_not_null())
-        if ranked.height == 0:
-            raise CumdevError("no group has a defined ECCE-R z: nothing to draw")
-        row = ranked.row(0, named=True)
-        subset = frame.filter(group_selection(args.by, row))  # null-aware: the null group too
-        label = group_label(args.by, row)
+        selection, label = top_group(table, args.by, "ecce_r_z")
+        subset = frame.filter(selection)  # null-aware: the null group too
         say(f"drawing the group with the largest ECCE-R z ({label}) ...")
     corp_args = {"resamples": args.resamples, "level": args.level, "seed": args.seed}
     data_out = target.suffix.lower() in DATA_SUFFIXES

@@ -11,8 +11,6 @@ import argparse
 import time
 from typing import Any
 
-import polars as pl
-
 from polars_cumdev.cli_arguments import ROWS_HELP, fraction_value, level_value, positive_int
 from polars_cumdev.cli_input import check_columns, check_out, scan
 from polars_cumdev.cli_output import (
@@ -24,7 +22,7 @@ from polars_cumdev.cli_output import (
     say,
     show,
 )
-from polars_cumdev.groups import group_label, group_selection
+from polars_cumdev.groups import top_group
 
 __all__ = ["add_command"]
 
@@ -39,12 +37,6 @@ _SHOWN = (
     "located",
     "note",
 )
-
-
-def _top_group(table: pl.DataFrame, keys: list[str]) -> tuple[pl.Expr, str]:
-    """A filter selecting the top-ranked group, and its description."""
-    row = table.row(0, named=True)
-    return group_selection(keys, row), group_label(keys, row)
 
 
 def _run(args: argparse.Namespace) -> None:
@@ -75,7 +67,7 @@ def _run(args: argparse.Namespace) -> None:
     subject = frame
     title = f"{args.first} minus {args.second}"
     if by:
-        condition, label = _top_group(table, by)
+        condition, label = top_group(table, by, "kuiper_z")
         subject = frame.filter(condition)
         title = f"{label}: {title}"
     points = subject.cumdev.paired_curve(

@@ -19,7 +19,9 @@ from typing import Any
 
 import polars as pl
 
-__all__ = ["NULL_LABEL", "group_label", "group_selection", "selection_label"]
+from polars_cumdev.errors import CumdevError
+
+__all__ = ["NULL_LABEL", "group_label", "group_selection", "selection_label", "top_group"]
 
 #: How a null key value is written in labels.
 NULL_LABEL = "(null)"
@@ -102,3 +104,15 @@ def selection_label(selection: pl.Expr | str, what: str = "subpop") -> str:
     if name is not None and selection.meta.eq(selection.meta.undo_aliases().alias(name)):
         return f"{what} {name!r}"
     return f"{what} expression {selection}"
+
+
+def top_group(table: pl.DataFrame, keys: Sequence[str], z: str) -> tuple[pl.Expr, str]:
+    """The first group of a ranked table with a defined ``z``: its selection and its label.
+
+    Raises :class:`~polars_cumdev.errors.CumdevError` when no group has one.
+    """
+    ranked = table.filter(pl.col(z).is_not_null())
+    if ranked.height == 0:
+        raise CumdevError(f"no group has a defined {z}: nothing to draw")
+    row = ranked.row(0, named=True)
+    return group_selection(keys, row), group_label(keys, row)

@@ -88,3 +88,15 @@ def test_paired_checks_its_input_and_output_in_the_users_terms(tmp_path: Path, c
     code, out, err = run([*base, "-o", str(tmp_path / "table.xlsx")], capsys)
     assert code == 2 and out == "" and "comparing" not in err  # checked before computing
     assert "the suffix must be one of .csv, .json, .parquet" in err
+
+
+def test_no_group_with_a_z_is_an_error_not_a_traceback(tmp_path: Path, capsys) -> None:
+    # Every group has one distinct score, so no z is defined and no chart can be drawn.
+    path = tmp_path / "single.csv"
+    pl.DataFrame(
+        {"g": ["a", "a", "b"], "s": [0.5, 0.5, 0.2], "q": [1.0, 0.0, 1.0], "r": [0.0, 0.0, 1.0]}
+    ).write_csv(path)
+    args = ["paired", str(path), "--score", "s", "--first", "q", "--second", "r", "--by", "g"]
+    code, _, err = run([*args, "--out", str(tmp_path / "chart.svg")], capsys)
+    assert code == 2
+    assert "no group has a defined kuiper_z" in err

@@ -64,6 +64,17 @@ def test_parquet_row_groups(client, tmp_path):
     assert_same(screen_expected(df), actual, ["g"])
 
 
+def test_empty_partitions_after_a_filter(client):
+    # Filtering on the score leaves whole partitions empty (the rows are sorted by s).
+    df = make_data(17).sort("s")
+    kept = df.filter(pl.col("s") > df["s"].quantile(0.6))
+    source = to_dask(df)
+    source = source[source["s"] > df["s"].quantile(0.6)]
+    assert 0 in [len(p) for p in source.partitions]  # the case under test
+    actual = cdask.screen(source, "g", "s", "r", "w", ranges=7, scheduler=client)
+    assert_same(screen_expected(kept), actual, ["g"])
+
+
 def test_nan_score_in_one_partition_is_the_in_process_error(client):
     df = bad_frame("nan score in one partition")
     expected = expected_error(lambda: screen_expected(df))

@@ -170,7 +170,10 @@ def _sample(chunk: pl.DataFrame, request: Request, target: int) -> tuple[int, pl
 
 def _summarize_and_split(chunk: pl.DataFrame, request: Request, cuts: list[float]) -> tuple:
     summary = steps.summarize_part(chunk, request, cuts)
-    pieces = steps.split_part(chunk, request, cuts) if summary[1] is not None else None
+    # No cells means a failed check (the driver raises before any range runs),
+    # or an empty part, which still gives its (empty) piece to every range.
+    failed = summary[1] is None and chunk.height > 0
+    pieces = None if failed else steps.split_part(chunk, request, cuts)
     return summary, pieces
 
 

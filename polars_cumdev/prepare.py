@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import polars as pl
 
@@ -118,11 +119,20 @@ class Check:
         filled in.
     error
         The :class:`CumdevError` subclass to raise.
+    scope
+        ``"rows"`` when counts over parts of the frame add up to the
+        frame's count (every check but two); ``"frame"`` for a property of
+        the whole frame (it is empty); ``"spread"`` when each row is judged
+        against the largest weight of the whole frame
+        (:func:`polars_cumdev.weights.too_small`). Engines that count batch
+        by batch (:mod:`polars_cumdev.cluster.checks`) settle the last two
+        on the driver.
     """
 
     count: pl.Expr
     message: str
     error: type[CumdevError] = InvalidValuesError
+    scope: Literal["rows", "frame", "spread"] = "rows"
 
 
 def _value_checks(column: str, what: str, expr: pl.Expr, *, positive: bool) -> list[Check]:
@@ -143,7 +153,7 @@ def _value_checks(column: str, what: str, expr: pl.Expr, *, positive: bool) -> l
                 "weights must be > 0",
             )
         )
-        checks.append(Check(too_small(expr), SPREAD_MESSAGE.format(column=column)))
+        checks.append(Check(too_small(expr), SPREAD_MESSAGE.format(column=column), scope="spread"))
     return checks
 
 
@@ -362,6 +372,7 @@ def prepare(
             (pl.len() == 0).cast(pl.Int64),
             "the frame is empty: there is no population to compare with",
             EmptySubpopulationError,
+            scope="frame",
         )
     ]
     checks += _exact_float_check(score, "score", schema)

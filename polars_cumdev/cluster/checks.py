@@ -21,9 +21,8 @@ from collections.abc import Callable, Sequence
 
 import polars as pl
 
-from polars_cumdev.errors import EmptySubpopulationError
 from polars_cumdev.prepare import Check, raise_failures
-from polars_cumdev.weights import RATIO_LIMIT, SPREAD_MESSAGE
+from polars_cumdev.weights import RATIO_LIMIT
 
 __all__ = ["ROWS", "WMAX", "WMIN", "count_below", "raise_tally", "tally"]
 
@@ -32,24 +31,15 @@ WMIN = "wmin"
 WMAX = "wmax"
 
 
-def _global(check: Check, weight: str | None) -> str | None:
-    """``"empty"`` or ``"spread"`` for the checks that do not add up over batches."""
-    if check.error is EmptySubpopulationError and "frame is empty" in check.message:
-        return "empty"
-    if weight is not None and check.message == SPREAD_MESSAGE.format(column=weight):
-        return "spread"
-    return None
-
-
 def tally(chunk: pl.DataFrame, checks: Sequence[Check], weight: str | None) -> pl.DataFrame:
     """One row for a batch: its rows, the additive checks' counts, its smallest and largest weight.
 
     ``checks`` are the request's checks (:meth:`Request.checks`); the
-    columns ``c0``, ``c1``, ... follow their order (0 for the two global
-    checks, settled by :func:`raise_tally`).
+    columns ``c0``, ``c1``, ... follow their order (0 for the checks whose
+    ``scope`` is not ``"rows"``, settled by :func:`raise_tally`).
     """
     counts = [
-        (pl.lit(0) if _global(c, weight) else c.count).cast(pl.Int64).alias(f"c{i}")
+        (c.count if c.scope == "rows" else pl.lit(0)).cast(pl.Int64).alias(f"c{i}")
         for i, c in enumerate(checks)
     ]
     w = pl.col(weight).cast(pl.Float64) if weight is not None else pl.lit(1.0)
@@ -89,10 +79,9 @@ def raise_tally(
     smallest = tallies.get_column(WMIN).min() if tallies.height else None
     counts: list[int] = []
     for i, check in enumerate(checks):
-        kind = _global(check, weight)
-        if kind == "empty":
+        if check.scope == "frame":  # the only such check: the frame is empty
             counts.append(int(rows == 0))
-        elif kind == "spread":
+        elif check.scope == "spread":
             threshold = None if largest is None else float(largest) / RATIO_LIMIT
             spread = threshold is not None and smallest is not None and smallest < threshold
             counts.append(count_below(threshold) if spread else 0)

@@ -51,6 +51,7 @@ from polars_cumdev.cli_output import (
     say,
     show,
 )
+from polars_cumdev.cli_paired import add_command as add_paired_command
 from polars_cumdev.cluster.command import CLUSTER_ENGINES, add_engine_arguments, cluster_screen
 from polars_cumdev.errors import CumdevError, first_line
 from polars_cumdev.groups import top_group
@@ -108,9 +109,9 @@ def _demo(args: argparse.Namespace) -> None:
 
     say("drawing charts ...")
     save_chart(charts.screen(table, by=["county"]), out / "screen.svg")
-    top = table.filter(pl.col("kuiper_z").is_not_null())["county"][0]
+    selection, label, row = top_group(table, ["county"], "kuiper_z")
     points = data.cumdev.curve(
-        subpop=pl.col("county") == top,
+        subpop=selection,
         score="log10_income",
         response=args.response,
         weight="WGTP",
@@ -118,11 +119,11 @@ def _demo(args: argparse.Namespace) -> None:
     save_chart(
         charts.cumulative(
             points,
-            subject=f"county = {top}",
+            subject=label,
             score_label="log10_income",
             y_label=f"cumulative difference in {args.response}",
         ),
-        out / f"cumulative-{_slug(top)}.svg",
+        out / f"cumulative-{_slug(row['county'])}.svg",
     )
     _write_report(data, ["county"], "log10_income", args.response, "WGTP", out / "report.html")
 
@@ -249,7 +250,7 @@ def _calibration(args: argparse.Namespace) -> None:
     subset = frame
     label = "all predictions"
     if args.by:
-        selection, label = top_group(table, args.by, "ecce_r_z")
+        selection, label, _ = top_group(table, args.by, "ecce_r_z")
         subset = frame.filter(selection)  # null-aware: the null group too
         say(f"drawing the group with the largest ECCE-R z ({label}) ...")
     corp_args = {"resamples": args.resamples, "level": args.level, "seed": args.seed}
@@ -444,7 +445,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--out", required=True, metavar="FILE.html", help="the report to write")
     report.set_defaults(run=_report)
-    __import__("polars_cumdev.cli_paired").cli_paired.add_command(commands)  # cumdev paired
+    add_paired_command(commands)
     return parser
 
 

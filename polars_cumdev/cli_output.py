@@ -139,8 +139,3 @@ def print_summary(summary: dict[str, Any]) -> None:
     for key, value in summary.items():
         text = "null" if value is None else (f"{value:.6g}" if isinstance(value, float) else value)
         print(f"{key:>10}  {text}")
-
-
-# ---------------------------------------------------------------------------
-# Subcommands
-# ---------------------------------------------------------------------------

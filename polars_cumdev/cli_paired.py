@@ -67,7 +67,7 @@ def _run(args: argparse.Namespace) -> None:
     subject = frame
     title = f"{args.first} minus {args.second}"
     if by:
-        condition, label = top_group(table, by, "kuiper_z")
+        condition, label, _ = top_group(table, by, "kuiper_z")
         subject = frame.filter(condition)
         title = f"{label}: {title}"
     points = subject.cumdev.paired_curve(

@@ -106,8 +106,10 @@ def selection_label(selection: pl.Expr | str, what: str = "subpop") -> str:
     return f"{what} expression {selection}"
 
 
-def top_group(table: pl.DataFrame, keys: Sequence[str], z: str) -> tuple[pl.Expr, str]:
-    """The first group of a ranked table with a defined ``z``: its selection and its label.
+def top_group(
+    table: pl.DataFrame, keys: Sequence[str], z: str
+) -> tuple[pl.Expr, str, dict[str, Any]]:
+    """The first group of a ranked table with a defined ``z``: its selection, label and row.
 
     Raises :class:`~polars_cumdev.errors.CumdevError` when no group has one.
     """
@@ -115,4 +117,4 @@ def top_group(table: pl.DataFrame, keys: Sequence[str], z: str) -> tuple[pl.Expr
     if ranked.height == 0:
         raise CumdevError(f"no group has a defined {z}: nothing to draw")
     row = ranked.row(0, named=True)
-    return group_selection(keys, row), group_label(keys, row)
+    return group_selection(keys, row), group_label(keys, row), row

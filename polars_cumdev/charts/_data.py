@@ -26,7 +26,7 @@ import polars as pl
 
 from polars_cumdev.errors import ColumnNotFoundError, ColumnTypeError, InvalidParameterError
 
-__all__ = ["as_frame", "inline", "one_per_column", "require", "thin_columns", "thin_extremes"]
+__all__ = ["as_frame", "inline", "one_per_column", "require", "thin_columns"]
 
 
 def as_frame(frame: Any, what: str) -> pl.DataFrame:
@@ -160,18 +160,6 @@ def thin_columns(frame: pl.DataFrame, x: str, y: str, columns: int) -> pl.DataFr
         .sort()
     )
     return frame[kept.to_list()]
-
-
-def thin_extremes(frame: pl.DataFrame, x: str, y: str, max_points: int) -> pl.DataFrame:
-    """:func:`thin_columns` with ``max_points // 4`` columns (at most ``max_points`` rows).
-
-    Frames with at most ``max_points`` rows are returned unchanged.
-    """
-    if isinstance(max_points, bool) or not isinstance(max_points, int) or max_points < 8:
-        raise InvalidParameterError(f"`max_points` must be at least 8, got {max_points!r}")
-    if frame.height <= max_points:
-        return frame
-    return thin_columns(frame, x, y, max_points // 4)
 
 
 def one_per_column(frame: pl.DataFrame, x: str, y: str, columns: int) -> pl.DataFrame:

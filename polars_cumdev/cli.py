@@ -36,6 +36,7 @@ from polars_cumdev.cli_arguments import (
 from polars_cumdev.cli_input import (
     check_columns,
     check_out,
+    explain_empty,
     explain_polars_error,
     scan,
     selection,
@@ -53,7 +54,7 @@ from polars_cumdev.cli_output import (
 )
 from polars_cumdev.cli_paired import add_command as add_paired_command
 from polars_cumdev.cluster.command import CLUSTER_ENGINES, add_engine_arguments, cluster_screen
-from polars_cumdev.errors import CumdevError, first_line
+from polars_cumdev.errors import CumdevError, EmptySubpopulationError, first_line
 from polars_cumdev.groups import top_group
 
 __all__ = ["main"]
@@ -185,14 +186,19 @@ def _curve(args: argparse.Namespace) -> None:
     frame = _read(args)
     subpop = selection(frame, args.subpop_column, args.subpop_value, args.path)
     say(f"computing the cumulative differences of {args.subpop_column} = {args.subpop_value} ...")
-    points = frame.cumdev.curve(
+    query = frame.cumdev.curve(
         subpop=subpop,
         score=args.score,
         response=args.response,
         weight=args.weight,
         variance=args.variance,
         fraction=args.fraction,
-    ).collect()
+    )
+    try:
+        points = query.collect()
+    except EmptySubpopulationError as error:
+        column, value = args.subpop_column, args.subpop_value
+        raise explain_empty(frame, subpop, column, value, args.path) or error from None
     print(f"{args.subpop_column} = {args.subpop_value} against the full population")
     print_summary(curve_summary(points))
     if target is None:

@@ -164,9 +164,9 @@ def selection(frame: pl.LazyFrame, column: str, value: str, path: str) -> pl.Exp
     """The rows whose ``column`` equals ``value`` (parsed by the column's dtype).
 
     A null in ``column`` is not selected. The mask is aliased ``column = value``,
-    which is how the library's messages name it. Raises a
-    :class:`CumdevError` when no row has the value, showing a few values
-    the column does have.
+    which is how the library's messages name it. Whether any row has the
+    value is left to the library's own check, in the same pass over the
+    data; :func:`explain_empty` says it in the file's terms when it fails.
     """
     schema = frame.collect_schema()
     if column not in schema:
@@ -191,13 +191,23 @@ def selection(frame: pl.LazyFrame, column: str, value: str, path: str) -> pl.Exp
         raise CumdevError(
             f"--subpop-value {value!r} is not a valid value of column {column!r} ({dtype})"
         ) from None
-    mask = mask.fill_null(False).alias(f"{column} = {value}")
-    if not frame.select(mask.any()).collect().item():
-        raise CumdevError(
-            f"column {column!r} has no row with value {value!r} in {path} "
-            f"({_examples(frame, column)})"
-        )
-    return mask
+    return mask.fill_null(False).alias(f"{column} = {value}")
+
+
+def explain_empty(
+    frame: pl.LazyFrame, mask: pl.Expr, column: str, value: str, path: str
+) -> CumdevError | None:
+    """After the library found a subpopulation empty: the error naming the file's values.
+
+    None when ``mask`` does select rows (the library's error was about
+    something else, e.g. an empty file). Reads the data again, but only on
+    this failure.
+    """
+    if frame.select(mask.any()).collect().item():
+        return None
+    return CumdevError(
+        f"column {column!r} has no row with value {value!r} in {path} ({_examples(frame, column)})"
+    )
 
 
 def check_out(

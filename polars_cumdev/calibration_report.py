@@ -21,7 +21,6 @@ every name it shows.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from polars_cumdev.corp import corp, corp_curve
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.groups import group_label, group_selection
 from polars_cumdev.prepare import FrameLike, as_lazy
-from polars_cumdev.report import render_html
+from polars_cumdev.report import html_table, render_html
 from polars_cumdev.wording import where_words
 
 __all__ = ["TABLE_COLUMNS", "calibration_report"]
@@ -54,27 +53,7 @@ TABLE_COLUMNS = (
     "note",
 )
 
-#: Column headers of the tables in the user's terms.
-_HEADERS = {"n": "rows"}
-
 _Section = tuple[str, str, Sequence[dict[str, Any]]]
-
-
-def _format(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
-def _table(frame: pl.DataFrame, columns: Sequence[str]) -> str:
-    head = "".join(f"<th>{html.escape(_HEADERS.get(c, c))}</th>" for c in columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_format(row[c]))}</td>" for c in columns) + "</tr>"
-        for row in frame.select(columns).iter_rows(named=True)
-    )
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _charts(
@@ -157,7 +136,7 @@ def calibration_report(
     sections: list[_Section] = [
         (
             f"All predictions: {score!r} against {response!r}",
-            _table(overall, [c for c in TABLE_COLUMNS if c in overall.columns]),
+            html_table(overall, [c for c in TABLE_COLUMNS if c in overall.columns]),
             _charts(lazy, score, response, weight, curves, overall, "all predictions", band),
         )
     ]
@@ -170,7 +149,7 @@ def calibration_report(
         sections.append(
             (
                 f"By {', '.join(keys)}: every group, largest ECCE-R z first",
-                _table(table, [*keys, *TABLE_COLUMNS]),
+                html_table(table, [*keys, *TABLE_COLUMNS]),
                 [],
             )
         )
@@ -186,7 +165,7 @@ def calibration_report(
             sections.append(
                 (
                     f"{label}: {where}",
-                    _table(summary, [c for c in TABLE_COLUMNS if c in summary.columns]),
+                    html_table(summary, [c for c in TABLE_COLUMNS if c in summary.columns]),
                     _charts(
                         lazy.filter(chosen),
                         score,

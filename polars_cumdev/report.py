@@ -25,7 +25,7 @@ from polars_cumdev.prepare import FrameLike, as_lazy
 from polars_cumdev.subpopulation import curve, screen
 from polars_cumdev.wording import where_words
 
-__all__ = ["render_html", "report"]
+__all__ = ["HEADERS", "format_cell", "html_table", "render_html", "report"]
 
 _TABLE_COLUMNS = (
     "n",
@@ -38,8 +38,8 @@ _TABLE_COLUMNS = (
     "delta",
     "note",
 )
-#: Column headers of the table in the user's terms.
-_HEADERS = {"n": "rows", "n_scores": "distinct scores"}
+#: Column headers of the reports' tables in the user's terms.
+HEADERS = {"n": "rows", "n_scores": "distinct scores"}
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -68,7 +68,8 @@ def _json_for_script(spec: dict[str, Any]) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def _format(value: object) -> str:
+def format_cell(value: object) -> str:
+    """A table cell's text: empty for null, four significant digits for floats."""
     if value is None:
         return ""
     if isinstance(value, float):
@@ -76,11 +77,11 @@ def _format(value: object) -> str:
     return str(value)
 
 
-def _table(frame: pl.DataFrame, keys: Sequence[str]) -> str:
-    columns = [*keys, *[c for c in _TABLE_COLUMNS if c in frame.columns]]
-    head = "".join(f"<th>{html.escape(_HEADERS.get(c, c))}</th>" for c in columns)
+def html_table(frame: pl.DataFrame, columns: Sequence[str]) -> str:
+    """``columns`` of ``frame`` as an HTML table, headed in the user's terms (``HEADERS``)."""
+    head = "".join(f"<th>{html.escape(HEADERS.get(c, c))}</th>" for c in columns)
     rows = [
-        "<tr>" + "".join(f"<td>{html.escape(_format(row[c]))}</td>" for c in columns) + "</tr>"
+        "<tr>" + "".join(f"<td>{html.escape(format_cell(row[c]))}</td>" for c in columns) + "</tr>"
         for row in frame.select(columns).iter_rows(named=True)
     ]
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
@@ -178,7 +179,7 @@ def report(
     sections: list[tuple[str, str, Sequence[dict[str, Any]]]] = [
         (
             f"Screen of {response!r} by {', '.join(keys)} (score {score!r})",
-            _table(table, keys),
+            html_table(table, [*keys, *[c for c in _TABLE_COLUMNS if c in table.columns]]),
             [charts.screen(table, by=keys).to_dict()],
         )
     ]
@@ -190,9 +191,9 @@ def report(
         bins_frame = reliability(lazy, score, response, weight, subpop=subpop, bins=bins).collect()
         summary = (
             f'<p class="note">{row["n"]:,} rows, {row["n_scores"]:,} distinct scores; '
-            f"Kuiper = {_format(row['kuiper'])} "
-            f"= {_format(row['kuiper_z'])} sigma (p = {_format(row['kuiper_p'])}, "
-            f"BH q = {_format(row['kuiper_q'])})</p>"
+            f"Kuiper = {format_cell(row['kuiper'])} "
+            f"= {format_cell(row['kuiper_z'])} sigma (p = {format_cell(row['kuiper_p'])}, "
+            f"BH q = {format_cell(row['kuiper_q'])})</p>"
         )
         where = where_words(row, keys, score, response, weight is not None)
         sections.append(

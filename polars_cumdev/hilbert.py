@@ -134,6 +134,9 @@ def _scaled_ranks(rank: np.ndarray, distinct: int, bits: int) -> np.ndarray:
 def grid_coordinates(series: pl.Series, bits: int, normalize: str, name: str = "") -> np.ndarray:
     """Integer grid coordinates in [0, 2^bits) of one covariate (uint64 array).
 
+    The coordinates :func:`hilbert_index` uses, for one column on its own
+    (the same dense ranks and :func:`_range_expr`).
+
     ``normalize="rank"``: with r the dense rank counted from 0 (equal values
     share it) and m the number of distinct values, floor(r 2^bits / m),
     computed exactly; distinct values keep distinct coordinates whenever
@@ -148,23 +151,15 @@ def grid_coordinates(series: pl.Series, bits: int, normalize: str, name: str = "
         rank = series.rank("dense").to_numpy().astype(np.uint64) - np.uint64(1)
         distinct = int(rank.max()) + 1
         return _scaled_ranks(rank, distinct, bits)
-    return _range_grid(series, bits)
-
-
-def _range_grid(series: pl.Series, bits: int) -> np.ndarray:
-    """Min-max coordinates of a checked column (see :func:`grid_coordinates`)."""
-    x = series.cast(pl.Float64).to_numpy()
-    low, high = float(x.min()), float(x.max())
-    if high == low:
-        return np.zeros(x.shape, dtype=np.uint64)
-    unit = (x - low) / (high - low)
-    top = float(2**bits)
-    grid = np.floor(np.minimum(unit * top, top - 1.0)).astype(np.uint64)
-    return np.minimum(grid, np.uint64(2**bits - 1))
+    grid = series.to_frame("x").select(_range_expr(pl.col("x"), bits)).to_series()
+    return grid.to_numpy().astype(np.uint64)
 
 
 def _range_expr(expr: pl.Expr, bits: int) -> pl.Expr:
-    """:func:`_range_grid` as a Polars expression (UInt32; null where the input is unusable)."""
+    """Min-max grid coordinates (see :func:`grid_coordinates`) as a Polars expression.
+
+    UInt32; null where the input is unusable.
+    """
     x = expr.cast(pl.Float64, strict=False)  # a string column is refused later, by name
     low, high = x.min(), x.max()
     top = float(2**bits)

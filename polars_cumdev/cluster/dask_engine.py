@@ -168,15 +168,6 @@ def _sample(chunk: pl.DataFrame, request: Request, target: int) -> tuple[int, pl
     return chunk.height, steps.sample_scores(chunk, request, every)
 
 
-def _summarize_and_split(chunk: pl.DataFrame, request: Request, cuts: list[float]) -> tuple:
-    summary = steps.summarize_part(chunk, request, cuts)
-    # No cells means a failed check (the driver raises before any range runs),
-    # or an empty part, which still gives its (empty) piece to every range.
-    failed = summary[1] is None and chunk.height > 0
-    pieces = None if failed else steps.split_part(chunk, request, cuts)
-    return summary, pieces
-
-
 def _range_task(plan: Any, r: int, *pieces: pl.DataFrame) -> Any:
     rows = pl.concat([p for p in pieces if p.height], how="vertical_relaxed")
     return steps.run_range(rows, plan, r)
@@ -218,7 +209,7 @@ def screen(
             ranges = steps.default_ranges(rows, sum(client.nthreads().values()))
         cuts = steps.cuts_from_sample(samples, ranges)
         note(f"round 1: {len(parts)} parts loaded and sampled; {len(cuts) + 1} score ranges")
-        split = client.map(_summarize_and_split, parts, request=request, cuts=cuts)
+        split = client.map(steps.summarize_and_split_part, parts, request=request, cuts=cuts)
         summaries = client.gather(client.map(operator.itemgetter(0), split))
         plan = steps.plan_screen(
             request, summaries, cuts, _count_below(client, parts, request.weight)

@@ -10,6 +10,7 @@ moves Polars frames between these functions:
 | :func:`summarize_part` | worker | a batch's check counts and cell summaries |
 | :func:`plan_screen` | driver | raise a failed check; merge the cells; plan |
 | :func:`split_part` | worker | a batch's standardized rows, range by range |
+| :func:`summarize_and_split_part` | worker | both, standardizing the batch once (Dask) |
 | :func:`task_plan` | driver | the plan without what only the driver needs |
 | :func:`run_range` | worker | one range's step (its rows checked in range) |
 | :func:`finish_screen` | driver | combine the ranges; the screen's columns |
@@ -62,6 +63,7 @@ __all__ = [
     "run_range",
     "sample_scores",
     "split_part",
+    "summarize_and_split_part",
     "summarize_part",
     "task_plan",
     "unpack",
@@ -133,12 +135,39 @@ def summarize_part(
     The cells are computed only when the batch's own counts pass; otherwise
     the driver raises from the tallies and never needs them.
     """
+    counts, rows = _checked_rows(chunk, request)
+    if rows is None:
+        return counts, None
+    return counts, _cells(rows, request, cuts)
+
+
+def summarize_and_split_part(
+    chunk: pl.DataFrame, request: Request, cuts: Sequence[float]
+) -> tuple[tuple[pl.DataFrame, pl.DataFrame | None], list[pl.DataFrame] | None]:
+    """:func:`summarize_part` and :func:`split_part` of one batch, standardizing it once.
+
+    The pieces are None when the batch failed a check (the driver raises
+    before any range runs); an empty batch gives an empty piece per range.
+    """
+    counts, rows = _checked_rows(chunk, request)
+    if rows is None:
+        return (counts, None), (split_part(chunk, request, cuts) if chunk.height == 0 else None)
+    return (counts, _cells(rows, request, cuts)), _split_rows(rows, cuts)
+
+
+def _checked_rows(
+    chunk: pl.DataFrame, request: Request
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """A batch's tally, and its standardized rows when it is not empty and passes."""
     chunk = request.conform(chunk)
     counts = tally(chunk, request.checks(), request.weight)
     if not chunk.height or not _clean(counts, request.weight):
         return counts, None
-    rows = request.standardize(chunk)
-    return counts, cell_summaries(rows, list(request.keys), cuts).collect(engine="in-memory")
+    return counts, request.standardize(chunk)
+
+
+def _cells(rows: pl.DataFrame, request: Request, cuts: Sequence[float]) -> pl.DataFrame:
+    return cell_summaries(rows, list(request.keys), cuts).collect(engine="in-memory")
 
 
 def plan_screen(
@@ -160,7 +189,10 @@ def plan_screen(
 
 def split_part(chunk: pl.DataFrame, request: Request, cuts: Sequence[float]) -> list[pl.DataFrame]:
     """A batch's standardized rows, one frame per range (empty frames for ranges it misses)."""
-    rows = request.standardize(request.conform(chunk))
+    return _split_rows(request.standardize(request.conform(chunk)), cuts)
+
+
+def _split_rows(rows: pl.DataFrame, cuts: Sequence[float]) -> list[pl.DataFrame]:
     count = len(cuts) + 1
     if count == 1:
         return [rows]

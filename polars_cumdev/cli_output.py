@@ -10,6 +10,7 @@ from typing import Any
 import polars as pl
 
 from polars_cumdev.errors import CumdevError
+from polars_cumdev.wording import percent
 
 __all__ = [
     "CHART_SUFFIXES",
@@ -48,7 +49,7 @@ def located_cell(row: dict[str, Any]) -> str | None:
         return None
     return (
         f"{row['from_score']:.4g} to {row['to_score']:.4g} "
-        f"({100 * row['share']:.2g}%): {row['deviation']:+.3g}"
+        f"({percent(row['share'])}): {row['deviation']:+.3g}"
     )
 
 

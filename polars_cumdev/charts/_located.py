@@ -18,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.charts import _style
+from polars_cumdev.wording import percent
 
 __all__ = ["Stretch", "located_layer", "located_text", "stretch"]
 
@@ -67,12 +68,16 @@ def _number(value: float) -> str:
     return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0.0 else f"{value:.3g}"
 
 
-def located_text(found: Stretch, weighted: bool) -> str:
-    """One subtitle line: the interval, its share and the average deviation there."""
+def located_text(found: Stretch, weighted: bool, where: str | None = None) -> str:
+    """One subtitle line: the interval, its share and the average deviation there.
+
+    ``where`` says where the stretch lies (by default "at scores X to Y").
+    """
     what = "weight" if weighted else "points"
+    if where is None:
+        where = f"at scores {_number(found.from_score)} to {_number(found.to_score)}"
     return (
-        f"shaded: deviation located at scores {_number(found.from_score)} to "
-        f"{_number(found.to_score)} ({100 * found.share:.2g}% of the {what}): "
+        f"shaded: deviation located {where} ({percent(found.share)} of the {what}): "
         f"{found.deviation:+.3g} on average"
     )
 

@@ -85,11 +85,7 @@ def located_covariates(curve: pl.DataFrame, found: Stretch, weighted: bool) -> s
             return located_text(found, weighted)
         parts = [f"{float(v):.4g}" for v in row.row(0)]
         ends.append("(" + ", ".join(parts) + ")")
-    what = "weight" if weighted else "points"
-    return (
-        f"shaded: deviation located from ({', '.join(names)}) = {ends[0]} to {ends[1]} "
-        f"({100 * found.share:.2g}% of the {what}): {found.deviation:+.3g} on average"
-    )
+    return located_text(found, weighted, f"from ({', '.join(names)}) = {ends[0]} to {ends[1]}")
 
 
 def covariate_map(

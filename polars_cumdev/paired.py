@@ -47,21 +47,15 @@ from polars_cumdev.prepare import (
     schema_of,
 )
 from polars_cumdev.statistics import (
-    C_ERROR,
     MIN_SCORES,
-    OVERFLOWS,
     RMAX,
-    SIGMA_B,
-    SIGMA_B_ERROR,
-    SIGMA_E,
-    SIGMA_E_ERROR,
     STATISTIC_COLUMNS,
     normalize,
+    summarize,
     verdict,
     with_location,
 )
 from polars_cumdev.subpopulation import curve_frame, variance_share
-from polars_cumdev.sums import ordered_sum
 from polars_cumdev.ties import merge_ties, sort_by_score
 from polars_cumdev.weights import SCALE, rescale
 
@@ -156,32 +150,6 @@ def _accumulated(prepared: Prepared, fraction: float = 1.0) -> tuple[pl.LazyFram
     return accumulate(points, prepared.keys, fraction=fraction), scale
 
 
-def _summary(accumulated: pl.LazyFrame, keys: Sequence[str], variance: str) -> pl.LazyFrame:
-    """Per-group n, D, G, C_n and sigma^2 in the layout of :func:`statistics.summarize`.
-
-    There are no bins, so the rounding-error bounds of the screen are zero
-    (C is a plain weighted running sum, as in calibration); sigma^2 fills
-    both of the screen's candidates, so either choice gives it.
-    """
-    c = pl.col(nm.CUMDIFF)
-    sigma2 = ordered_sum(_sigma_term(variance))
-    aggs = [
-        pl.col(nm.ROWS).sum().cast(pl.Int64).alias("n"),
-        pl.len().cast(pl.Int64).alias("n_scores"),
-        ordered_sum(pl.col(nm.WEIGHT)).alias("weight"),
-        (c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0)).alias("kuiper"),
-        c.abs().max().alias("ks"),
-        c.get(pl.col(nm.K).arg_max()).alias("delta"),
-        sigma2.alias(SIGMA_B),
-        sigma2.alias(SIGMA_E),
-        *[pl.lit(0.0).alias(name) for name in (C_ERROR, SIGMA_B_ERROR, SIGMA_E_ERROR)],
-        pl.lit(0, dtype=pl.Int64).alias(OVERFLOWS),
-    ]
-    if keys:
-        return accumulated.group_by(list(keys)).agg(aggs)
-    return accumulated.select(aggs)
-
-
 def paired(
     frame: FrameLike,
     score: Score,
@@ -249,7 +217,9 @@ def paired(
     keys = prepared.keys
     accumulated, scale = _accumulated(prepared)
     binary = pl.LazyFrame([_BINARY_FRAME])
-    stats = with_location(_summary(accumulated, keys, variance), accumulated, keys, binary)
+    term = _sigma_term(variance)
+    summary = summarize(accumulated, keys, empirical=False, bernoulli_term=term)
+    stats = with_location(summary, accumulated, keys, binary)
     out = normalize(
         stats,
         keys,

@@ -199,6 +199,7 @@ def summarize(
     *,
     reference: str = nm.REFERENCE,
     empirical: bool = True,
+    bernoulli_term: pl.Expr | None = None,
 ) -> pl.LazyFrame:
     """Per-group Kuiper D (13), Kolmogorov-Smirnov G (12), C_n and both sigma candidates.
 
@@ -214,6 +215,10 @@ def summarize(
     empirical
         Whether the points carry ``BIN_VARIANCE`` for (32); calibration has
         only the Bernoulli form (method.md 2).
+    bernoulli_term
+        Each point's term of the sigma^2 that :func:`normalize` takes for
+        binary responses; by default (31)'s, from :func:`sigma_terms`.
+        Paired samples pass theirs (paired-and-covariates 1, step 4).
 
     Returns
     -------
@@ -226,6 +231,8 @@ def summarize(
     """
     c = pl.col(nm.CUMDIFF)
     bern, emp = sigma_terms(reference)
+    if bernoulli_term is not None:
+        bern = bernoulli_term
     if empirical:
         errors = [ordered_sum(t) for t in error_terms()]
         overflows = pl.col(nm.OVERFLOW).sum()

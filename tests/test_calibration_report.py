@@ -87,6 +87,7 @@ def test_without_groups_and_bad_top(predictions: pl.DataFrame, tmp_path: Path) -
         calibration_report(predictions, "score", "outcome", path=tmp_path / "b.html", top=-1)
 
 
+@pytest.mark.slow  # a real browser / cluster round trip; runs in the full suite
 @pytest.mark.skipif(_chromium() is None, reason="no Chromium on this machine (.ci/run installs it)")
 def test_renders_in_headless_chromium(page: Path) -> None:
     import subprocess

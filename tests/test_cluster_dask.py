@@ -64,6 +64,7 @@ def test_parquet_row_groups(client, tmp_path):
     assert_same(screen_expected(df), actual, ["g"])
 
 
+@pytest.mark.slow  # a real browser / cluster round trip; runs in the full suite
 def test_empty_partitions_after_a_filter(client):
     # Filtering on the score leaves whole partitions empty (the rows are sorted by s).
     df = make_data(17).sort("s")

@@ -79,6 +79,7 @@ def _chromium() -> str | None:
     return None
 
 
+@pytest.mark.slow  # a real browser / cluster round trip; runs in the full suite
 @pytest.mark.skipif(_chromium() is None, reason="no Chromium on this machine (.ci/run installs it)")
 def test_report_renders_in_headless_chromium_without_console_errors(page: Path) -> None:
     with tempfile.TemporaryDirectory() as profile:

@@ -26,11 +26,13 @@ import polars as pl
 
 from polars_cumdev.cli_arguments import (
     ROWS_HELP,
+    band_argument,
     data_arguments,
     fraction_value,
     level_value,
     positive_int,
     score_names,
+    table_arguments,
     variance_argument,
 )
 from polars_cumdev.cli_input import (
@@ -136,7 +138,7 @@ def _slug(text: str) -> str:
 def _write_report(
     frame: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str],
-    score: str,
+    score: str | Sequence[str],
     response: str,
     weight: str | None,
     path: Path,
@@ -208,11 +210,10 @@ def _curve(args: argparse.Namespace) -> None:
         return
     from polars_cumdev import charts
 
-    label = args.score if isinstance(args.score, str) else ", ".join(args.score)
     chart = charts.cumulative(
         points,
         subject=f"{args.subpop_column} = {args.subpop_value}",
-        score_label=label,
+        score_label=args.score if isinstance(args.score, str) else "score",  # tuple ticks
         y_label=f"cumulative difference in {args.response}",
         band=args.band,
     )
@@ -347,17 +348,10 @@ def _parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=_demo)
 
     screen = commands.add_parser("screen", help="rank every group of a file by its deviation")
-    data_arguments(screen, by=True)
+    data_arguments(screen, by=True, several=True)
     variance_argument(screen)
     add_engine_arguments(screen)
-    screen.add_argument("--rows", type=positive_int, default=20, help=ROWS_HELP)
-    screen.add_argument("--output", "-o", default=None, help="also save the table to this file")
-    screen.add_argument(
-        "--format",
-        choices=["csv", "json", "parquet"],
-        default=None,
-        help="format of --output (default: from its suffix)",
-    )
+    table_arguments(screen)
     screen.set_defaults(run=_screen)
 
     curve = commands.add_parser(
@@ -365,7 +359,7 @@ def _parser() -> argparse.ArgumentParser:
         aliases=["plot"],
         help="drill down: cumulative differences of one group (alias: plot)",
     )
-    data_arguments(curve, by=False)
+    data_arguments(curve, by=False, several=True)
     curve.add_argument(
         "--subpop-column", required=True, help="column that selects the subpopulation"
     )
@@ -385,19 +379,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="chart (.svg, .png, .pdf, .json Vega-Lite, .html) or the points (.csv, .parquet)",
     )
-    curve.add_argument(
-        "--band",
-        type=level_value,
-        default=None,
-        metavar="ALPHA",
-        help="draw the Kolmogorov-Smirnov band at this level and the noise envelope",
-    )
+    band_argument(curve)
     curve.set_defaults(run=_curve)
 
     calibration = commands.add_parser(
         "calibration", help="calibration of predicted probabilities (ECCE-R, ECCE-MAD)"
     )
-    data_arguments(calibration, by=False)
+    data_arguments(calibration, by=False, several=False)
     calibration.add_argument(
         "--by", action="append", default=None, help="group column (repeatable, optional)"
     )
@@ -424,13 +412,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE.html",
         help="write an HTML report: cumulative plot and CORP diagram side by side, per group",
     )
-    calibration.add_argument(
-        "--band",
-        type=level_value,
-        default=None,
-        metavar="ALPHA",
-        help="draw the Kolmogorov-Smirnov band at this level on the cumulative plot",
-    )
+    band_argument(calibration)
     calibration.add_argument(
         "--resamples",
         type=positive_int,
@@ -444,7 +426,7 @@ def _parser() -> argparse.ArgumentParser:
     calibration.set_defaults(run=_calibration)
 
     report = commands.add_parser("report", help="write a self-contained HTML report")
-    data_arguments(report, by=True)
+    data_arguments(report, by=True, several=True)
     variance_argument(report)
     report.add_argument(
         "--top", type=positive_int, default=5, help="groups to drill into (default 5)"
@@ -474,7 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         if isinstance(getattr(args, "score", None), list):  # --score given with action="append"
-            args.score = score_names(args.score, args.run in (_screen, _curve))
+            args.score = score_names(args.score, args.several_scores)
         args.run(args)
     except CumdevError as exc:
         print(f"cumdev: error: {first_line(exc)}", file=sys.stderr)

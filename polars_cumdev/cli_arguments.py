@@ -9,11 +9,14 @@ from polars_cumdev.errors import InvalidParameterError
 
 __all__ = [
     "ROWS_HELP",
+    "band_argument",
     "data_arguments",
     "fraction_value",
     "level_value",
     "positive_int",
+    "score_argument",
     "score_names",
+    "table_arguments",
     "variance_argument",
 ]
 
@@ -58,26 +61,56 @@ def score_names(given: Sequence[str], several: bool) -> str | list[str]:
     if not names or not several:
         raise InvalidParameterError(
             f"--score must name one column here, got {', '.join(given)!r}; several "
-            "covariates are for screen and curve"
+            "covariates are for screen, curve, report and paired"
         )
     return names
 
 
-def data_arguments(parser: argparse.ArgumentParser, *, by: bool) -> None:
+def score_argument(parser: argparse.ArgumentParser, *, several: bool) -> None:
+    """``--score``; with ``several`` a list of covariates too (read by :func:`score_names`)."""
+    parser.add_argument(
+        "--score",
+        required=True,
+        action="append",
+        help="score column; several covariates (comma-separated or repeated) are ordered "
+        "along a Hilbert curve"
+        if several
+        else "score column",
+    )
+    parser.set_defaults(several_scores=several)
+
+
+def data_arguments(parser: argparse.ArgumentParser, *, by: bool, several: bool) -> None:
     parser.add_argument("path", help="a .csv, .tsv, .parquet, .ipc/.arrow or .ndjson file")
     if by:
         parser.add_argument(
             "--by", required=True, action="append", help="group column (repeatable)"
         )
-    parser.add_argument(
-        "--score",
-        required=True,
-        action="append",
-        help="score column; screen and curve also take several covariates (comma-separated "
-        "or repeated), ordered along a Hilbert curve",
-    )
+    score_argument(parser, several=several)
     parser.add_argument("--response", required=True, help="response column")
     parser.add_argument("--weight", default=None, help="weight column (optional)")
+
+
+def table_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--rows`` (printed), ``--output`` and ``--format`` (saved) of a ranked table."""
+    parser.add_argument("--rows", type=positive_int, default=20, help=ROWS_HELP)
+    parser.add_argument("--output", "-o", default=None, help="also save the table to this file")
+    parser.add_argument(
+        "--format",
+        choices=["csv", "json", "parquet"],
+        default=None,
+        help="format of --output (default: from its suffix)",
+    )
+
+
+def band_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--band",
+        type=level_value,
+        default=None,
+        metavar="ALPHA",
+        help="draw the Kolmogorov-Smirnov band at this level and the noise envelope",
+    )
 
 
 def variance_argument(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,12 @@ import argparse
 import time
 from typing import Any
 
-from polars_cumdev.cli_arguments import ROWS_HELP, fraction_value, level_value, positive_int
+from polars_cumdev.cli_arguments import (
+    band_argument,
+    fraction_value,
+    score_argument,
+    table_arguments,
+)
 from polars_cumdev.cli_input import check_columns, check_out, scan
 from polars_cumdev.cli_output import (
     CHART_SUFFIXES,
@@ -44,10 +49,12 @@ def _run(args: argparse.Namespace) -> None:
     check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True)
     frame = scan(args.path)
     say(f"reading {args.path} ...")
-    check_columns(frame, args.path, [args.score, args.first, args.second, args.weight])
+    scores = [args.score] if isinstance(args.score, str) else list(args.score)
+    check_columns(frame, args.path, [*scores, args.first, args.second, args.weight])
     by = args.by or []
     where = f" in every group of {', '.join(by)}" if by else ""
-    say(f"comparing {args.first} with {args.second} at the same {args.score}{where} ...")
+    same = ", ".join(scores)
+    say(f"comparing {args.first} with {args.second} at the same {same}{where} ...")
     started = time.perf_counter()
     table = frame.cumdev.paired(
         args.score,
@@ -58,23 +65,27 @@ def _run(args: argparse.Namespace) -> None:
         variance=args.variance,
     ).collect()
     say(f"compared {table.height} group(s) in {time.perf_counter() - started:.2f} s")
-    print(f"{args.first} minus {args.second}, at the same {args.score} ({args.variance} sigma)")
+    print(f"{args.first} minus {args.second}, at the same {same} ({args.variance} sigma)")
+    if "ordering" in table.columns and table.height:
+        say(f"rows ordered along {table['ordering'][0]}")
     show(table, [*by, *_SHOWN], args.rows)
     if args.output:
         save_table(table, args.output, args.format)
     if target is None:
         return
-    subject = frame
     title = f"{args.first} minus {args.second}"
+    condition = None
     if by:
         condition, label, _ = top_group(table, by, "kuiper_z")
-        subject = frame.filter(condition)
         title = f"{label}: {title}"
-    points = subject.cumdev.paired_curve(
+    # The group is selected inside paired_curve, after the covariates are
+    # ordered over the whole file, so the curve is the one the table ranked.
+    points = frame.cumdev.paired_curve(
         args.score,
         args.first,
         args.second,
         args.weight,
+        subpop=condition,
         variance=args.variance,
         fraction=args.fraction,
     ).collect()
@@ -83,9 +94,8 @@ def _run(args: argparse.Namespace) -> None:
         return
     from polars_cumdev import charts
 
-    chart = charts.cumulative(
-        points, kind="paired", score_label=args.score, title=title, band=args.band
-    )
+    axis = args.score if isinstance(args.score, str) else "score"  # "score": covariate ticks
+    chart = charts.cumulative(points, kind="paired", score_label=axis, title=title, band=args.band)
     save_chart(chart, target)
 
 
@@ -96,7 +106,7 @@ def add_command(commands: Any) -> None:
         help="paired samples: first minus second response of the same units, by score",
     )
     parser.add_argument("path", help="a .csv, .tsv, .parquet, .ipc/.arrow or .ndjson file")
-    parser.add_argument("--score", required=True, help="score column (the covariate)")
+    score_argument(parser, several=True)
     parser.add_argument("--first", required=True, help="response of the first population")
     parser.add_argument("--second", required=True, help="response of the second population")
     parser.add_argument("--weight", default=None, help="weight column (optional)")
@@ -109,14 +119,7 @@ def add_command(commands: Any) -> None:
         choices=["observed", "bernoulli"],
         help="sigma from the observed differences (default), or responses are probabilities",
     )
-    parser.add_argument("--rows", type=positive_int, default=20, help=ROWS_HELP)
-    parser.add_argument("--output", "-o", default=None, help="also save the table to this file")
-    parser.add_argument(
-        "--format",
-        choices=["csv", "json", "parquet"],
-        default=None,
-        help="format of --output (default: from its suffix)",
-    )
+    table_arguments(parser)
     parser.add_argument(
         "--out",
         default=None,
@@ -127,11 +130,5 @@ def add_command(commands: Any) -> None:
     parser.add_argument(
         "--fraction", type=fraction_value, default=1.0, help="zoom of the chart (see curve)"
     )
-    parser.add_argument(
-        "--band",
-        type=level_value,
-        default=None,
-        metavar="ALPHA",
-        help="draw the Kolmogorov-Smirnov band at this level on the chart",
-    )
+    band_argument(parser)
     parser.set_defaults(run=_run)

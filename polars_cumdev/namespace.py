@@ -378,6 +378,7 @@ class CumdevNamespace(Generic[F]):
         second: str,
         weight: str | None = None,
         *,
+        subpop: pl.Expr | str | None = None,
         variance: str = "observed",
         fraction: float = 1.0,
     ) -> F:
@@ -395,6 +396,7 @@ class CumdevNamespace(Generic[F]):
                 first,
                 second,
                 weight,
+                subpop=subpop,
                 variance=variance,
                 fraction=fraction,
             )
@@ -403,7 +405,7 @@ class CumdevNamespace(Generic[F]):
     def report(
         self,
         by: str | Sequence[str],
-        score: str,
+        score: str | Sequence[str],
         response: str,
         weight: str | None = None,
         *,

@@ -26,6 +26,7 @@ merging of two responses and the sigma terms are specific to pairs.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Literal
 
 import polars as pl
@@ -34,6 +35,7 @@ from polars_cumdev import _names as nm
 from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.covariates import Score, resolve_score
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.groups import selection_label
 from polars_cumdev.location import flag_stretch
 from polars_cumdev.prepare import (
     FrameLike,
@@ -43,7 +45,9 @@ from polars_cumdev.prepare import (
     _require_numeric,
     _value_checks,
     as_lazy,
+    mask_checks,
     prepare,
+    resolve_mask,
     schema_of,
 )
 from polars_cumdev.statistics import (
@@ -106,6 +110,7 @@ def _prepare(
     weight: str | None,
     by: str | Sequence[str] | None,
     variance: str,
+    carry: Sequence[pl.Expr] = (),
 ) -> Prepared:
     """Checked, standardized rows: keys, score, weight, Q as RESPONSE and R as REFERENCE."""
     variance = _check_variance(variance)
@@ -126,7 +131,7 @@ def _prepare(
         by=by,
         response_range=unit,
         reserved=PAIRED_COLUMNS,
-        carry=[r.alias(_SECOND)],
+        carry=[r.alias(_SECOND), *carry],
     )
     prepared.checks.extend(_value_checks(second, "second response", r, positive=False))
     if unit is not None:
@@ -241,6 +246,7 @@ def paired_curve(
     second: str,
     weight: str | None = None,
     *,
+    subpop: pl.Expr | str | None = None,
     variance: PairedVariance = "observed",
     fraction: float = 1.0,
 ) -> pl.LazyFrame:
@@ -253,7 +259,14 @@ def paired_curve(
     Parameters
     ----------
     frame, score, first, second, weight, variance
-        As in :func:`paired` (one group: filter the frame first).
+        As in :func:`paired`.
+    subpop
+        The rows of one group (a boolean expression or column), e.g. a row
+        of ``paired(..., by=...)``; None for all rows. The group is selected
+        after the covariates are ordered, so with several covariates the
+        curve follows the Hilbert order of the whole frame, as
+        :func:`paired` does (filtering the frame first would rank the
+        covariates within the group and give another order).
     fraction
         Remark 3's zoom q in (0, 1] (method.md 1.7): keep the first
         floor(m q) merged scores and renormalize the weights over them.
@@ -270,9 +283,20 @@ def paired_curve(
     variance = _check_variance(variance)
     fraction = check_fraction(fraction)
     frame, score, ordering = resolve_score(frame, score, weight)
-    prepared = _prepare(frame, score, first, second, weight, None, variance)
+    member: list[pl.Expr] = []
+    if subpop is not None:
+        mask = resolve_mask(as_lazy(frame), subpop)
+        member = [mask.alias(nm.MEMBER)]
+    prepared = _prepare(frame, score, first, second, weight, None, variance, carry=member)
+    if subpop is not None:
+        label = selection_label(subpop)
+        prepared.checks.extend(mask_checks(mask, label))
+        selected = prepared.frame.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
+        prepared = replace(prepared, frame=selected)
     if fraction < 1.0:
-        prepared.checks.append(zoom_check(pl.col(score), fraction, "the data"))
+        scores = pl.col(score) if subpop is None else pl.col(score).filter(mask)
+        selected_label = "the data" if subpop is None else label
+        prepared.checks.append(zoom_check(scores, fraction, selected_label))
     accumulated, scale = _accumulated(prepared, fraction)
     term = _sigma_term(variance)
     with_sigma = accumulated.join(scale, how="cross", maintain_order="left").with_columns(

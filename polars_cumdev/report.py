@@ -19,6 +19,7 @@ import polars as pl
 
 from polars_cumdev import charts
 from polars_cumdev.binned import reliability
+from polars_cumdev.covariates import Score
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.groups import group_label, group_selection
 from polars_cumdev.prepare import FrameLike, as_lazy
@@ -134,7 +135,7 @@ def render_html(title: str, sections: Sequence[tuple[str, str, Sequence[dict[str
 def report(
     frame: FrameLike,
     by: str | Sequence[str],
-    score: str,
+    score: Score,
     response: str,
     weight: str | None = None,
     *,
@@ -151,12 +152,19 @@ def report(
     (25)-(28), with the triangle of height 4 sigma) beside the reliability
     diagram of the group against the full population ((34)-(37)).
 
+    With several covariates (``score=[...]``, Hilbert order; section 2 of
+    ``paired-and-covariates.md``) a reliability diagram has no single score
+    to bin, so the map of the group's points in the plane of the first two
+    covariates (:func:`polars_cumdev.charts.covariate_map`) takes its place,
+    and the section headers name the located stretch by covariate values.
+
     Parameters
     ----------
     frame
         The full population.
     by, score, response, weight, variance
-        As in :func:`polars_cumdev.subpopulation.screen`.
+        As in :func:`polars_cumdev.subpopulation.screen` (``score`` may be a
+        list of covariates).
     path
         Where to write the ``.html`` file.
     top
@@ -176,9 +184,17 @@ def report(
     keys = [by] if isinstance(by, str) else list(by)
     lazy = as_lazy(frame)
     table = screen(lazy, keys, score, response, weight, variance=variance).collect()
+    if not isinstance(score, str) and len(score) == 1:
+        score = score[0]  # one covariate is an ordinary score
+    covariates = None if isinstance(score, str) else list(score)
+    ordered_by = (
+        f"score {score!r}"
+        if covariates is None
+        else f"covariates {', '.join(map(repr, covariates))} along a Hilbert curve"
+    )
     sections: list[tuple[str, str, Sequence[dict[str, Any]]]] = [
         (
-            f"Screen of {response!r} by {', '.join(keys)} (score {score!r})",
+            f"Screen of {response!r} by {', '.join(keys)} ({ordered_by})",
             html_table(table, [*keys, *[c for c in _TABLE_COLUMNS if c in table.columns]]),
             [charts.screen(table, by=keys).to_dict()],
         )
@@ -188,7 +204,6 @@ def report(
         subpop = group_selection(keys, row)  # null-aware: the null group too
         label = group_label(keys, row)
         points = curve(lazy, subpop, score, response, weight, variance=variance).collect()
-        bins_frame = reliability(lazy, score, response, weight, subpop=subpop, bins=bins).collect()
         summary = (
             f'<p class="note">{row["n"]:,} rows, {row["n_scores"]:,} distinct scores; '
             f"Kuiper = {format_cell(row['kuiper'])} "
@@ -196,26 +211,23 @@ def report(
             f"BH q = {format_cell(row['kuiper_q'])})</p>"
         )
         where = where_words(row, keys, score, response, weight is not None)
-        sections.append(
-            (
-                f"{label}: {where}",
-                summary,
-                [
-                    charts.cumulative(
-                        points,
-                        subject=label,
-                        score_label=score,
-                        y_label=f"cumulative difference in {response}",
-                    ).to_dict(),
-                    charts.reliability(
-                        bins_frame,
-                        title=f"reliability diagram: {label}",
-                        x_label=score,
-                        y_label=response,
-                    ).to_dict(),
-                ],
-            )
+        cumulative = charts.cumulative(
+            points,
+            subject=label,
+            score_label=score if isinstance(score, str) else "score",
+            y_label=f"cumulative difference in {response}",
         )
+        beside = (
+            charts.reliability(
+                reliability(lazy, score, response, weight, subpop=subpop, bins=bins).collect(),
+                title=f"reliability diagram: {label}",
+                x_label=score,
+                y_label=response,
+            )
+            if covariates is None
+            else charts.covariate_map(points, title=f"{label}: the points along the curve")
+        )
+        sections.append((f"{label}: {where}", summary, [cumulative.to_dict(), beside.to_dict()]))
     target = Path(path)
     target.write_text(render_html(f"cumdev report: {response}", sections), encoding="utf-8")
     return target

@@ -24,10 +24,15 @@ def _number(value: float) -> str:
     return f"{value:.4g}"
 
 
+def _ends(row: Mapping[str, object], covariates: Sequence[str], side: str) -> str:
+    values = (row.get(f"{side}_{c}") for c in covariates)
+    return "(" + ", ".join(_number(v) if isinstance(v, int | float) else "?" for v in values) + ")"
+
+
 def where_words(
     row: Mapping[str, object],
     keys: Sequence[str],
-    score: str,
+    score: str | Sequence[str],
     response: str,
     weighted: bool,
     *,
@@ -43,7 +48,9 @@ def where_words(
     keys
         The grouping columns: a single key names the group ("the county's").
     score, response
-        The user's column names.
+        The user's column names. A list ``score`` (covariates in Hilbert
+        order) names the stretch's ends by their covariate values, read from
+        the row's ``from_<covariate>`` and ``to_<covariate>`` columns.
     weighted
         Whether the share is of the weight (else of the rows).
     kind
@@ -64,10 +71,15 @@ def where_words(
     assert isinstance(share, int | float) and isinstance(deviation, int | float)
     owner = f"the {keys[0]}'s" if len(keys) == 1 else "the group's"
     whole = f"{owner} weight" if weighted else f"{owner} rows"
-    where = f"{score} {_number(start)} to {_number(end)}, {percent(share)} of {whole}"
+    if isinstance(score, str):
+        span = f"{score} {_number(start)} to {_number(end)}"
+    else:
+        span = f"({', '.join(score)}) from {_ends(row, score, 'from')} to {_ends(row, score, 'to')}"
+    where = f"{span}, {percent(share)} of {whole}"
     size = f"{abs(deviation):.3g}"
     if kind == "calibration":
         side = "above" if deviation > 0 else "below"
         return f"{where}: {response} {size} {side} the {score} on average"
     more = "more" if deviation > 0 else "less"
-    return f"{where}: {size} {more} {response} than rows with the same score overall"
+    same = "score" if isinstance(score, str) else "covariates"
+    return f"{where}: {size} {more} {response} than rows with the same {same} overall"

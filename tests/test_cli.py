@@ -238,6 +238,22 @@ def test_report(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "writing report" in err and f"wrote {target}" in err
 
 
+def test_report_on_two_covariates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("polars_cumdev.report")
+    source = tmp_path / "aged.parquet"
+    census(n=20_000, age=True).write_parquet(source)
+    target = tmp_path / "report.html"
+    data = ["--score", "log10_income", "--score", "age", "--response", "has_internet"]
+    args = ["report", str(source), "--by", "county", *data, "--weight", "WGTP", "--top", "1"]
+    code, _, err = run([*args, "--out", str(target)], capsys)
+    assert code == 0, err
+    page = target.read_text(encoding="utf-8")
+    assert "along a Hilbert curve" in page and "the points along the curve" in page
+    assert "reliability diagram" not in page
+    code, _, err = run(["calibration", str(source), *data, "--out", "x.svg"], capsys)
+    assert code == 2 and "--score must name one column here" in err
+
+
 # --------------------------------------------------------------------------- errors
 
 

@@ -100,3 +100,28 @@ def test_no_group_with_a_z_is_an_error_not_a_traceback(tmp_path: Path, capsys) -
     code, _, err = run([*args, "--out", str(tmp_path / "chart.svg")], capsys)
     assert code == 2
     assert "no group has a defined kuiper_z" in err
+
+
+def test_paired_on_two_covariates_draws_the_curve_the_table_ranked(tmp_path: Path, capsys) -> None:
+    from polars_cumdev.datasets import census
+
+    frame = paired_models().with_columns(census(age=True)["age"])
+    path = tmp_path / "pairs.parquet"
+    frame.write_parquet(path)
+    points = tmp_path / "points.parquet"
+    models = ["--first", "model_a", "--second", "model_b", "--weight", "WGTP"]
+    args = ["paired", str(path), "--score", "log10_income,age", *models, "--by", "county"]
+    code, out, err = run([*args, "--out", str(points)], capsys)
+    assert code == 0, err
+    assert "at the same log10_income, age" in out
+    assert "hilbert(log10_income, age)" in err
+    table = frame.cumdev.paired(["log10_income", "age"], "model_a", "model_b", "WGTP", by="county")
+    top = table.row(0, named=True)
+    c = pl.read_parquet(points)["cumdiff"].to_numpy()
+    assert abs((c.max() - c.min()) - top["kuiper"]) <= 1e-12 * top["kuiper"]
+    chart = tmp_path / "paired.svg"
+    code, _, err = run([*args, "--score", "log10_income", "--out", str(chart)], capsys)
+    assert code == 2 and "names a covariate twice" in err
+    code, _, err = run([*args, "--out", str(chart)], capsys)
+    assert code == 0, err
+    assert "along a Hilbert curve" in chart.read_text()

@@ -19,6 +19,7 @@ import polars_cumdev
 from polars_cumdev.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
+    EmptySubpopulationError,
     InvalidParameterError,
     InvalidValuesError,
 )
@@ -154,6 +155,38 @@ def test_curve_agrees_with_summary() -> None:
     assert_allclose(c.max() - c.min(), row["kuiper"], rtol=1e-12)
     assert_allclose(c[-1], row["delta"], rtol=1e-12)
     assert_allclose(curve["sigma"][0], row["sigma"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("score", ["s", ["s", "t"]])
+def test_curve_of_a_group_is_the_one_the_table_ranked(score: str | list[str]) -> None:
+    """subpop= selects the group after ordering: with covariates, the frame's Hilbert order."""
+    df = pairs(4, groups=3).with_columns(t=pl.Series(np.random.default_rng(5).normal(size=1200)))
+    table = df.cumdev.paired(score, "q", "r", "w", by="g")
+    for row in table.iter_rows(named=True):
+        mask = pl.col("g") == row["g"]
+        curve = df.cumdev.paired_curve(score, "q", "r", "w", subpop=mask)
+        c = curve["cumdiff"].to_numpy()
+        assert_allclose(c.max() - c.min(), row["kuiper"], rtol=1e-12)
+        assert_allclose(c[-1], row["delta"], rtol=1e-12)
+        assert_allclose(curve["sigma"][0], row["sigma"], rtol=1e-12)
+        assert curve.filter(pl.col("located"))["score"].min() == row["from_score"]
+    if isinstance(score, list):
+        # Ranking the covariates within the group instead gives another curve.
+        mask = pl.col("g") == "g2"
+        alone = df.filter(mask).cumdev.paired_curve(score, "q", "r", "w")["cumdiff"]
+        chosen = df.cumdev.paired_curve(score, "q", "r", "w", subpop=mask)["cumdiff"]
+        assert alone.len() == chosen.len()
+        assert not np.allclose(alone.to_numpy(), chosen.to_numpy(), rtol=1e-6)
+
+
+def test_curve_subpop_is_checked() -> None:
+    df = pairs(6)
+    with pytest.raises(EmptySubpopulationError, match="selects no rows"):
+        df.cumdev.paired_curve("s", "q", "r", subpop=pl.col("g") == "nobody")
+    with pytest.raises(ColumnTypeError, match="must be boolean"):
+        df.cumdev.paired_curve("s", "q", "r", subpop=pl.col("s"))
+    with pytest.raises(InvalidParameterError, match="keeps no point of subpop"):
+        df.cumdev.paired_curve("s", "q", "r", subpop=pl.col("g") == "g0", fraction=1e-9)
 
 
 def test_single_score_group_keeps_its_row() -> None:

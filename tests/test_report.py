@@ -164,3 +164,44 @@ def test_report_drills_into_the_null_group(
         subpop=pl.col("county").fill_null("") == table["county"][1], **args
     )
     assert_frame_equal(drawn[f"subpop 'county = {table['county'][1]}'"], second)
+
+
+def test_report_on_several_covariates_names_them_and_maps_the_points(tmp_path: Path) -> None:
+    """score=[...]: headers in covariate terms, the map beside each curve, every spec renders."""
+    import json
+
+    import vl_convert
+
+    rng = np.random.default_rng(11)
+    m = 4000
+    age = rng.integers(20, 80, size=m).astype(np.float64)
+    income = np.round(rng.normal(4.7, 0.3, size=m), 2)
+    county = rng.choice(["North", "South", "East"], size=m)
+    # North falls short only among the old and rich: a corner of covariate space.
+    corner = (county == "North") & (age > 60) & (income > 4.8)
+    p = np.clip(0.6 - 0.5 * corner, 0.0, 1.0)
+    frame = pl.DataFrame(
+        {"county": county, "age": age, "income": income, "y": (rng.uniform(size=m) < p) * 1.0}
+    )
+    path = report(frame, "county", ["income", "age"], "y", path=tmp_path / "r.html", top=2)
+    text = path.read_text(encoding="utf-8")
+    table = frame.cumdev.screen(by="county", score=["income", "age"], response="y")
+    top = table.row(0, named=True)
+    assert top["county"] == "North"
+    headers = re.findall(r"<h2>(.*?)</h2>", text)
+    assert "covariates &#x27;income&#x27;, &#x27;age&#x27; along a Hilbert curve" in headers[1]
+    ends = [f"({top[f'{side}_income']:.4g}, {top[f'{side}_age']:.4g})" for side in ("from", "to")]
+    assert headers[2].startswith(f"county = North: (income, age) from {ends[0]} to {ends[1]}, ")
+    assert "less y than rows with the same covariates overall" in headers[2]
+    specs = [
+        json.loads(block)
+        for block in re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', text)
+    ]
+    assert len(specs) == 1 + 2 * 2
+    for spec in specs[1:]:  # each drill-down: the curve, then the map (no reliability diagram)
+        assert "reliability" not in json.dumps(spec.get("title", ""))
+    maps = [s for s in specs if "points along the curve" in json.dumps(s.get("title", ""))]
+    assert len(maps) == 2
+    assert {"income", "age"} <= set(re.findall(r'"field": "(\w+)"', json.dumps(maps[0])))
+    for spec in specs:
+        assert vl_convert.vegalite_to_svg(spec).startswith("<svg")

@@ -6,8 +6,11 @@ Subcommands:
   writes an HTML report and SVG charts);
 * ``cumdev screen PATH`` ranks every group of a CSV, Parquet, IPC or NDJSON file;
 * ``cumdev curve PATH`` (alias ``cumdev plot``) draws the drill-down of one group;
-* ``cumdev calibration PATH`` measures the calibration of predicted probabilities;
-* ``cumdev report PATH`` writes a self-contained HTML report.
+* ``cumdev calibration PATH`` measures the calibration of predicted probabilities
+  (:mod:`polars_cumdev.cli_calibration`);
+* ``cumdev report PATH`` writes a self-contained HTML report;
+* ``cumdev paired PATH`` compares two responses of the same units
+  (:mod:`polars_cumdev.cli_paired`).
 
 Progress goes to stderr, results to stdout. Any problem with the input (a
 missing file or column, unusable values) prints a single line
@@ -29,18 +32,17 @@ from polars_cumdev.cli_arguments import (
     band_argument,
     data_arguments,
     fraction_value,
-    level_value,
     positive_int,
     score_names,
     table_arguments,
     variance_argument,
 )
+from polars_cumdev.cli_calibration import add_command as add_calibration_command
 from polars_cumdev.cli_input import (
-    check_columns,
     check_out,
     explain_empty,
     explain_polars_error,
-    scan,
+    read_columns,
     selection,
 )
 from polars_cumdev.cli_output import (
@@ -62,29 +64,6 @@ from polars_cumdev.groups import top_group
 __all__ = ["main"]
 
 _SHOWN = ("n", "kuiper", "kuiper_z", "kuiper_p", "kuiper_q", "ks_z", "delta", "located", "note")
-_CALIBRATION_SHOWN = (
-    "n",
-    "ecce_r",
-    "ecce_mad",
-    "sigma",
-    "ecce_r_z",
-    "ecce_mad_z",
-    "ecce_r_p",
-    "ecce_mad_p",
-    "delta",
-    "located",
-    "note",
-)
-_CORP_SHOWN = ("n", "brier", "mcb", "dsc", "unc", "base_rate", "blocks")
-
-
-def _read(args: argparse.Namespace) -> pl.LazyFrame:
-    """Scan the input file and check what can be checked before computing."""
-    frame = scan(args.path)
-    say(f"reading {args.path} ...")
-    scores = [args.score] if isinstance(args.score, str) else list(args.score)
-    check_columns(frame, args.path, [*scores, args.response, args.weight])
-    return frame
 
 
 def _demo(args: argparse.Namespace) -> None:
@@ -161,7 +140,7 @@ def _write_report(
 
 def _screen(args: argparse.Namespace) -> None:
     check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True)
-    frame = _read(args)
+    frame = read_columns(args.path, args.score, args.response, args.weight)
     say(f"screening the groups of {', '.join(args.by)} ...")
     started = time.perf_counter()
     if args.engine in CLUSTER_ENGINES:
@@ -185,7 +164,7 @@ def _screen(args: argparse.Namespace) -> None:
 
 def _curve(args: argparse.Namespace) -> None:
     target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
-    frame = _read(args)
+    frame = read_columns(args.path, args.score, args.response, args.weight)
     subpop = selection(frame, args.subpop_column, args.subpop_value, args.path)
     say(f"computing the cumulative differences of {args.subpop_column} = {args.subpop_value} ...")
     query = frame.cumdev.curve(
@@ -220,86 +199,10 @@ def _curve(args: argparse.Namespace) -> None:
     save_chart(chart, target)
 
 
-def _calibration(args: argparse.Namespace) -> None:
-    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
-    page = check_out(args.report, (".html",))
-    frame = _read(args)
-    say("measuring calibration ...")
-    table = frame.cumdev.calibration(
-        score=args.score, response=args.response, weight=args.weight, by=args.by
-    ).collect()
-    show(table, [*(args.by or []), *_CALIBRATION_SHOWN], args.rows)
-    if args.corp:
-        decomposition = frame.cumdev.corp(
-            score=args.score, response=args.response, weight=args.weight, by=args.by
-        ).collect()
-        print("Brier score = MCB (miscalibration) - DSC (discrimination) + UNC (uncertainty):")
-        show(decomposition, [*(args.by or []), *_CORP_SHOWN], args.rows)
-    if page is not None:
-        from polars_cumdev.calibration_report import calibration_report
-
-        say(f"writing report {page} ...")
-        calibration_report(
-            frame,
-            args.score,
-            args.response,
-            args.weight,
-            path=page,
-            by=args.by,
-            resamples=args.resamples,
-            level=args.level,
-            seed=args.seed,
-            band=args.band,
-        )
-        say(f"wrote {page}")
-    if target is None:
-        return
-    subset = frame
-    label = "all predictions"
-    if args.by:
-        selection, label, _ = top_group(table, args.by, "ecce_r_z")
-        subset = frame.filter(selection)  # null-aware: the null group too
-        say(f"drawing the group with the largest ECCE-R z ({label}) ...")
-    corp_args = {"resamples": args.resamples, "level": args.level, "seed": args.seed}
-    data_out = target.suffix.lower() in DATA_SUFFIXES
-    if args.corp and data_out:  # the CORP curve instead of the cumulative points
-        fitted = subset.cumdev.corp_curve(
-            score=args.score, response=args.response, weight=args.weight, **corp_args
-        ).collect()
-        save_table(fitted, str(target), target.suffix.lower().lstrip("."))
-        return
-    points = subset.cumdev.calibration_curve(
-        score=args.score, response=args.response, weight=args.weight, fraction=args.fraction
-    ).collect()
-    if data_out:
-        save_table(points, str(target), target.suffix.lower().lstrip("."))
-        return
-    from polars_cumdev import charts
-
-    chart = charts.cumulative(
-        points,
-        subject=f"calibration of {args.score}, {label}",
-        score_label=args.score,
-        y_label=f"cumulative {args.response} minus {args.score}",
-        kind="calibration",
-        band=args.band,
-    )
-    save_chart(chart, target)
-    if args.corp:  # the CORP diagram beside it: FILE-corp.SUFFIX
-        fitted = subset.cumdev.corp_curve(
-            score=args.score, response=args.response, weight=args.weight, **corp_args
-        )
-        summary = subset.cumdev.corp(score=args.score, response=args.response, weight=args.weight)
-        diagram = charts.corp(
-            fitted, summary=summary, score_label=args.score, title=f"CORP diagram: {label}"
-        )
-        save_chart(diagram, target.with_name(f"{target.stem}-corp{target.suffix}"))
-
-
 def _report(args: argparse.Namespace) -> None:
     target = check_out(args.out, (".html",))
     assert target is not None
-    frame = _read(args)
+    frame = read_columns(args.path, args.score, args.response, args.weight)
     _write_report(
         frame,
         args.by,
@@ -382,48 +285,7 @@ def _parser() -> argparse.ArgumentParser:
     band_argument(curve)
     curve.set_defaults(run=_curve)
 
-    calibration = commands.add_parser(
-        "calibration", help="calibration of predicted probabilities (ECCE-R, ECCE-MAD)"
-    )
-    data_arguments(calibration, by=False, several=False)
-    calibration.add_argument(
-        "--by", action="append", default=None, help="group column (repeatable, optional)"
-    )
-    calibration.add_argument(
-        "--fraction", type=fraction_value, default=1.0, help="zoom of the chart (see curve)"
-    )
-    calibration.add_argument("--rows", type=positive_int, default=20, help=ROWS_HELP)
-    calibration.add_argument(
-        "--out",
-        default=None,
-        metavar="FILE",
-        help="cumulative chart (of the worst group with --by), or its points (.csv, .parquet); "
-        "with --corp the CORP diagram goes beside it in FILE-corp.SUFFIX (a data file then "
-        "holds the CORP curve instead of the points)",
-    )
-    calibration.add_argument(
-        "--corp",
-        action="store_true",
-        help="also print the CORP decomposition of the Brier score (MCB, DSC, UNC)",
-    )
-    calibration.add_argument(
-        "--report",
-        default=None,
-        metavar="FILE.html",
-        help="write an HTML report: cumulative plot and CORP diagram side by side, per group",
-    )
-    band_argument(calibration)
-    calibration.add_argument(
-        "--resamples",
-        type=positive_int,
-        default=100,
-        help="resamples of the CORP consistency band (default 100; 0 for none)",
-    )
-    calibration.add_argument(
-        "--level", type=level_value, default=0.9, help="coverage of the CORP band (default 0.9)"
-    )
-    calibration.add_argument("--seed", type=positive_int, default=0, help="seed of the band")
-    calibration.set_defaults(run=_calibration)
+    add_calibration_command(commands)
 
     report = commands.add_parser("report", help="write a self-contained HTML report")
     data_arguments(report, by=True, several=True)

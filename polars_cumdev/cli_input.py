@@ -14,6 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
+from polars_cumdev.cli_output import say
 from polars_cumdev.errors import CumdevError, first_line
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "check_columns",
     "check_out",
     "explain_polars_error",
+    "read_columns",
     "scan",
     "selection",
 ]
@@ -127,6 +129,15 @@ def check_columns(frame: pl.LazyFrame, path: str, numeric: Sequence[str | None])
             raise CumdevError(f"column {column!r} of {path} is empty in all data rows")
         if _kind(path) in _TEXT and (message := _bad_cell(path, column)) is not None:
             raise CumdevError(message)
+
+
+def read_columns(path: str, scores: str | Sequence[str], *columns: str | None) -> pl.LazyFrame:
+    """Scan ``path`` and check its score(s) and other numeric ``columns`` before computing."""
+    frame = scan(path)
+    say(f"reading {path} ...")
+    names = [scores] if isinstance(scores, str) else list(scores)
+    check_columns(frame, path, [*names, *columns])
+    return frame
 
 
 def explain_polars_error(exc: pl.exceptions.PolarsError, path: str | None) -> str:

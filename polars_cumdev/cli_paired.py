@@ -17,7 +17,7 @@ from polars_cumdev.cli_arguments import (
     score_argument,
     table_arguments,
 )
-from polars_cumdev.cli_input import check_columns, check_out, scan
+from polars_cumdev.cli_input import check_out, read_columns
 from polars_cumdev.cli_output import (
     CHART_SUFFIXES,
     DATA_SUFFIXES,
@@ -47,10 +47,8 @@ _SHOWN = (
 def _run(args: argparse.Namespace) -> None:
     target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
     check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True)
-    frame = scan(args.path)
-    say(f"reading {args.path} ...")
+    frame = read_columns(args.path, args.score, args.first, args.second, args.weight)
     scores = [args.score] if isinstance(args.score, str) else list(args.score)
-    check_columns(frame, args.path, [*scores, args.first, args.second, args.weight])
     by = args.by or []
     where = f" in every group of {', '.join(by)}" if by else ""
     same = ", ".join(scores)

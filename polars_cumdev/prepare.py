@@ -30,7 +30,6 @@ from polars_cumdev.errors import (
     InvalidValuesError,
     first_line,
 )
-from polars_cumdev.groups import selection_label
 from polars_cumdev.weights import SPREAD_MESSAGE, too_small
 
 __all__ = [
@@ -39,10 +38,8 @@ __all__ = [
     "Prepared",
     "as_lazy",
     "guard",
-    "mask_checks",
     "prepare",
     "raise_failures",
-    "resolve_mask",
     "schema_of",
     "verdict",
 ]
@@ -402,41 +399,3 @@ def prepare(
         labels=labels,
         names=(score, response, weight),
     )
-
-
-def resolve_mask(frame: pl.LazyFrame, subpop: pl.Expr | str, what: str = "subpop") -> pl.Expr:
-    """Check that ``subpop`` is a boolean expression (or boolean column) over ``frame``.
-
-    Returns the expression; raises :class:`ColumnTypeError` or
-    :class:`ColumnNotFoundError` at once when the schema shows it cannot work.
-    """
-    if isinstance(subpop, str):
-        expr = pl.col(subpop)
-    elif isinstance(subpop, pl.Expr):
-        expr = subpop
-    else:
-        raise InvalidParameterError(
-            f"`{what}` must be a boolean polars expression or the name of a boolean column, "
-            f"got {type(subpop).__name__}"
-        )
-    dtype = schema_of(frame.select(expr.alias(nm.MEMBER)))[nm.MEMBER]
-    if dtype != pl.Boolean:
-        raise ColumnTypeError(
-            f"{selection_label(subpop, what)} has dtype {dtype}; it must be boolean"
-        )
-    return expr
-
-
-def mask_checks(mask: pl.Expr, label: str) -> list[Check]:
-    """Lazy checks that a subpopulation mask has no nulls and selects at least one row."""
-    return [
-        Check(
-            mask.null_count(),
-            f"{label} is null on {{count}} of {{rows}} rows; fill the nulls (True/False) first",
-        ),
-        Check(
-            (mask.sum() == 0).cast(pl.Int64),
-            f"{label} selects no rows (of {{rows}}): the subpopulation is empty",
-            EmptySubpopulationError,
-        ),
-    ]

@@ -19,13 +19,12 @@ from polars_cumdev.covariates import Score, resolve_score
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.groups import selection_label
 from polars_cumdev.location import flag_stretch
+from polars_cumdev.masks import mask_checks, resolve_mask
 from polars_cumdev.prepare import (
     FrameLike,
     Prepared,
     as_lazy,
-    mask_checks,
     prepare,
-    resolve_mask,
     schema_of,
 )
 from polars_cumdev.statistics import (

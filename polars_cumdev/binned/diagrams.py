@@ -23,12 +23,11 @@ from polars_cumdev.binned.options import (
 )
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.groups import selection_label
+from polars_cumdev.masks import mask_checks, resolve_mask
 from polars_cumdev.prepare import (
     FrameLike,
     as_lazy,
-    mask_checks,
     prepare,
-    resolve_mask,
 )
 from polars_cumdev.statistics import verdict
 from polars_cumdev.weights import SCALE, rescale

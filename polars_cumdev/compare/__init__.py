@@ -39,7 +39,8 @@ No Python loop runs over rows or groups; NumPy is used only inside
 ``map_batches`` for the dither and the p-values.
 """
 
-from polars_cumdev.compare.api import compare, compare_all, compare_curve
+from polars_cumdev.compare.all_groups import compare_all
+from polars_cumdev.compare.api import compare, compare_curve
 from polars_cumdev.compare.columns import (
     COMPARE_ALL_COLUMNS,
     COMPARE_COLUMNS,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-__all__ = ["percent", "where_words"]
+__all__ = ["number", "percent", "where_words"]
 
 
 def percent(share: float) -> str:
@@ -20,13 +20,14 @@ def percent(share: float) -> str:
     return f"{100.0 * share:.2g}%"
 
 
-def _number(value: float) -> str:
+def number(value: float) -> str:
+    """A score or covariate value with four significant digits ("4.173", "1.2e-05")."""
     return f"{value:.4g}"
 
 
 def _ends(row: Mapping[str, object], covariates: Sequence[str], side: str) -> str:
     values = (row.get(f"{side}_{c}") for c in covariates)
-    return "(" + ", ".join(_number(v) if isinstance(v, int | float) else "?" for v in values) + ")"
+    return "(" + ", ".join(number(v) if isinstance(v, int | float) else "?" for v in values) + ")"
 
 
 def where_words(
@@ -72,7 +73,7 @@ def where_words(
     owner = f"the {keys[0]}'s" if len(keys) == 1 else "the group's"
     whole = f"{owner} weight" if weighted else f"{owner} rows"
     if isinstance(score, str):
-        span = f"{score} {_number(start)} to {_number(end)}"
+        span = f"{score} {number(start)} to {number(end)}"
     else:
         span = f"({', '.join(score)}) from {_ends(row, score, 'from')} to {_ends(row, score, 'to')}"
     where = f"{span}, {percent(share)} of {whole}"

@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.charts import _style
-from polars_cumdev.wording import percent
+from polars_cumdev.wording import number, percent
 
 __all__ = ["Stretch", "located_layer", "located_text", "stretch"]
 
@@ -64,10 +64,6 @@ def stretch(frame: pl.DataFrame) -> Stretch | None:
     )
 
 
-def _number(value: float) -> str:
-    return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0.0 else f"{value:.3g}"
-
-
 def located_text(found: Stretch, weighted: bool, where: str | None = None) -> str:
     """One subtitle line: the interval, its share and the average deviation there.
 
@@ -75,7 +71,7 @@ def located_text(found: Stretch, weighted: bool, where: str | None = None) -> st
     """
     what = "weight" if weighted else "points"
     if where is None:
-        where = f"at scores {_number(found.from_score)} to {_number(found.to_score)}"
+        where = f"at scores {number(found.from_score)} to {number(found.to_score)}"
     return (
         f"shaded: deviation located {where} ({percent(found.share)} of the {what}): "
         f"{found.deviation:+.3g} on average"

@@ -21,6 +21,7 @@ from polars_cumdev.charts._located import Stretch, located_text
 from polars_cumdev.charts._ticks import Ticks, compact
 from polars_cumdev.covariates import covariate_names
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
+from polars_cumdev.wording import number
 
 __all__ = ["covariate_map", "covariate_ticks", "hilbert_label", "located_covariates"]
 
@@ -83,7 +84,7 @@ def located_covariates(curve: pl.DataFrame, found: Stretch, weighted: bool) -> s
         row = curve.filter(pl.col("score") == value).select(names)
         if row.is_empty():
             return located_text(found, weighted)
-        parts = [f"{float(v):.4g}" for v in row.row(0)]
+        parts = [number(float(v)) for v in row.row(0)]
         ends.append("(" + ", ".join(parts) + ")")
     return located_text(found, weighted, f"from ({', '.join(names)}) = {ends[0]} to {ends[1]}")
 

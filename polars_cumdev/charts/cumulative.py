@@ -92,11 +92,13 @@ def _count(n: int, kind: str) -> str:
     return f"n = {n:,} {one if n == 1 else many}"
 
 
-def _subtitle(cumdiff: np.ndarray, sigma: float | None, n: int, kind: str) -> list[str]:
+def _subtitle(
+    cumdiff: np.ndarray, sigma: float | None, n: int, kind: str, shows_z: bool
+) -> list[str]:
     """Kuiper's range and Kolmogorov-Smirnov's maximum of C_k, over sigma when normalized.
 
-    Whether they are normalized (z shown, triangle drawn) follows the rule of
-    the tables, :func:`polars_cumdev.statistics.normalized`.
+    Whether they are normalized (``shows_z``: z shown, triangle drawn) follows
+    the rule of the tables, :func:`polars_cumdev.normalization.normalized`.
     """
     # The origin (C_0 = 0) always counts, even if the frame omitted its row.
     kuiper = float(max(cumdiff.max(), 0.0) - min(cumdiff.min(), 0.0))
@@ -108,11 +110,10 @@ def _subtitle(cumdiff: np.ndarray, sigma: float | None, n: int, kind: str) -> li
             f"Kuiper {kuiper:.4g}; Kolmogorov-Smirnov {ks:.4g}",
             f"{count}; sigma is 0 or unavailable: not normalized, no triangle",
         ]
-    least = MIN_SCORES[kind]
-    if not normalized(n, sigma, least):
+    if not shows_z:
         return [
             f"Kuiper {kuiper:.4g}; Kolmogorov-Smirnov {ks:.4g}",
-            f"{count}; the normalized statistics need at least {least}: "
+            f"{count}; the normalized statistics need at least {MIN_SCORES[kind]}: "
             "not normalized, no triangle",
         ]
     return [
@@ -268,10 +269,11 @@ def cumulative(
     shows_z = normalized(n, sigma, MIN_SCORES[kind])
 
     lower = lower_ticks(a, frame.get_column("score").to_numpy(), major_ticks, minor_ticks)
-    if covariate_names(original):  # several covariates: label ticks with their values
+    covariates = covariate_names(original)
+    if covariates:  # several covariates: label ticks with their values
         lower = covariate_ticks(original, lower, a, frame.get_column("k").to_numpy())
         if score_label == "score":
-            score_label = hilbert_label(covariate_names(original))
+            score_label = hilbert_label(covariates)
     upper = upper_ticks(a, major_ticks, minor_ticks)
     size = _style.LABEL_SIZE
     lower_labels = uncrowd(lower.major, lower.labels, width, size)
@@ -358,17 +360,18 @@ def cumulative(
         ),
     ]
     extra: list[alt.Chart] = []
-    subtitle = _subtitle(cumdiff, sigma, n, kind)
+    subtitle = _subtitle(cumdiff, sigma, n, kind, shows_z)
     found = stretch(frame) if shows_z else None
     if found is not None:
-        text = located_text(found, weighted)
-        if covariate_names(original):  # name the ends by their covariates, not by ranks
-            text = located_covariates(original, found, weighted)
-        subtitle.append(text)
+        # On Hilbert order the ends are named by their covariates, not by ranks.
+        subtitle.append(
+            located_covariates(original, found, weighted)
+            if covariates
+            else located_text(found, weighted)
+        )
     if alpha is not None and shows_z and sigma is not None:
         ks = float(np.abs(cumdiff).max())
-        band_rows = frame if shown.height == frame.height else shown
-        extra, verdict = band_layers(band_rows, sigma, alpha, ks, y_axis)
+        extra, verdict = band_layers(shown, sigma, alpha, ks, y_axis)
         subtitle.append(verdict)
     if thinned:
         subtitle.append(

@@ -19,7 +19,7 @@ import polars as pl
 from polars_cumdev import _names as nm
 from polars_cumdev import compiled
 from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
-from polars_cumdev.location import flag_stretch
+from polars_cumdev.curves import summed_sigma_curve
 from polars_cumdev.prepare import FrameLike, Prepared, prepare, schema_of
 from polars_cumdev.statistics import (
     MIN_SCORES,
@@ -29,12 +29,10 @@ from polars_cumdev.statistics import (
     normalize,
     sigma_terms,
     summarize,
-    verdict,
     with_location,
 )
-from polars_cumdev.subpopulation import curve_frame, variance_share
 from polars_cumdev.ties import merge_ties, sort_by_score
-from polars_cumdev.weights import SCALE, rescale
+from polars_cumdev.weights import rescale
 
 __all__ = ["CALIBRATION_COLUMNS", "calibration", "calibration_curve"]
 
@@ -207,12 +205,12 @@ def calibration_curve(
     points, scale = _points(prepared)
     accumulated = accumulate(points, [], reference=nm.SCORE, fraction=fraction)
     bern, _ = sigma_terms(nm.SCORE)
-    with_sigma = accumulated.join(scale, how="cross", maintain_order="left").with_columns(
-        bern.sum().clip(lower_bound=0.0).sqrt().alias("sigma"),
-        pl.col(nm.SCORE).alias(nm.REFERENCE),
-        pl.col(nm.WEIGHT) / pl.col(SCALE),
-        variance_share(bern),
+    points = summed_sigma_curve(
+        accumulated,
+        scale,
+        bern,
+        prepared.labels,
+        MIN_SCORES["calibration"],
+        reference=pl.col(nm.SCORE),
     )
-    checked = ("cumdiff", "sigma", "weight")
-    points = curve_frame(with_sigma).filter(verdict(checked, [], prepared.labels))
-    return prepared.guarded(flag_stretch(points, min_scores=MIN_SCORES["calibration"]))
+    return prepared.guarded(points)

@@ -34,9 +34,9 @@ import polars as pl
 from polars_cumdev import _names as nm
 from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.covariates import Score, resolve_score
+from polars_cumdev.curves import summed_sigma_curve
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.groups import selection_label
-from polars_cumdev.location import flag_stretch
 from polars_cumdev.masks import mask_checks, resolve_mask
 from polars_cumdev.prepare import (
     FrameLike,
@@ -55,12 +55,10 @@ from polars_cumdev.statistics import (
     STATISTIC_COLUMNS,
     normalize,
     summarize,
-    verdict,
     with_location,
 )
-from polars_cumdev.subpopulation import curve_frame, variance_share
 from polars_cumdev.ties import merge_ties, sort_by_score
-from polars_cumdev.weights import SCALE, rescale
+from polars_cumdev.weights import rescale
 
 __all__ = ["PAIRED_COLUMNS", "PAIRED_CURVE_COLUMNS", "PairedVariance", "paired", "paired_curve"]
 
@@ -298,14 +296,8 @@ def paired_curve(
         prepared.checks.append(zoom_check(scores, fraction, selected_label))
     accumulated, scale = _accumulated(prepared, fraction)
     term = _sigma_term(variance)
-    with_sigma = accumulated.join(scale, how="cross", maintain_order="left").with_columns(
-        term.sum().clip(lower_bound=0.0).sqrt().alias("sigma"),
-        pl.col(nm.WEIGHT) / pl.col(SCALE),
-        variance_share(term),
-    )
-    checked = ("cumdiff", "sigma", "weight")
-    points = curve_frame(with_sigma).filter(verdict(checked, [], prepared.labels))
+    points = summed_sigma_curve(accumulated, scale, term, prepared.labels, MIN_SCORES["paired"])
     points = points.rename({"response_mean": "first_mean", "full_mean": "second_mean"})
-    points = prepared.guarded(flag_stretch(points, min_scores=MIN_SCORES["paired"]))
+    points = prepared.guarded(points)
     points = points.select(PAIRED_CURVE_COLUMNS)
     return points if ordering is None else ordering.pointwise(points)

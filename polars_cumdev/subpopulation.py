@@ -16,6 +16,7 @@ from polars_cumdev import compiled
 from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.bins import full_population_prefix, locate_bins
 from polars_cumdev.covariates import Score, resolve_score
+from polars_cumdev.curves import curve_frame, variance_share
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.groups import selection_label
 from polars_cumdev.location import flag_stretch
@@ -52,10 +53,8 @@ __all__ = [
     "CURVE_COLUMNS",
     "POINT_SCHEMA",
     "curve",
-    "curve_frame",
     "prepare_screen",
     "screen",
-    "variance_share",
 ]
 
 #: The points of one subpopulation with their bins, as the curve needs them.
@@ -363,58 +362,3 @@ def curve(
     points = points.select(CURVE_COLUMNS)
     points = prepared.guarded(points) if choice == "polars" else points
     return points if ordering is None else ordering.pointwise(points)
-
-
-def variance_share(term: pl.Expr) -> pl.Expr:
-    """``variance_share``: the share of sigma^2 that points 1..k contribute, at every point k.
-
-    ``term`` is each point's contribution to sigma^2 (a null counts as 0),
-    in the order of the points of one curve. Under the null hypothesis C_k
-    has variance sigma^2 times this share, so plus and minus two sigma times
-    its square root is the pointwise envelope of pure noise. Null where
-    sigma is 0.
-    """
-    running = term.fill_null(0.0).cum_sum()
-    total = running.last()
-    # The last point holds all of sigma^2 by definition: 1 exactly, even when
-    # an engine evaluates the running sum and its last value in other orders.
-    last = pl.int_range(pl.len()) == pl.len() - 1
-    ratio = pl.when(last).then(pl.lit(1.0)).otherwise((running / total).clip(0.0, 1.0))
-    share = pl.when(total > 0.0).then(ratio)
-    return share.otherwise(None).alias("variance_share")
-
-
-def curve_frame(accumulated: pl.LazyFrame, extra: Sequence[str] = ()) -> pl.LazyFrame:
-    """Tidy drill-down frame from accumulated points carrying ``sigma`` and ``variance_share``.
-
-    Renames the internal columns to the public ones of :data:`CURVE_COLUMNS`
-    and puts the origin row (k = 0, A_0 = C_0 = 0) first. Columns named in
-    ``extra`` are kept as they are (the origin row repeats their first value).
-    """
-    body = accumulated.select(
-        pl.col(nm.K).alias("k"),
-        pl.col(nm.A).alias("a"),
-        (pl.col(nm.K) / pl.col(nm.N)).alias("k_over_n"),
-        pl.col(nm.SCORE).alias("score"),
-        pl.col(nm.CUMDIFF).alias("cumdiff"),
-        pl.col(nm.REFERENCE).alias("full_mean"),
-        pl.col(nm.RESPONSE).alias("response_mean"),
-        pl.col(nm.WEIGHT).alias("weight"),
-        pl.col("sigma"),
-        pl.col("variance_share"),
-        *extra,
-    )
-    origin = body.select(
-        pl.lit(0, dtype=pl.Int64).alias("k"),
-        pl.lit(0.0).alias("a"),
-        pl.lit(0.0).alias("k_over_n"),
-        pl.lit(None, dtype=pl.Float64).alias("score"),
-        pl.lit(0.0).alias("cumdiff"),
-        pl.lit(None, dtype=pl.Float64).alias("full_mean"),
-        pl.lit(None, dtype=pl.Float64).alias("response_mean"),
-        pl.lit(None, dtype=pl.Float64).alias("weight"),
-        pl.col("sigma").first(),
-        pl.lit(0.0).alias("variance_share"),
-        *[pl.col(c).first() for c in extra],
-    )
-    return pl.concat([origin, body]).sort("k")

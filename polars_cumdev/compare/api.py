@@ -25,6 +25,7 @@ from polars_cumdev.compare.steps import (
     _standard,
 )
 from polars_cumdev.covariates import Score, resolve_score
+from polars_cumdev.curves import variance_share
 from polars_cumdev.errors import (
     EmptySubpopulationError,
     InvalidValuesError,
@@ -42,7 +43,6 @@ from polars_cumdev.prepare import (
     prepare,
 )
 from polars_cumdev.statistics import MIN_SCORES, verdict
-from polars_cumdev.subpopulation import variance_share
 from polars_cumdev.weights import rescale
 
 
@@ -247,7 +247,7 @@ def compare_curve(
         subpopulation owns that block), ``difference`` (d_k, "first minus
         second"), ``v`` (the normalized weight v_k) and ``variance_share``
         (the share of sigma^2 from the terms of points 1..k, step 6; see
-        :func:`polars_cumdev.subpopulation.variance_share`) and ``located``
+        :func:`polars_cumdev.curves.variance_share`) and ``located``
         (the point lies in the located stretch, :mod:`polars_cumdev.location`).
         When the scores do not interleave, or the zoom keeps no difference,
         there is only the origin row, with a null sigma.

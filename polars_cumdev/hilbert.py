@@ -31,6 +31,12 @@ from polars_cumdev.errors import (
     InvalidValuesError,
 )
 from polars_cumdev.hilbert_tables import MAX_TABLE_DIMENSIONS, distances
+from polars_cumdev.ranking import (
+    compiled_distances,
+    compiled_rank_grid,
+    dense_ranks,
+    use_compiled,
+)
 
 __all__ = [
     "MAX_BITS",
@@ -148,11 +154,25 @@ def grid_coordinates(series: pl.Series, bits: int, normalize: str, name: str = "
     if series.len() == 0:
         return np.zeros(0, dtype=np.uint64)
     if normalize == "rank":
-        rank = series.rank("dense").to_numpy().astype(np.uint64) - np.uint64(1)
+        if use_compiled(series.len()):
+            rank = dense_ranks(series)
+        else:
+            rank = series.rank("dense").to_numpy().astype(np.uint64) - np.uint64(1)
         distinct = int(rank.max()) + 1
         return _scaled_ranks(rank, distinct, bits)
     grid = series.to_frame("x").select(_range_expr(pl.col("x"), bits)).to_series()
     return grid.to_numpy().astype(np.uint64)
+
+
+def _rank_bits(d: int, distinct: int) -> int:
+    return default_bits(d, distinct, "rank")
+
+
+def _grid_distances(grid: np.ndarray, bits: int) -> np.ndarray:
+    """Distances of the grid points ``grid[:, i]`` (uint32, one row per axis)."""
+    if grid.shape[0] <= MAX_TABLE_DIMENSIONS:
+        return compiled_distances(grid, bits)
+    return transposed_distances(list(grid), bits)
 
 
 def _range_expr(expr: pl.Expr, bits: int) -> pl.Expr:
@@ -221,6 +241,8 @@ def hilbert_distances(coordinates: list[np.ndarray], bits: int) -> np.ndarray:
     """
     d = len(coordinates)
     _check_bits(bits, d)
+    if d <= MAX_TABLE_DIMENSIONS and use_compiled(len(coordinates[0])):
+        return compiled_distances(np.stack([np.asarray(c, np.uint32) for c in coordinates]), bits)
     if d <= MAX_TABLE_DIMENSIONS:
         return distances(list(coordinates), bits)
     return transposed_distances(coordinates, bits)
@@ -294,13 +316,19 @@ def hilbert_index(
     ranked = normalize == "rank"
 
     def compute(batch: pl.Series) -> pl.Series:
-        parts = [batch.struct.field(f) for f in fields]
-        for part, label in zip(parts, labels, strict=True):
-            _validated(part, label)
+        parts = [
+            _validated(batch.struct.field(f), label)
+            for f, label in zip(fields, labels, strict=True)
+        ]
         if batch.len() == 0:
             return pl.Series("hilbert", [], dtype=pl.UInt64)
-        if ranked:  # dense ranks, computed by Polars (all columns at once) in the struct
-            ranks = [batch.struct.field(f"r{f}").to_numpy().astype(np.uint64) for f in fields]
+        if ranked and use_compiled(batch.len()):  # radix-sorted ranks, columns on threads
+            grid, chosen = compiled_rank_grid(parts, bits, _rank_bits)
+            return pl.Series("hilbert", _grid_distances(grid, chosen), dtype=pl.UInt64)
+        if ranked:  # dense ranks, computed by Polars (all columns at once)
+            frame = pl.DataFrame({f: part for f, part in zip(fields, parts, strict=True)})
+            frame = frame.select(pl.all().rank("dense"))
+            ranks = [frame[f].to_numpy().astype(np.uint64) for f in fields]
             counts = [int(r.max()) for r in ranks]  # ranks count from 1: the max is m
             chosen = bits or default_bits(len(parts), max(counts), normalize)
             grid = [
@@ -314,9 +342,7 @@ def hilbert_index(
 
     named = [e.alias(f) for e, f in zip(exprs, fields, strict=True)]
     fixed = bits or default_bits(len(exprs), 0, normalize)
-    if ranked:
-        named += [e.rank("dense").alias(f"r{f}") for e, f in zip(exprs, fields, strict=True)]
-    else:
+    if not ranked:
         named += [_range_expr(e, fixed).alias(f"g{f}") for e, f in zip(exprs, fields, strict=True)]
     packed = pl.struct(named)
     return packed.map_batches(compute, return_dtype=pl.UInt64).alias("hilbert")

@@ -39,6 +39,7 @@ beside this file, or in Numba's user-wide cache directory when that is not
 writable; ``NUMBA_CACHE_DIR`` overrides both).
 """
 
+from polars_cumdev.kernel import curve, ranks
 from polars_cumdev.kernel.location import stretches
 from polars_cumdev.kernel.points import (
     P_BIN_WEIGHT,
@@ -98,10 +99,12 @@ __all__ = [
     "TABLE_COLUMNS",
     "WEIGHT",
     "calibration_groups",
+    "curve",
     "group_curves",
     "group_points",
     "prefix_table",
     "range_cells",
+    "ranks",
     "response_facts",
     "screen_groups",
     "stretches",

@@ -1,0 +1,160 @@
+"""Rank coordinates and Hilbert distances of large columns, by the compiled kernel.
+
+:func:`polars_cumdev.hilbert.hilbert_index` with rank coordinates needs a
+dense rank of every covariate: done by Polars, that is about one argsort per
+covariate, several sorts' worth for the index. From :data:`COMPILED_ROWS`
+rows on (and when Numba is installed) the same coordinates come from
+:mod:`polars_cumdev.kernel.ranks` instead: a radix sort of order-preserving
+keys (or, for a column with few distinct values, a hash table that stays in
+cache), the covariates ranked at once on threads; then the distance along
+the curve by :mod:`polars_cumdev.kernel.curve`. The coordinates are the same
+integers, floor(r 2^bits / m), so the index is identical (the tests compare
+both paths). Below the threshold, Numba's import and first compilation would
+cost more than they save, and the NumPy/Polars path runs.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+
+import numpy as np
+import polars as pl
+
+from polars_cumdev import compiled
+from polars_cumdev.hilbert_tables import MAX_TABLE_DIMENSIONS, chunk_levels, chunk_table
+
+__all__ = [
+    "COMPILED_ROWS",
+    "compiled_distances",
+    "compiled_rank_grid",
+    "dense_ranks",
+    "use_compiled",
+]
+
+#: Fewest rows for which rank coordinates and distances run compiled.
+COMPILED_ROWS = 200_000
+# Levels read per look-up of the compiled machine, by number of axes (measured).
+_LEVELS = {1: 8, 2: 4, 3: 2, 4: 1}
+
+
+def use_compiled(rows: int) -> bool:
+    """Whether ``rows`` rows go to the compiled path (enough of them, Numba installed)."""
+    return COMPILED_ROWS <= rows < 2**32 and compiled.available()
+
+
+def _keys(series: pl.Series) -> np.ndarray:
+    """Order-preserving uint64 keys of a numeric column without nulls, NaN or infinities."""
+    ranks = compiled.kernel().ranks
+    dtype = series.dtype
+    if dtype.is_float():
+        return ranks.float_keys(series.cast(pl.Float64).to_numpy())
+    if dtype == pl.UInt64:
+        return series.to_numpy().astype(np.uint64, copy=False)
+    if dtype.is_integer():
+        return ranks.int_keys(series.cast(pl.Int64).to_numpy())
+    # Anything else numeric (decimals): Polars ranks it, and the rank is the key.
+    return series.rank("dense").cast(pl.UInt64).to_numpy()
+
+
+def _rank(series: pl.Series):
+    """One column's ranking: ("small", codes, distinct keys) or ("sorted", keys, rows), and m."""
+    ranks = compiled.kernel().ranks
+    keys = _keys(series)
+    codes, distinct, m = ranks.small_codes(keys)
+    if m >= 0:
+        return ("small", codes, distinct), m
+    sorted_keys, rows = ranks.radix_order(keys, ranks.RADIX_BYTES)
+    return ("sorted", sorted_keys, rows), ranks.distinct_count(sorted_keys)
+
+
+def _threads(function, items: list) -> list:
+    """``function`` over ``items`` on up to one thread per CPU (the kernels release the GIL)."""
+    workers = min(len(items), os.cpu_count() or 1)
+    if workers <= 1:
+        return [function(item) for item in items]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(function, items))
+
+
+def dense_ranks(series: pl.Series) -> np.ndarray:
+    """0-based dense ranks of a numeric column (uint64), by the compiled kernel.
+
+    Equal to ``series.rank("dense") - 1`` (-0.0 and 0.0 are one value); the
+    column must have no nulls, NaN or infinities (checked by the caller).
+    """
+    (kind, a, b), _ = _rank(series)
+    ranks = np.empty(series.len(), dtype=np.uint64)
+    _fill(kind, a, b, 1, 0, ranks)  # floor(r 2^0 / 1) = r
+    return ranks
+
+
+def _fill(kind: str, a: np.ndarray, b: np.ndarray, m: int, bits: int, out: np.ndarray) -> None:
+    ranks = compiled.kernel().ranks
+    if kind == "small":
+        ranks.slot_grid(a, b, m, bits, out)
+    else:
+        ranks.scatter_grid(a, b, m, bits, out)
+
+
+def compiled_rank_grid(parts: list[pl.Series], bits: int | None, chosen) -> tuple[np.ndarray, int]:
+    """Rank grid coordinates of every column, shape (d, rows) uint32, and the bits used.
+
+    ``chosen(d, m)`` gives the bits when ``bits`` is None, m being the
+    largest number of distinct values of a column (``default_bits``).
+    """
+    ranked = _threads(_rank, parts)
+    m = max(count for _, count in ranked)
+    bits = bits or chosen(len(parts), m)
+    grid = np.empty((len(parts), parts[0].len()), dtype=np.uint32)
+    jobs = [(kind, a, b, count, j) for j, ((kind, a, b), count) in enumerate(ranked)]
+    _threads(lambda job: _fill(job[0], job[1], job[2], job[3], bits, grid[job[4]]), jobs)
+    return grid, bits
+
+
+@cache
+def _tables(d: int, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`chunk_table` for the compiled machine: level-major inputs, narrow entries.
+
+    The input's chunk bits are reordered from axis-major (``chunk_table``) to
+    level-major (a piece of the Morton code); the next states are scaled for
+    look-ups of ``_LEVELS[d]`` levels.
+    """
+    digits, nexts = chunk_table(d, c)
+    width = c * d
+    piece = np.arange(1 << width, dtype=np.int64)
+    chunk = np.zeros_like(piece)
+    for axis in range(d):
+        for level in range(c):
+            bit = (piece >> (d * (c - 1 - level) + d - 1 - axis)) & 1
+            chunk |= bit << (c * (d - 1 - axis) + c - 1 - level)
+    states = digits.shape[0] >> width
+    source = (np.arange(states, dtype=np.int64)[:, None] << width) + chunk[None, :]
+    source = source.ravel()
+    nexts = (nexts[source] >> np.uint32(chunk_levels(d) * d)) << np.uint32(_LEVELS[d] * d)
+    return digits[source].astype(np.uint16), nexts.astype(np.uint32)
+
+
+def compiled_distances(grid: np.ndarray, bits: int) -> np.ndarray:
+    """Distances along the curve (uint64) of the grid points ``grid[:, i]`` (d <= 4)."""
+    d = grid.shape[0]
+    if d > MAX_TABLE_DIMENSIONS:
+        raise ValueError(f"the compiled machine takes at most {MAX_TABLE_DIMENSIONS} axes")
+    c = _LEVELS[d]
+    head = bits % c
+    digits, nexts = _tables(d, c)
+    head_digits, head_nexts = _tables(d, head) if head else (digits, nexts)
+    out = np.empty(grid.shape[1], dtype=np.uint64)
+    compiled.kernel().curve.machine_distances(
+        np.ascontiguousarray(grid, dtype=np.uint32),
+        bits,
+        head,
+        head_digits,
+        head_nexts,
+        c,
+        digits,
+        nexts,
+        out,
+    )
+    return out

@@ -89,8 +89,11 @@ def default_bits(d: int, distinct: int, normalize: str) -> int:
     return cap
 
 
-def _validated(series: pl.Series, name: str) -> pl.Series:
-    """``series`` as a numeric column without nulls, NaN or infinities, or a named error."""
+def _validated(series: pl.Series, name: str, finite: bool = True) -> pl.Series:
+    """``series`` as a numeric column without nulls, NaN or infinities, or a named error.
+
+    ``finite=False`` leaves NaN and infinities to the caller.
+    """
     dtype = series.dtype
     if dtype == pl.Boolean:
         series = series.cast(pl.UInt8)
@@ -103,7 +106,7 @@ def _validated(series: pl.Series, name: str) -> pl.Series:
     nulls = series.null_count()
     if nulls:
         problems.append(f"{nulls} null value(s)")
-    if series.dtype.is_float():
+    if finite and series.dtype.is_float():
         nans = int(series.is_nan().sum())
         infinite = int(series.is_infinite().sum())
         if nans:
@@ -316,14 +319,19 @@ def hilbert_index(
     ranked = normalize == "rank"
 
     def compute(batch: pl.Series) -> pl.Series:
+        fast = ranked and use_compiled(batch.len())
         parts = [
-            _validated(batch.struct.field(f), label)
+            _validated(batch.struct.field(f), label, finite=not fast)
             for f, label in zip(fields, labels, strict=True)
         ]
         if batch.len() == 0:
             return pl.Series("hilbert", [], dtype=pl.UInt64)
-        if ranked and use_compiled(batch.len()):  # radix-sorted ranks, columns on threads
-            grid, chosen = compiled_rank_grid(parts, bits, _rank_bits)
+        if fast:  # radix-sorted ranks, columns on threads; NaN and infinities found there
+
+            def refuse(j: int) -> None:
+                _validated(parts[j], labels[j])
+
+            grid, chosen = compiled_rank_grid(parts, bits, _rank_bits, refuse)
             return pl.Series("hilbert", _grid_distances(grid, chosen), dtype=pl.UInt64)
         if ranked:  # dense ranks, computed by Polars (all columns at once)
             frame = pl.DataFrame({f: part for f, part in zip(fields, parts, strict=True)})

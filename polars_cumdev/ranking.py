@@ -44,24 +44,29 @@ def use_compiled(rows: int) -> bool:
     return COMPILED_ROWS <= rows < 2**32 and compiled.available()
 
 
-def _keys(series: pl.Series) -> np.ndarray:
-    """Order-preserving uint64 keys of a numeric column without nulls, NaN or infinities."""
+def _keys(series: pl.Series) -> tuple[np.ndarray, int]:
+    """Order-preserving uint64 keys of a numeric column without nulls, and its non-finite count."""
     ranks = compiled.kernel().ranks
     dtype = series.dtype
     if dtype.is_float():
         return ranks.float_keys(series.cast(pl.Float64).to_numpy())
     if dtype == pl.UInt64:
-        return series.to_numpy().astype(np.uint64, copy=False)
+        return series.to_numpy().astype(np.uint64, copy=False), 0
     if dtype.is_integer():
-        return ranks.int_keys(series.cast(pl.Int64).to_numpy())
+        return ranks.int_keys(series.cast(pl.Int64).to_numpy()), 0
     # Anything else numeric (decimals): Polars ranks it, and the rank is the key.
-    return series.rank("dense").cast(pl.UInt64).to_numpy()
+    return series.rank("dense").cast(pl.UInt64).to_numpy(), 0
 
 
 def _rank(series: pl.Series):
-    """One column's ranking: ("small", codes, distinct keys) or ("sorted", keys, rows), and m."""
+    """One column's ranking: ("small", codes, distinct keys) or ("sorted", keys, rows), and m.
+
+    m is -1 when the column holds NaN or infinities.
+    """
     ranks = compiled.kernel().ranks
-    keys = _keys(series)
+    keys, bad = _keys(series)
+    if bad:
+        return ("bad", keys, keys), -1
     codes, distinct, m = ranks.small_codes(keys)
     if m >= 0:
         return ("small", codes, distinct), m
@@ -84,7 +89,9 @@ def dense_ranks(series: pl.Series) -> np.ndarray:
     Equal to ``series.rank("dense") - 1`` (-0.0 and 0.0 are one value); the
     column must have no nulls, NaN or infinities (checked by the caller).
     """
-    (kind, a, b), _ = _rank(series)
+    (kind, a, b), m = _rank(series)
+    if m < 0:
+        raise ValueError("dense_ranks needs finite values")
     ranks = np.empty(series.len(), dtype=np.uint64)
     _fill(kind, a, b, 1, 0, ranks)  # floor(r 2^0 / 1) = r
     return ranks
@@ -98,13 +105,21 @@ def _fill(kind: str, a: np.ndarray, b: np.ndarray, m: int, bits: int, out: np.nd
         ranks.scatter_grid(a, b, m, bits, out)
 
 
-def compiled_rank_grid(parts: list[pl.Series], bits: int | None, chosen) -> tuple[np.ndarray, int]:
+def compiled_rank_grid(
+    parts: list[pl.Series], bits: int | None, chosen, refuse
+) -> tuple[np.ndarray, int]:
     """Rank grid coordinates of every column, shape (d, rows) uint32, and the bits used.
 
     ``chosen(d, m)`` gives the bits when ``bits`` is None, m being the
-    largest number of distinct values of a column (``default_bits``).
+    largest number of distinct values of a column (``default_bits``). The
+    columns must have no nulls; ``refuse(j)`` is called (and must raise) when
+    column j holds NaN or infinities.
     """
     ranked = _threads(_rank, parts)
+    for j, (_, count) in enumerate(ranked):
+        if count < 0:
+            refuse(j)
+            raise ValueError(f"column {j} has values that are not finite")
     m = max(count for _, count in ranked)
     bits = bits or chosen(len(parts), m)
     grid = np.empty((len(parts), parts[0].len()), dtype=np.uint32)
@@ -145,16 +160,17 @@ def compiled_distances(grid: np.ndarray, bits: int) -> np.ndarray:
     head = bits % c
     digits, nexts = _tables(d, c)
     head_digits, head_nexts = _tables(d, head) if head else (digits, nexts)
-    out = np.empty(grid.shape[1], dtype=np.uint64)
-    compiled.kernel().curve.machine_distances(
-        np.ascontiguousarray(grid, dtype=np.uint32),
-        bits,
-        head,
-        head_digits,
-        head_nexts,
-        c,
-        digits,
-        nexts,
-        out,
-    )
+    grid = np.ascontiguousarray(grid, dtype=np.uint32)
+    rows = grid.shape[1]
+    out = np.empty(rows, dtype=np.uint64)
+    machine = compiled.kernel().curve.machine_distances
+    pieces = min(os.cpu_count() or 1, max(1, rows // COMPILED_ROWS))
+    cuts = [rows * k // pieces // 4 * 4 for k in range(pieces)] + [rows]
+
+    def run(k: int) -> None:
+        machine(
+            grid, cuts[k], cuts[k + 1], bits, head, head_digits, head_nexts, c, digits, nexts, out
+        )
+
+    _threads(run, list(range(pieces)))
     return out

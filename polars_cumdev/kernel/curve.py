@@ -62,6 +62,8 @@ def morton(coords: U32, i: int) -> np.uint64:
 @njit(**JIT)
 def machine_distances(
     coords: U32,
+    begin: int,
+    end: int,
     bits: int,
     head: int,
     head_digits: U16,
@@ -71,7 +73,9 @@ def machine_distances(
     nexts: U32,
     out: U64,
 ) -> None:
-    """out[i] = distance along the curve of the grid point ``coords[:, i]`` (d <= 4).
+    """out[i] = distance along the curve of the grid point ``coords[:, i]``, begin <= i < end.
+
+    For d <= 4 axes.
 
     ``coords`` has one row per axis (values < 2^bits, bits * d <= 63). The
     top ``head`` levels (0 <= head < c) are read with the ``head`` tables,
@@ -79,15 +83,14 @@ def machine_distances(
     the piece being the next ``c d`` bits of the Morton code, and the
     ``nexts`` tables hold the next state already multiplied by 2^(c d).
     """
-    n = coords.shape[1]
     d = coords.shape[0]
     width = np.uint64(c * d)
     mask = np.uint64((1 << (c * d)) - 1)
     total = bits * d
-    quads = n - n % 4
+    quads = end - (end - begin) % 4
     # Four rows at a time: their chains of look-ups are independent, so the
     # processor overlaps them (one row's chain is a wait on the cache per level).
-    for i in range(0, quads, 4):
+    for i in range(begin, quads, 4):
         code0 = morton(coords, i)
         code1 = morton(coords, i + 1)
         code2 = morton(coords, i + 2)
@@ -116,7 +119,7 @@ def machine_distances(
             v3 = (v3 << width) | np.uint64(digits[k3])
             s0, s1, s2, s3 = nexts[k0], nexts[k1], nexts[k2], nexts[k3]
         out[i], out[i + 1], out[i + 2], out[i + 3] = v0, v1, v2, v3
-    for i in range(quads, n):
+    for i in range(quads, end):
         out[i] = _one(coords, i, total, head, head_digits, head_nexts, c, digits, nexts)
 
 

@@ -62,18 +62,25 @@ RADIX_BYTES = 4
 
 
 @njit(**JIT)
-def float_keys(x: F64) -> U64:
-    """Order-preserving keys of finite doubles: -0.0 and 0.0 share one key."""
+def float_keys(x: F64) -> tuple[U64, int]:
+    """Order-preserving keys of doubles (-0.0 and 0.0 share one), and how many are not finite.
+
+    The keys of NaN and infinities are meaningless: the caller refuses the
+    column when the count is not 0.
+    """
     n = x.shape[0]
     out = np.empty(n, dtype=np.uint64)
     bits = x.view(np.uint64)
     sign = np.uint64(1) << np.uint64(63)
+    exponent = np.uint64(0x7FF) << np.uint64(52)
+    bad = 0
     for i in range(n):
         b = bits[i]
+        bad += (b & exponent) == exponent
         if b == sign:  # -0.0 counts as 0.0
             b = np.uint64(0)
         out[i] = ~b if b & sign else b | sign
-    return out
+    return out, bad
 
 
 @njit(**JIT)

@@ -44,34 +44,50 @@ def use_compiled(rows: int) -> bool:
     return COMPILED_ROWS <= rows < 2**32 and compiled.available()
 
 
-def _keys(series: pl.Series) -> tuple[np.ndarray, int]:
-    """Order-preserving uint64 keys of a numeric column without nulls, and its non-finite count."""
+def _raw(series: pl.Series) -> tuple[np.ndarray, int]:
+    """The 64 bits of each value of a numeric column without nulls, and their kind."""
     ranks = compiled.kernel().ranks
     dtype = series.dtype
     if dtype.is_float():
-        return ranks.float_keys(series.cast(pl.Float64).to_numpy())
+        return series.cast(pl.Float64).to_numpy().view(np.uint64), ranks.FLOAT
     if dtype == pl.UInt64:
-        return series.to_numpy().astype(np.uint64, copy=False), 0
+        return series.to_numpy().view(np.uint64), ranks.UNSIGNED
     if dtype.is_integer():
-        return ranks.int_keys(series.cast(pl.Int64).to_numpy()), 0
+        return series.cast(pl.Int64).to_numpy().view(np.uint64), ranks.SIGNED
     # Anything else numeric (decimals): Polars ranks it, and the rank is the key.
-    return series.rank("dense").cast(pl.UInt64).to_numpy(), 0
+    return series.rank("dense").cast(pl.UInt64).to_numpy(), ranks.UNSIGNED
+
+
+def _coded(series: pl.Series):
+    """First step of one column: ("small", codes, distinct keys) or ("raw", bits, facts), and m.
+
+    m is the number of distinct values when the hash table holds them all,
+    else -1 (the column still needs :func:`_sorted`); -2 when the column
+    holds NaN or infinities.
+    """
+    ranks = compiled.kernel().ranks
+    raw, kind = _raw(series)
+    varying, bad = ranks.survey(raw, kind)
+    if bad:
+        return ("bad", raw, None), -2
+    codes, distinct, m = ranks.small_codes(raw, kind)
+    if m >= 0:
+        return ("small", codes, distinct), m
+    return ("raw", raw, (kind, np.uint64(varying))), -1
+
+
+def _sorted(coded: tuple) -> tuple:
+    """Second step, for a column with many distinct values: the radix sort."""
+    ranks = compiled.kernel().ranks
+    _, raw, (kind, varying) = coded
+    sorted_keys, rows = ranks.radix_order(raw, kind, varying, ranks.RADIX_BYTES)
+    return ("sorted", sorted_keys, rows), ranks.distinct_count(sorted_keys)
 
 
 def _rank(series: pl.Series):
-    """One column's ranking: ("small", codes, distinct keys) or ("sorted", keys, rows), and m.
-
-    m is -1 when the column holds NaN or infinities.
-    """
-    ranks = compiled.kernel().ranks
-    keys, bad = _keys(series)
-    if bad:
-        return ("bad", keys, keys), -1
-    codes, distinct, m = ranks.small_codes(keys)
-    if m >= 0:
-        return ("small", codes, distinct), m
-    sorted_keys, rows = ranks.radix_order(keys, ranks.RADIX_BYTES)
-    return ("sorted", sorted_keys, rows), ranks.distinct_count(sorted_keys)
+    """One column's ranking: ("small", codes, distinct keys) or ("sorted", keys, rows), and m."""
+    coded = _coded(series)
+    return _sorted(coded[0]) if coded[1] == -1 else coded
 
 
 def _threads(function, items: list) -> list:
@@ -90,7 +106,7 @@ def dense_ranks(series: pl.Series) -> np.ndarray:
     column must have no nulls, NaN or infinities (checked by the caller).
     """
     (kind, a, b), m = _rank(series)
-    if m < 0:
+    if m == -2:
         raise ValueError("dense_ranks needs finite values")
     ranks = np.empty(series.len(), dtype=np.uint64)
     _fill(kind, a, b, 1, 0, ranks)  # floor(r 2^0 / 1) = r
@@ -115,11 +131,16 @@ def compiled_rank_grid(
     columns must have no nulls; ``refuse(j)`` is called (and must raise) when
     column j holds NaN or infinities.
     """
-    ranked = _threads(_rank, parts)
+    # Keys and hash tables of all columns first, then the radix sorts of the
+    # columns with many distinct values: the threads get balanced loads.
+    ranked = _threads(_coded, parts)
     for j, (_, count) in enumerate(ranked):
-        if count < 0:
+        if count == -2:
             refuse(j)
             raise ValueError(f"column {j} has values that are not finite")
+    many = [j for j, (_, count) in enumerate(ranked) if count == -1]
+    for j, done in zip(many, _threads(_sorted, [ranked[j][0] for j in many]), strict=True):
+        ranked[j] = done
     m = max(count for _, count in ranked)
     bits = bits or chosen(len(parts), m)
     grid = np.empty((len(parts), parts[0].len()), dtype=np.uint32)

@@ -94,10 +94,12 @@ def test_radix_sort_is_a_sort_for_every_number_of_radix_bytes():
     kernel = polars_cumdev.compiled.kernel().ranks
     rng = np.random.default_rng(3)
     values = np.concatenate([rng.normal(size=5000), 1.0 + rng.integers(0, 50, size=5000) * 1e-12])
-    keys, bad = kernel.float_keys(values)
+    raw = values.view(np.uint64)
+    varying, bad = kernel.survey(raw, kernel.FLOAT)
     assert bad == 0
+    keys = np.array([kernel.key(b, kernel.FLOAT) for b in raw], dtype=np.uint64)
     for radix_bytes in range(1, 9):
-        sorted_keys, rows = kernel.radix_order(keys, radix_bytes)
+        sorted_keys, rows = kernel.radix_order(raw, kernel.FLOAT, np.uint64(varying), radix_bytes)
         np.testing.assert_array_equal(sorted_keys, np.sort(keys))
         np.testing.assert_array_equal(keys[rows], sorted_keys)
         assert sorted(rows.tolist()) == list(range(keys.size))

@@ -2,24 +2,28 @@
 
 The rank coordinates of :mod:`polars_cumdev.hilbert` need, for every row,
 its dense rank r (counted from 0) among the column's distinct values and the
-number m of distinct values. Here that is three compiled passes:
+number m of distinct values. The column arrives as the 64 bits of each value
+(a double, a signed or an unsigned integer), which :func:`key` turns, on the
+fly in every pass, into an unsigned key ordered as the values (-0.0 and 0.0
+get one key). Then:
 
-1. :func:`float_keys` / :func:`int_keys` -- each value as an unsigned 64-bit
-   key whose unsigned order is the values' order (equal values, -0.0 and 0.0
-   included, get equal keys);
-2. :func:`radix_order` -- a least-significant-digit radix sort of the keys
-   carrying the row numbers, 8 bits per pass; a digit position with one
-   value over all keys is skipped (a column of small integers, or of floats
-   in a narrow range, needs two or three passes instead of eight). One
-   histogram pass counts every digit position at once;
-3. :func:`scatter_grid` -- one walk over the sorted keys, adding 1 to the
-   rank at each new value, writing floor(r 2^bits / m) (one integer
-   division per distinct value, exact) at the row's place.
-
-A column with at most :data:`SMALL_DISTINCT` distinct values (ages, counts,
-rounded values) skips the sort: :func:`small_codes` gives each row the slot
-of its value in an open-addressing hash table that stays in cache, the few
-distinct keys are sorted, and :func:`slot_grid` maps slots to coordinates.
+1. :func:`survey` -- one pass: the bits in which the keys differ, and the
+   count of NaN and infinities (refused by the caller);
+2. :func:`small_codes` -- each row's slot in an open-addressing hash table
+   of the distinct keys, small enough to stay in cache; it gives up past
+   :data:`SMALL_DISTINCT` distinct values, which is at once for a column
+   of distinct doubles. A column with few values (ages, counts, rounded
+   values) then needs only :func:`slot_grid`: the distinct keys sorted, the
+   coordinate of each slot, one look-up per row;
+3. otherwise :func:`radix_order` -- a least-significant-digit radix sort of
+   the keys carrying the row numbers, one byte per pass, over the
+   :data:`RADIX_BYTES` most significant bytes in which the keys differ (a
+   byte equal over all keys is skipped: small integers, or doubles in a
+   narrow range, need two or three passes), the keys equal on those bytes
+   being finished run by run; then :func:`scatter_grid` -- one walk over
+   the sorted keys, adding 1 to the rank at each new value, writing
+   floor(r 2^bits / m) (one exact integer division per distinct value) at
+   the row's place.
 
 Every function is ``nogil``: the caller ranks several columns at once on
 threads.
@@ -34,15 +38,18 @@ from numba import njit
 from polars_cumdev.kernel.prefix import JIT
 
 __all__ = [
+    "FLOAT",
     "RADIX_BYTES",
+    "SIGNED",
     "SMALL_DISTINCT",
+    "UNSIGNED",
     "distinct_count",
-    "float_keys",
-    "int_keys",
+    "key",
     "radix_order",
     "scatter_grid",
     "slot_grid",
     "small_codes",
+    "survey",
 ]
 
 U64 = npt.NDArray[np.uint64]
@@ -54,69 +61,64 @@ F64 = npt.NDArray[np.float64]
 SMALL_DISTINCT = 1 << 12
 _TABLE = 1 << 14  # hash slots: 4 times SMALL_DISTINCT keeps probe chains short
 _SIGN = np.uint64(1) << np.uint64(63)
+#: Kinds of 64-bit values (see :func:`key`).
+FLOAT, SIGNED, UNSIGNED = 0, 1, 2
 _DIGIT = 8
 _BUCKETS = 1 << _DIGIT
 _PASSES = 8
 #: Bytes of the key sorted by radix passes; ties below them are sorted run by run.
-RADIX_BYTES = 4
+RADIX_BYTES = 5
+
+
+@njit(**JIT, inline="always")
+def key(raw: np.uint64, kind: int) -> np.uint64:
+    """The order-preserving key of a value's 64 bits.
+
+    ``kind``: :data:`FLOAT` (a double; -0.0 and 0.0 get one key),
+    :data:`SIGNED` (a 64-bit integer) or :data:`UNSIGNED` (the key itself).
+    """
+    sign = np.uint64(1) << np.uint64(63)
+    if kind == FLOAT:
+        if raw == sign:  # -0.0 counts as 0.0
+            return sign
+        return ~raw if raw & sign else raw | sign
+    if kind == SIGNED:
+        return raw ^ sign
+    return raw
 
 
 @njit(**JIT)
-def float_keys(x: F64) -> tuple[U64, int]:
-    """Order-preserving keys of doubles (-0.0 and 0.0 share one), and how many are not finite.
+def survey(raw: U64, kind: int) -> tuple[np.uint64, int]:
+    """The bits in which the keys differ, and how many doubles are NaN or infinite.
 
     The keys of NaN and infinities are meaningless: the caller refuses the
     column when the count is not 0.
     """
-    n = x.shape[0]
-    out = np.empty(n, dtype=np.uint64)
-    bits = x.view(np.uint64)
-    sign = np.uint64(1) << np.uint64(63)
-    exponent = np.uint64(0x7FF) << np.uint64(52)
-    bad = 0
-    for i in range(n):
-        b = bits[i]
-        bad += (b & exponent) == exponent
-        if b == sign:  # -0.0 counts as 0.0
-            b = np.uint64(0)
-        out[i] = ~b if b & sign else b | sign
-    return out, bad
-
-
-@njit(**JIT)
-def int_keys(x: I64) -> U64:
-    """Order-preserving keys of signed 64-bit integers."""
-    n = x.shape[0]
-    out = np.empty(n, dtype=np.uint64)
-    sign = np.uint64(1) << np.uint64(63)
-    for i in range(n):
-        out[i] = np.uint64(x[i]) ^ sign
-    return out
-
-
-@njit(**JIT)
-def _varying_bytes(keys: U64) -> U64:
-    """The bits in which the keys differ (the OR of all keys XOR their AND)."""
     both = ~np.uint64(0)
     either = np.uint64(0)
-    for i in range(keys.shape[0]):
-        both &= keys[i]
-        either |= keys[i]
-    return both ^ either
+    exponent = np.uint64(0x7FF) << np.uint64(52)
+    bad = 0
+    for i in range(raw.shape[0]):
+        k = key(raw[i], kind)
+        both &= k
+        either |= k
+        if kind == FLOAT:
+            bad += (raw[i] & exponent) == exponent
+    return both ^ either, bad
 
 
 @njit(**JIT)
-def radix_order(keys: U64, radix_bytes: int) -> tuple[U64, U32]:
-    """The keys sorted, and the row each came from.
+def radix_order(raw: U64, kind: int, varying: np.uint64, radix_bytes: int) -> tuple[U64, U32]:
+    """The keys (:func:`key`) sorted, and the row each came from.
 
     A least-significant-digit radix sort, one byte per pass, over the
     ``radix_bytes`` most significant bytes in which the keys differ (a byte
     equal over all keys orders nothing); the keys that tie on those bytes
     but differ below are then put in order run by run (:func:`_finish`). Rows
-    are numbered in uint32: at most 2^32 - 1 of them.
+    are numbered in uint32: at most 2^32 - 1 of them. ``varying`` is from
+    :func:`survey`.
     """
-    n = keys.shape[0]
-    varying = _varying_bytes(keys)
+    n = raw.shape[0]
     positions = np.empty(_PASSES, dtype=np.int64)
     chosen = 0
     for p in range(_PASSES - 1, -1, -1):
@@ -128,7 +130,7 @@ def radix_order(keys: U64, radix_bytes: int) -> tuple[U64, U32]:
     counts = np.zeros((chosen, _BUCKETS), dtype=np.int64)
     mask = np.uint64(_BUCKETS - 1)
     for i in range(n):
-        k = keys[i]
+        k = key(raw[i], kind)
         for q in range(chosen):
             counts[q, (k >> np.uint64(positions[q] * _DIGIT)) & mask] += 1
     a_k = np.empty(n, dtype=np.uint64)
@@ -137,7 +139,10 @@ def radix_order(keys: U64, radix_bytes: int) -> tuple[U64, U32]:
     b_i = np.empty(0, dtype=np.uint32)
     start = np.empty(_BUCKETS, dtype=np.int64)
     if chosen == 0:  # every key equal (or no rows): already in order
-        return keys.copy(), np.arange(n).astype(np.uint32)
+        same = np.empty(n, dtype=np.uint64)
+        for i in range(n):
+            same[i] = key(raw[i], kind)
+        return same, np.arange(n).astype(np.uint32)
     for q in range(chosen):
         total = 0
         for b in range(_BUCKETS):
@@ -146,7 +151,7 @@ def radix_order(keys: U64, radix_bytes: int) -> tuple[U64, U32]:
         shift = np.uint64(positions[q] * _DIGIT)
         if q == 0:
             for i in range(n):
-                k = keys[i]
+                k = key(raw[i], kind)
                 j = start[(k >> shift) & mask]
                 start[(k >> shift) & mask] = j + 1
                 a_k[j] = k
@@ -239,13 +244,13 @@ def scatter_grid(sorted_keys: U64, order: U32, m: int, bits: int, out: U32) -> N
 
 
 @njit(**JIT)
-def small_codes(keys: U64) -> tuple[U32, U64, int]:
+def small_codes(raw: U64, kind: int) -> tuple[U32, U64, int]:
     """Each row's slot in a hash table of the distinct keys, the table, and its size.
 
     Returns size -1 (and stops early) once more than :data:`SMALL_DISTINCT`
     distinct keys are met. Slots are numbered in order of first appearance.
     """
-    n = keys.shape[0]
+    n = raw.shape[0]
     table_keys = np.zeros(_TABLE, dtype=np.uint64)
     table_slot = np.full(_TABLE, -1, dtype=np.int64)
     distinct = np.empty(SMALL_DISTINCT, dtype=np.uint64)
@@ -253,7 +258,7 @@ def small_codes(keys: U64) -> tuple[U32, U64, int]:
     m = 0
     tmask = np.uint64(_TABLE - 1)
     for i in range(n):
-        k = keys[i]
+        k = key(raw[i], kind)
         h = ((k * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) & tmask
         while True:
             s = table_slot[h]

@@ -14,6 +14,11 @@ sort:
 * ``sort``: ``df.sort(first covariate)`` (the whole frame, one key);
 * ``index``: ``df.select(hilbert_index(*covariates, normalize=...))``, the
   UInt64 index of every row (coordinates and distance along the curve);
+* ``coords``: the grid coordinates of the d covariates alone, as the index
+  computes them (rank: :func:`polars_cumdev.ranking.compiled_rank_grid`,
+  the compiled dense ranks on threads; range: the min-max expressions);
+* ``polars rank``: what the rank coordinates cost before the compiled path,
+  one Polars ``rank("dense")`` per covariate in one ``select``;
 * ``distance``: :func:`polars_cumdev.hilbert.hilbert_distances` alone, on
   precomputed grid coordinates (the state machine's share of ``index``);
 * ``score``: the internal score of ``score=[...]``, the index's dense rank.
@@ -31,7 +36,14 @@ import common
 import numpy as np
 import polars as pl
 
-from polars_cumdev.hilbert import default_bits, grid_coordinates, hilbert_distances, hilbert_index
+from polars_cumdev import ranking
+from polars_cumdev.hilbert import (
+    _range_expr,
+    default_bits,
+    grid_coordinates,
+    hilbert_distances,
+    hilbert_index,
+)
 
 COVARIATES = ("x", "y", "age", "u")
 
@@ -67,10 +79,34 @@ def main() -> None:
             bits = default_bits(d, distinct, normalize)
             grid = [grid_coordinates(df[c], bits, normalize) for c in columns]
             index = hilbert_index(*columns, normalize=normalize)
-            times = {"sort": [], "index": [], "distance": [], "score": []}
+            df.select(index)  # Numba's compilation (or cache load) is not timed
+            parts = [df[c] for c in columns]
+            polars_rank = [pl.col(c).rank("dense") for c in columns]
+            if normalize == "rank" and ranking.use_compiled(rows):
+
+                def coords(p=parts, b=bits):
+                    return ranking.compiled_rank_grid(p, b, None, None)
+
+            elif normalize == "rank":
+
+                def coords(e=polars_rank):
+                    return df.select(e)
+
+            else:
+                scaled = [_range_expr(pl.col(c), bits) for c in columns]
+
+                def coords(e=scaled):
+                    return df.select(e)
+
+            times = {"sort": [], "index": [], "coords": [], "polars rank": []}
+            times |= {"distance": [], "score": []}
             for _ in range(args.repeat):
                 times["sort"].append(common.timed(lambda c=columns: df.sort(c[0]))[0])
                 times["index"].append(common.timed(lambda e=index: df.select(e))[0])
+                times["coords"].append(common.timed(coords)[0])
+                if normalize == "rank":
+                    rank = polars_rank
+                    times["polars rank"].append(common.timed(lambda e=rank: df.select(e))[0])
                 times["distance"].append(
                     common.timed(lambda g=grid, b=bits: hilbert_distances(g, b))[0]
                 )
@@ -80,7 +116,7 @@ def main() -> None:
             best = {k: min(v) for k, v in times.items() if v}
             row = {"covariates": d, "normalize": normalize, "bits": bits}
             row["sort s"] = f"{best['sort']:.2f}"
-            for part in ("index", "distance", "score"):
+            for part in ("index", "coords", "polars rank", "distance", "score"):
                 if part in best:
                     row[f"{part} s"] = f"{best[part]:.2f}"
                     row[f"{part}/sort"] = f"{best[part] / best['sort']:.2f}"

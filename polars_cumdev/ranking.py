@@ -36,7 +36,7 @@ __all__ = [
 #: Fewest rows for which rank coordinates and distances run compiled.
 COMPILED_ROWS = 200_000
 # Levels read per look-up of the compiled machine, by number of axes (measured).
-_LEVELS = {1: 8, 2: 4, 3: 2, 4: 1}
+_LEVELS = {1: 8, 2: 4, 3: 3, 4: 1}
 
 
 def use_compiled(rows: int) -> bool:
@@ -150,12 +150,13 @@ def compiled_rank_grid(
 
 
 @cache
-def _tables(d: int, c: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`chunk_table` for the compiled machine: level-major inputs, narrow entries.
+def _table(d: int, c: int) -> np.ndarray:
+    """:func:`chunk_table` for the compiled machine: level-major inputs, packed entries.
 
     The input's chunk bits are reordered from axis-major (``chunk_table``) to
-    level-major (a piece of the Morton code); the next states are scaled for
-    look-ups of ``_LEVELS[d]`` levels.
+    level-major (a piece of the Morton code); an entry is the next state,
+    scaled for look-ups of ``_LEVELS[d]`` levels, times 2^16 plus the output
+    bits.
     """
     digits, nexts = chunk_table(d, c)
     width = c * d
@@ -168,8 +169,10 @@ def _tables(d: int, c: int) -> tuple[np.ndarray, np.ndarray]:
     states = digits.shape[0] >> width
     source = (np.arange(states, dtype=np.int64)[:, None] << width) + chunk[None, :]
     source = source.ravel()
-    nexts = (nexts[source] >> np.uint32(chunk_levels(d) * d)) << np.uint32(_LEVELS[d] * d)
-    return digits[source].astype(np.uint16), nexts.astype(np.uint32)
+    nexts = (nexts[source].astype(np.int64) >> (chunk_levels(d) * d)) << (_LEVELS[d] * d)
+    if nexts.max() >= 1 << 16 or digits.max() >= 1 << 16:
+        raise ValueError(f"no packed table for {d} axes and {c} levels per look-up")
+    return ((nexts << 16) | digits[source].astype(np.int64)).astype(np.uint32)
 
 
 def compiled_distances(grid: np.ndarray, bits: int) -> np.ndarray:
@@ -179,8 +182,8 @@ def compiled_distances(grid: np.ndarray, bits: int) -> np.ndarray:
         raise ValueError(f"the compiled machine takes at most {MAX_TABLE_DIMENSIONS} axes")
     c = _LEVELS[d]
     head = bits % c
-    digits, nexts = _tables(d, c)
-    head_digits, head_nexts = _tables(d, head) if head else (digits, nexts)
+    table = _table(d, c)
+    head_table = _table(d, head) if head else table
     grid = np.ascontiguousarray(grid, dtype=np.uint32)
     rows = grid.shape[1]
     out = np.empty(rows, dtype=np.uint64)
@@ -189,9 +192,7 @@ def compiled_distances(grid: np.ndarray, bits: int) -> np.ndarray:
     cuts = [rows * k // pieces // 4 * 4 for k in range(pieces)] + [rows]
 
     def run(k: int) -> None:
-        machine(
-            grid, cuts[k], cuts[k + 1], bits, head, head_digits, head_nexts, c, digits, nexts, out
-        )
+        machine(grid, cuts[k], cuts[k + 1], bits, head, head_table, c, table, out)
 
     _threads(run, list(range(pieces)))
     return out

@@ -6,9 +6,9 @@ through all its levels at once instead of each level running through all
 rows: the coordinates are read once, their bits interleaved (a Morton code,
 by the usual shift-and-mask spreading), and the Morton code is then cut
 into consecutive ``c d``-bit pieces, each one look-up. The caller reorders
-the tables' inputs from axis-major to this level-major order and narrows
-them (16-bit digits, 32-bit states) so that they stay in the first-level
-cache.
+the tables' inputs from axis-major to this level-major order and packs each
+entry (output bits and next state) in 32 bits, so that a level is one
+look-up in a table that stays in the first-level cache.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ __all__ = ["machine_distances", "morton"]
 
 U64 = npt.NDArray[np.uint64]
 U32 = npt.NDArray[np.uint32]
-U16 = npt.NDArray[np.uint16]
 
 
 @njit(**JIT)
@@ -66,26 +65,25 @@ def machine_distances(
     end: int,
     bits: int,
     head: int,
-    head_digits: U16,
-    head_nexts: U32,
+    head_table: U32,
     c: int,
-    digits: U16,
-    nexts: U32,
+    table: U32,
     out: U64,
 ) -> None:
     """out[i] = distance along the curve of the grid point ``coords[:, i]``, begin <= i < end.
 
-    For d <= 4 axes.
-
-    ``coords`` has one row per axis (values < 2^bits, bits * d <= 63). The
-    top ``head`` levels (0 <= head < c) are read with the ``head`` tables,
-    then ``c`` levels per look-up; a look-up's input is ``state + piece``,
-    the piece being the next ``c d`` bits of the Morton code, and the
-    ``nexts`` tables hold the next state already multiplied by 2^(c d).
+    ``coords`` has one row per axis (d <= 4; values < 2^bits, bits * d <=
+    63). The top ``head`` levels (0 <= head < c) are read in ``head_table``,
+    then ``c`` levels per look-up in ``table``. A look-up's input is
+    ``state + piece``, the piece being the next ``c d`` bits of the Morton
+    code; an entry holds the ``c d`` output bits in its low 16 bits and the
+    next state, already multiplied by 2^(c d), in its high 16 bits.
     """
     d = coords.shape[0]
     width = np.uint64(c * d)
     mask = np.uint64((1 << (c * d)) - 1)
+    low = np.uint32(0xFFFF)
+    high = np.uint32(16)
     total = bits * d
     quads = end - (end - begin) % 4
     # Four rows at a time: their chains of look-ups are independent, so the
@@ -95,62 +93,39 @@ def machine_distances(
         code1 = morton(coords, i + 1)
         code2 = morton(coords, i + 2)
         code3 = morton(coords, i + 3)
-        s0 = s1 = s2 = s3 = np.uint32(0)
+        e0 = e1 = e2 = e3 = np.uint32(0)
         v0 = v1 = v2 = v3 = np.uint64(0)
         left = total
         if head:
             left -= head * d
             shift = np.uint64(left)
-            k0, k1 = code0 >> shift, code1 >> shift
-            k2, k3 = code2 >> shift, code3 >> shift
-            v0, v1 = np.uint64(head_digits[k0]), np.uint64(head_digits[k1])
-            v2, v3 = np.uint64(head_digits[k2]), np.uint64(head_digits[k3])
-            s0, s1, s2, s3 = head_nexts[k0], head_nexts[k1], head_nexts[k2], head_nexts[k3]
+            e0, e1 = head_table[code0 >> shift], head_table[code1 >> shift]
+            e2, e3 = head_table[code2 >> shift], head_table[code3 >> shift]
+            v0, v1 = np.uint64(e0 & low), np.uint64(e1 & low)
+            v2, v3 = np.uint64(e2 & low), np.uint64(e3 & low)
         while left > 0:
             left -= c * d
             shift = np.uint64(left)
-            k0 = s0 + ((code0 >> shift) & mask)
-            k1 = s1 + ((code1 >> shift) & mask)
-            k2 = s2 + ((code2 >> shift) & mask)
-            k3 = s3 + ((code3 >> shift) & mask)
-            v0 = (v0 << width) | np.uint64(digits[k0])
-            v1 = (v1 << width) | np.uint64(digits[k1])
-            v2 = (v2 << width) | np.uint64(digits[k2])
-            v3 = (v3 << width) | np.uint64(digits[k3])
-            s0, s1, s2, s3 = nexts[k0], nexts[k1], nexts[k2], nexts[k3]
+            e0 = table[(e0 >> high) + ((code0 >> shift) & mask)]
+            e1 = table[(e1 >> high) + ((code1 >> shift) & mask)]
+            e2 = table[(e2 >> high) + ((code2 >> shift) & mask)]
+            e3 = table[(e3 >> high) + ((code3 >> shift) & mask)]
+            v0 = (v0 << width) | np.uint64(e0 & low)
+            v1 = (v1 << width) | np.uint64(e1 & low)
+            v2 = (v2 << width) | np.uint64(e2 & low)
+            v3 = (v3 << width) | np.uint64(e3 & low)
         out[i], out[i + 1], out[i + 2], out[i + 3] = v0, v1, v2, v3
     for i in range(quads, end):
-        out[i] = _one(coords, i, total, head, head_digits, head_nexts, c, digits, nexts)
-
-
-@njit(**JIT)
-def _one(
-    coords: U32,
-    i: int,
-    total: int,
-    head: int,
-    head_digits: U16,
-    head_nexts: U32,
-    c: int,
-    digits: U16,
-    nexts: U32,
-) -> np.uint64:
-    """The distance of row i alone (see :func:`machine_distances`)."""
-    d = coords.shape[0]
-    width = np.uint64(c * d)
-    mask = np.uint64((1 << (c * d)) - 1)
-    code = morton(coords, i)
-    state = np.uint32(0)
-    value = np.uint64(0)
-    left = total
-    if head:
-        left -= head * d
-        index = code >> np.uint64(left)
-        value = np.uint64(head_digits[index])
-        state = head_nexts[index]
-    while left > 0:
-        left -= c * d
-        index = state + ((code >> np.uint64(left)) & mask)
-        value = (value << width) | np.uint64(digits[index])
-        state = nexts[index]
-    return value
+        code = morton(coords, i)
+        e = np.uint32(0)
+        v = np.uint64(0)
+        left = total
+        if head:
+            left -= head * d
+            e = head_table[code >> np.uint64(left)]
+            v = np.uint64(e & low)
+        while left > 0:
+            left -= c * d
+            e = table[(e >> high) + ((code >> np.uint64(left)) & mask)]
+            v = (v << width) | np.uint64(e & low)
+        out[i] = v

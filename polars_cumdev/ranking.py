@@ -9,8 +9,11 @@ keys (or, for a column with few distinct values, a hash table that stays in
 cache), the covariates ranked at once on threads; then the distance along
 the curve by :mod:`polars_cumdev.kernel.curve`. The coordinates are the same
 integers, floor(r 2^bits / m), so the index is identical (the tests compare
-both paths). Below the threshold, Numba's import and first compilation would
-cost more than they save, and the NumPy/Polars path runs.
+both paths). Below the threshold the NumPy/Polars path runs: in a fresh
+process Numba's import and the load of the cached kernels take about half a
+second (the very first compilation, cached on disk, several seconds), about
+what the compiled path saves on 1e6 rows of four covariates; the threshold is
+the compiled screen's (:data:`polars_cumdev.compiled.KERNEL_ROWS`).
 """
 
 from __future__ import annotations
@@ -34,7 +37,9 @@ __all__ = [
 ]
 
 #: Fewest rows for which rank coordinates and distances run compiled.
-COMPILED_ROWS = 200_000
+COMPILED_ROWS = 1_000_000
+# Rows per thread of the curve machine, at least.
+_SLICE = 100_000
 # Levels read per look-up of the compiled machine, by number of axes (measured).
 _LEVELS = {1: 8, 2: 4, 3: 3, 4: 1}
 
@@ -188,7 +193,7 @@ def compiled_distances(grid: np.ndarray, bits: int) -> np.ndarray:
     rows = grid.shape[1]
     out = np.empty(rows, dtype=np.uint64)
     machine = compiled.kernel().curve.machine_distances
-    pieces = min(os.cpu_count() or 1, max(1, rows // COMPILED_ROWS))
+    pieces = min(os.cpu_count() or 1, max(1, rows // _SLICE))
     cuts = [rows * k // pieces // 4 * 4 for k in range(pieces)] + [rows]
 
     def run(k: int) -> None:

@@ -57,9 +57,10 @@ def _raw(series: pl.Series) -> tuple[np.ndarray, int]:
         return series.cast(pl.Float64).to_numpy().view(np.uint64), ranks.FLOAT
     if dtype == pl.UInt64:
         return series.to_numpy().view(np.uint64), ranks.UNSIGNED
-    if dtype.is_integer():
+    if dtype in (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32):
         return series.cast(pl.Int64).to_numpy().view(np.uint64), ranks.SIGNED
-    # Anything else numeric (decimals): Polars ranks it, and the rank is the key.
+    # Anything else numeric (128-bit integers, decimals): Polars ranks it, and
+    # the rank is the key.
     return series.rank("dense").cast(pl.UInt64).to_numpy(), ranks.UNSIGNED
 
 

@@ -90,6 +90,13 @@ def test_dense_ranks_of_integers_equal_polars(dtype, spread):
     np.testing.assert_array_equal(ranking.dense_ranks(series), polars_ranks(series))
 
 
+@pytest.mark.parametrize("dtype", [pl.Int128, pl.UInt128, pl.Decimal(20, 3), pl.Boolean])
+def test_other_numeric_types_fall_back_on_polars_ranks(dtype):
+    values = np.random.default_rng(6).integers(0, 100, size=10_000)
+    series = pl.Series("v", values).cast(dtype)
+    np.testing.assert_array_equal(ranking.dense_ranks(series), polars_ranks(series))
+
+
 def test_radix_sort_is_a_sort_for_every_number_of_radix_bytes():
     kernel = polars_cumdev.compiled.kernel().ranks
     rng = np.random.default_rng(3)

@@ -18,6 +18,11 @@ covariates only):
    (:func:`transpose`), then interleave their bits, most significant first
    (:func:`hilbert_distances`). With the same coordinates in the same order
    it equals ``distances_from_points`` of the ``hilbertcurve`` package.
+
+From :data:`polars_cumdev.ranking.COMPILED_ROWS` rows on, with Numba
+installed, both steps run compiled instead (:mod:`polars_cumdev.ranking`:
+dense ranks by a radix sort, the covariates on threads, and the state
+machine row by row), with the same coordinates and the same result.
 """
 
 from __future__ import annotations

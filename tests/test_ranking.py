@@ -185,6 +185,34 @@ def test_the_compiled_index_equals_the_numpy_index(monkeypatch, columns, bits, n
     assert compiled_path.to_list() == numpy_path.to_list()
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    data=st.lists(
+        st.tuples(
+            st.floats(-1e6, 1e6, allow_nan=False) | st.sampled_from([0.0, -0.0, 2.5]),
+            st.integers(-3, 3),
+            st.floats(allow_nan=False, allow_infinity=False),
+        ),
+        min_size=1,
+        max_size=400,
+    ),
+    d=st.integers(1, 3),
+    bits=st.none() | st.integers(1, 21),
+)
+def test_the_compiled_index_equals_the_numpy_index_property(data, d, bits):
+    df = pl.DataFrame(data, schema=["a", "b", "c"], orient="row")
+    index = hilbert_index(*["a", "b", "c"][:d], bits=bits)
+    saved = ranking.COMPILED_ROWS
+    try:
+        ranking.COMPILED_ROWS = 10**12
+        numpy_path = df.select(index).to_series().to_list()
+        ranking.COMPILED_ROWS = 1
+        compiled_path = df.select(index).to_series().to_list()
+    finally:
+        ranking.COMPILED_ROWS = saved
+    assert compiled_path == numpy_path
+
+
 @pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
 def test_the_compiled_path_names_a_column_with_non_finite_values(monkeypatch, bad):
     monkeypatch.setattr(ranking, "COMPILED_ROWS", 1)

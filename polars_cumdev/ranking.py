@@ -33,6 +33,7 @@ __all__ = [
     "compiled_distances",
     "compiled_rank_grid",
     "dense_ranks",
+    "sorted_in_slices",
     "use_compiled",
 ]
 
@@ -82,18 +83,62 @@ def _coded(series: pl.Series):
     return ("raw", raw, (kind, np.uint64(varying))), -1
 
 
-def _sorted(coded: tuple) -> tuple:
+def sorted_in_slices(
+    raw: np.ndarray, kind: int, varying: np.uint64, slices: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~polars_cumdev.kernel.ranks.radix_order` with each pass on ``slices`` threads.
+
+    The same result (the slices keep their order inside every bucket).
+    """
+    kernel = compiled.kernel()
+    ranks, radix = kernel.ranks, kernel.radix
+    positions = radix.digit_positions(varying, ranks.RADIX_BYTES)
+    n = raw.shape[0]
+    if positions.size == 0 or slices < 2:
+        return ranks.radix_order(raw, kind, varying, ranks.RADIX_BYTES)
+    cuts = [n * t // slices for t in range(slices + 1)]
+    buffers = [(np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint32)) for _ in range(2)]
+    src_k, src_i = buffers[1]  # not read by the first pass
+    for q, position in enumerate(positions):
+        first = q == 0
+        shift = np.uint64(8 * position)
+        counts = np.zeros((slices, 256), dtype=np.int64)
+
+        def count(t: int, first=first, shift=shift, counts=counts, src=src_k) -> None:
+            radix.slice_counts(first, raw, kind, src, cuts[t], cuts[t + 1], shift, counts[t])
+
+        _threads(count, list(range(slices)))
+        totals = counts.sum(axis=0)
+        base = np.cumsum(totals) - totals
+        starts = base[None, :] + np.cumsum(counts, axis=0) - counts
+        dst = buffers[q % 2]
+
+        def move(t: int, first=first, shift=shift, starts=starts, src=(src_k, src_i), dst=dst):
+            radix.slice_scatter(
+                first, raw, kind, *src, cuts[t], cuts[t + 1], shift, starts[t], *dst
+            )
+
+        _threads(move, list(range(slices)))
+        src_k, src_i = dst
+    lowest = int(positions[0])
+    below = int(varying) & ((1 << (8 * lowest)) - 1)
+    if lowest > 0 and below:
+        ranks._finish(src_k, src_i, np.uint64(8 * lowest))
+    return src_k, src_i
+
+
+def _sorted(coded: tuple, slices: int = 1) -> tuple:
     """Second step, for a column with many distinct values: the radix sort."""
     ranks = compiled.kernel().ranks
     _, raw, (kind, varying) = coded
-    sorted_keys, rows = ranks.radix_order(raw, kind, varying, ranks.RADIX_BYTES)
+    sorted_keys, rows = sorted_in_slices(raw, kind, varying, slices)
     return ("sorted", sorted_keys, rows), ranks.distinct_count(sorted_keys)
 
 
 def _rank(series: pl.Series):
     """One column's ranking: ("small", codes, distinct keys) or ("sorted", keys, rows), and m."""
     coded = _coded(series)
-    return _sorted(coded[0]) if coded[1] == -1 else coded
+    return _sorted(coded[0], os.cpu_count() or 1) if coded[1] == -1 else coded
 
 
 def _threads(function, items: list) -> list:
@@ -145,8 +190,11 @@ def compiled_rank_grid(
             refuse(j)
             raise ValueError(f"column {j} has values that are not finite")
     many = [j for j, (_, count) in enumerate(ranked) if count == -1]
-    for j, done in zip(many, _threads(_sorted, [ranked[j][0] for j in many]), strict=True):
-        ranked[j] = done
+    if len(many) == 1:  # one column to sort: its passes are cut among the threads
+        ranked[many[0]] = _sorted(ranked[many[0]][0], os.cpu_count() or 1)
+    else:
+        for j, done in zip(many, _threads(_sorted, [ranked[j][0] for j in many]), strict=True):
+            ranked[j] = done
     m = max(count for _, count in ranked)
     bits = bits or chosen(len(parts), m)
     grid = np.empty((len(parts), parts[0].len()), dtype=np.uint32)

@@ -112,6 +112,20 @@ def test_radix_sort_is_a_sort_for_every_number_of_radix_bytes():
         assert sorted(rows.tolist()) == list(range(keys.size))
 
 
+@pytest.mark.parametrize("slices", [2, 3, 5])
+def test_the_sort_in_slices_equals_the_single_thread_sort(slices):
+    kernel = polars_cumdev.compiled.kernel().ranks
+    rng = np.random.default_rng(7)
+    values = np.concatenate([rng.normal(size=9999), np.round(rng.normal(size=5000), 2)])
+    values[:3] = [-0.0, 0.0, -0.0]
+    raw = values.view(np.uint64)
+    varying, _ = kernel.survey(raw, kernel.FLOAT)
+    want_keys, want_rows = kernel.radix_order(raw, kernel.FLOAT, np.uint64(varying), 5)
+    got_keys, got_rows = ranking.sorted_in_slices(raw, kernel.FLOAT, np.uint64(varying), slices)
+    np.testing.assert_array_equal(got_keys, want_keys)
+    np.testing.assert_array_equal(got_rows, want_rows)  # stable: the same rows in ties too
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     values=st.lists(

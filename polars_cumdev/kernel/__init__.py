@@ -39,7 +39,7 @@ beside this file, or in Numba's user-wide cache directory when that is not
 writable; ``NUMBA_CACHE_DIR`` overrides both).
 """
 
-from polars_cumdev.kernel import curve, ranks
+from polars_cumdev.kernel import curve, radix, ranks
 from polars_cumdev.kernel.location import stretches
 from polars_cumdev.kernel.points import (
     P_BIN_WEIGHT,
@@ -103,6 +103,7 @@ __all__ = [
     "group_curves",
     "group_points",
     "prefix_table",
+    "radix",
     "range_cells",
     "ranks",
     "response_facts",

@@ -28,12 +28,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from polars_cumdev import _names as nm
 from polars_cumdev.errors import ColumnNotFoundError, ColumnTypeError, InvalidParameterError
 from polars_cumdev.hilbert import hilbert_index
 from polars_cumdev.prepare import FrameLike, as_lazy, schema_of
+from polars_cumdev.ranking import dense_ranks, use_compiled
 
 __all__ = ["ORDERING", "Ordering", "Score", "covariate_names", "resolve_score"]
 
@@ -165,6 +167,23 @@ class Ordering:
         return self._attach(out, "score", {c: c for c in self.covariates})
 
 
+def _dense_rank(index: pl.Expr) -> pl.Expr:
+    """1-based dense rank of the Hilbert index: the internal score of ``score=[...]``.
+
+    ``Expr.rank("dense")`` costs about a sort; from
+    :data:`polars_cumdev.ranking.COMPILED_ROWS` rows the kernel's radix rank
+    gives the same integers in about half the time (``benchmarks/hilbert.py``).
+    """
+
+    def rank(index: pl.Series) -> pl.Series:
+        if use_compiled(index.len()):
+            ranks = dense_ranks(index).astype(np.int64) + 1
+            return pl.Series(index.name, ranks, dtype=pl.Int64)
+        return index.rank("dense").cast(pl.Int64)
+
+    return index.map_batches(rank, return_dtype=pl.Int64)
+
+
 def resolve_score(
     frame: FrameLike, score: Score, weight: str | None = None
 ) -> tuple[FrameLike, str, Ordering | None]:
@@ -225,7 +244,7 @@ def resolve_score(
         # A one-dimensional Hilbert curve is the line itself: the covariate is
         # the score, so that its values (not only their order) set the bins.
         return frame, covariates[0], Ordering(covariates, lazy, weight, covariates[0])
-    rank = hilbert_index(*covariates).rank("dense").cast(pl.Int64).alias(_RANK)
+    rank = _dense_rank(hilbert_index(*covariates)).alias(_RANK)
     # Cached: the data, the checks and the covariate lookup all read it, and
     # each would otherwise rank the covariates and walk the curve again.
     source = lazy.with_columns(rank).cache()

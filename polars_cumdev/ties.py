@@ -29,7 +29,7 @@ def sort_by_score(frame: pl.LazyFrame) -> pl.LazyFrame:
     does not fold the stable sort by group of :func:`group_rows` into this one
     (a sort by several keys is far slower than the two).
     """
-    return frame.sort(nm.SCORE).cache()
+    return frame.sort(nm.SCORE, maintain_order=True).cache()
 
 
 def group_rows(ordered: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:

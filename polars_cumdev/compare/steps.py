@@ -38,6 +38,7 @@ from polars_cumdev.compare.dither import (
 )
 from polars_cumdev.location import LOCATION_COLUMNS, THRESHOLD, locate, threshold
 from polars_cumdev.statistics import NOT_LOCATED, pvalue_columns
+from polars_cumdev.sums import ordered_sum
 from polars_cumdev.ties import merge_ties, sort_by_score
 
 
@@ -145,9 +146,9 @@ def _blocks(entries: pl.LazyFrame) -> pl.LazyFrame:
         .agg(
             pl.col(_G).first(),  # constant within a block
             source.first(),  # constant within a block
-            w.sum().alias(_SW),
-            pl.col(_R).sum(),
-            pl.col(_T).sum(),
+            ordered_sum(w).alias(_SW),
+            ordered_sum(pl.col(_R)),
+            ordered_sum(pl.col(_T)),
             pl.len().alias(_MW),
             pl.col(_R_LOW).max(),  # the one non-null value
             pl.col(_R_HIGH).max(),
@@ -162,7 +163,7 @@ def _blocks(entries: pl.LazyFrame) -> pl.LazyFrame:
         (pl.col(_T) / sw).alias(_T),  # weighted-average score
         # Step 1 (weights over the total of both subpopulations), then the
         # plain mean of the block's weights.
-        (sw / _over(sw.sum()) / pl.col(_MW)).alias(_MW),
+        (sw / _over(ordered_sum(sw)) / pl.col(_MW)).alias(_MW),
     )
 
     def before(name: str) -> pl.Expr:
@@ -198,7 +199,7 @@ def _accumulate(blocks: pl.LazyFrame, options: _Options) -> pl.LazyFrame:
     if options.fraction < 1.0:
         kept = (pl.col(_N_ALL).cast(pl.Float64) * options.fraction).floor()
         interior = interior.filter(pl.col(nm.K) <= kept)
-    v = pl.col(_V_RAW) / _over(pl.col(_V_RAW).sum())
+    v = pl.col(_V_RAW) / _over(ordered_sum(pl.col(_V_RAW)))
     return interior.with_columns(
         v.alias(_V), _over(pl.len()).cast(pl.Int64).alias(nm.N)
     ).with_columns(
@@ -255,8 +256,10 @@ def _pipeline(
     effect = blocks.group_by(_G).agg(
         (
             (
-                pl.col(_TERM).filter(in_first).sum() / pl.col(_SW).filter(in_first).sum()
-                + pl.col(_TERM).filter(~in_first).sum() / pl.col(_SW).filter(~in_first).sum()
+                ordered_sum(pl.col(_TERM).filter(in_first))
+                / ordered_sum(pl.col(_SW).filter(in_first))
+                + ordered_sum(pl.col(_TERM).filter(~in_first))
+                / ordered_sum(pl.col(_SW).filter(~in_first))
             )
             / 2.0
         ).alias("effect"),
@@ -267,7 +270,7 @@ def _pipeline(
         (c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0)).alias("kuiper"),
         c.abs().max().alias("ks"),
         c.get(pl.col(nm.K).arg_max()).alias("delta"),
-        (2.0 * pl.col(_SIGMA2).sum().clip(lower_bound=0.0).sqrt()).alias("sigma"),
+        (2.0 * ordered_sum(pl.col(_SIGMA2)).clip(lower_bound=0.0).sqrt()).alias("sigma"),
     )
     counts = ["n_first", "n_second", _M_FIRST, _M_SECOND, _N_SHARED, _N_LEFT]
     stats = (

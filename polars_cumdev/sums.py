@@ -88,6 +88,6 @@ def ordered_sum(expr: pl.Expr) -> pl.Expr:
     A plain ``sum`` adds partial sums in an order that depends on how an
     engine cut the rows into chunks (the streaming engine's result can differ
     in the last bit from the in-memory engine's); the last value of a running
-    sum does not.
+    sum does not. Nulls count as 0, as in ``sum``.
     """
-    return expr.cum_sum().last()
+    return expr.fill_null(0).cum_sum().last()

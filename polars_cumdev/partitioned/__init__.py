@@ -73,25 +73,34 @@ from polars_cumdev.partitioned.cells import (
 from polars_cumdev.partitioned.columns import RANGE, Engine
 from polars_cumdev.partitioned.cuts import SAMPLE_SIZE, cut_points, range_filter
 from polars_cumdev.partitioned.drivers import ROWS_PER_RANGE, screen_parquet, screen_partitioned
-from polars_cumdev.partitioned.joining import NOT_LOCATED_BY_RANGES, combine, finish
+from polars_cumdev.partitioned.joining import aggregate, combine, combine_cells, finish
+from polars_cumdev.partitioned.locating import Locating, flag, gather, stitch, with_located
+from polars_cumdev.partitioned.points import range_points
 from polars_cumdev.partitioned.step import RangeResult, range_step
 
 __all__ = [
-    "NOT_LOCATED_BY_RANGES",
     "RANGE",
     "ROWS_PER_RANGE",
     "SAMPLE_SIZE",
     "Engine",
+    "Locating",
     "Plan",
     "RangeResult",
+    "aggregate",
     "cell_summaries",
     "combine",
+    "combine_cells",
     "cut_points",
     "finish",
+    "flag",
+    "gather",
     "merge_cell_summaries",
     "plan_ranges",
     "range_filter",
+    "range_points",
     "range_step",
     "screen_parquet",
     "screen_partitioned",
+    "stitch",
+    "with_located",
 ]

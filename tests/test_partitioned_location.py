@@ -63,7 +63,12 @@ def planted(
     return pl.DataFrame(columns)
 
 
-CASES = [(1, "binary", True), (2, "binary", False), (3, "continuous", True), (4, "continuous", False)]
+CASES = [
+    (1, "binary", True),
+    (2, "binary", False),
+    (3, "continuous", True),
+    (4, "continuous", False),
+]
 
 
 def expected(df: pl.DataFrame) -> pl.DataFrame:
@@ -134,3 +139,77 @@ def test_random_cuts_locate_like_screen(seed, rows, weighted, response, cuts):
     df = planted(seed, rows=rows, weighted=weighted, response=response)
     out = screen_partitioned(df, "g", "s", "r", "w" if weighted else None, ranges=cuts)
     assert_same(expected(df), out, ["g"])
+
+
+# --------------------------------------------------------------------------
+# The search of a piece of a curve: explicit start point, the sign given
+# --------------------------------------------------------------------------
+
+
+def naive_piece(a0, c0, sign, a, c, limit):
+    """Every pair (i, j), 0 = the start point: the shortest valid, earliest end, latest start."""
+    a = [a0, *a]
+    v = [sign * c0, *[sign * x for x in c]]
+    best = None
+    for j in range(1, len(v)):
+        for i in range(j - 1, -1, -1):
+            if v[j] - v[i] >= limit:
+                if best is None or a[j] - a[i] < best[0]:
+                    best = (a[j] - a[i], i - 1, j - 1)
+                break
+    return (-1, -1) if best is None else best[1:]
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(
+    pieces=st.lists(
+        st.tuples(
+            st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0, 2.0]), min_size=1, max_size=25),
+            st.floats(-3.0, 3.0),
+            st.sampled_from([1.0, -1.0]),
+            st.sampled_from([0.4, 1.0, 2.5, 0.0]),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_piece_search_equals_the_naive_one(pieces):
+    from polars_cumdev.kernel.location import stretches_from
+    from polars_cumdev.location import stretches_numpy
+
+    starts, a, c, a0, c0, signs, limits, expected = [0], [], [], [], [], [], [], []
+    for steps, start, sign, limit in pieces:
+        n = len(steps)
+        ai = list(0.5 + np.arange(1, n + 1) / 8.0)  # exact, equally spaced: ties of length
+        ci = list(start + np.cumsum(steps) / 4.0)
+        starts.append(starts[-1] + n)
+        a += ai
+        c += ci
+        a0.append(0.5)
+        c0.append(start)
+        signs.append(sign)
+        limits.append(limit)
+        expected.append(naive_piece(0.5, start, sign, ai, ci, limit) if limit > 0 else (-1, -1))
+    arrays = (np.array(starts), np.array(a), np.array(c))
+    origins = (np.array(a0), np.array(c0), np.array(signs))
+    lower, upper = stretches_from(*arrays, *origins, np.array(limits))
+    assert list(zip(lower.tolist(), upper.tolist(), strict=True)) == expected
+    lower, upper = stretches_numpy(*arrays, np.array(limits), origins)
+    assert list(zip(lower.tolist(), upper.tolist(), strict=True)) == expected
+
+
+def test_compiled_range_step_locates_alike(monkeypatch):
+    # The compiled range step (run by the cluster engines) reports the positions of
+    # its interior extremes, from which the sign is found, as the Polars step does.
+    from functools import partial
+
+    import polars_cumdev.partitioned.drivers as drivers
+    from polars_cumdev.partitioned import range_step
+
+    monkeypatch.setattr(drivers, "range_step", partial(range_step, compiled=True))
+    for seed, weighted in ((9, True), (10, False)):
+        df = planted(seed, weighted=weighted)
+        weight = "w" if weighted else None
+        for ranges in (1, 5):
+            out = screen_partitioned(df, "g", "s", "r", weight, ranges=ranges)
+            assert_same(expected(df), out, ["g"])

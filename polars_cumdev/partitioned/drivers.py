@@ -111,7 +111,9 @@ def screen_partitioned(
     -------
     pl.DataFrame
         The same columns, rows and order as ``screen(...).collect()``, equal
-        up to rounding.
+        up to rounding, the located stretch included (when some group has
+        D > 2 sigma, the ranges holding such groups are read a second time,
+        for them only: :mod:`polars_cumdev.partitioned.locating`).
     """
     prepared = prepare_screen(frame, by, score, response, weight, variance)
     return _run(prepared, ranges, variance, scan_engine=engine, range_engine=engine, log=log)
@@ -133,8 +135,9 @@ def screen_parquet(
     The files are scanned lazily (:func:`polars.scan_parquet`): one streaming
     pass checks the values and summarizes the cells, then each range is read
     on its own with a score filter pushed into the scan, sorted and reduced
-    to small summaries. Peak memory is about that of screening the largest
-    range in memory.
+    to small summaries; when some group has D > 2 sigma, the ranges holding
+    such groups are read once more to locate it. Peak memory is about that
+    of screening the largest range in memory.
 
     Parameters
     ----------

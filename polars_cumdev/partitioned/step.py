@@ -186,9 +186,7 @@ def range_step(
     return RangeResult(cells=cells_df, answers=answers_df, totals=totals)
 
 
-def sorted_prefix(
-    rows: FrameLike, plan: Plan, engine: Engine
-) -> tuple[pl.DataFrame, pl.DataFrame]:
+def sorted_prefix(rows: FrameLike, plan: Plan, engine: Engine) -> tuple[pl.DataFrame, pl.DataFrame]:
     """A range's rows sorted by score (weights rescaled) and their full-population prefix."""
     ordered = (
         as_lazy(rows)

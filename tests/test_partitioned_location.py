@@ -200,13 +200,16 @@ def test_piece_search_equals_the_naive_one(pieces):
 
 def test_compiled_range_step_locates_alike(monkeypatch):
     # The compiled range step (run by the cluster engines) reports the positions of
-    # its interior extremes, from which the sign is found, as the Polars step does.
+    # its interior extremes, from which the sign is found, as the Polars step does;
+    # the compiled prefix table gives the second pass the same curves.
     from functools import partial
 
     import polars_cumdev.partitioned.drivers as drivers
-    from polars_cumdev.partitioned import range_step
+    from polars_cumdev.partitioned import range_points, range_step
 
     monkeypatch.setattr(drivers, "range_step", partial(range_step, compiled=True))
+    # and the second pass's running sums by the kernel's prefix table
+    monkeypatch.setattr(drivers, "range_points", partial(range_points, compiled=True))
     for seed, weighted in ((9, True), (10, False)):
         df = planted(seed, weighted=weighted)
         weight = "w" if weighted else None

@@ -9,11 +9,18 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev import _names as nm
+from polars_cumdev import compiled as _engines
+from polars_cumdev.bins import PREFIX_SCORE
 from polars_cumdev.partitioned.cells import Plan
 from polars_cumdev.partitioned.columns import GID, TOTAL_WEIGHT, Engine
 from polars_cumdev.partitioned.locating import FID, LIMIT, SIGN, search, stretch_columns
-from polars_cumdev.partitioned.step import _merged_by_group, binned_points, sorted_prefix
-from polars_cumdev.prepare import FrameLike
+from polars_cumdev.partitioned.step import (
+    _merged_by_group,
+    _table_rows,
+    binned_points,
+    sorted_prefix,
+)
+from polars_cumdev.prepare import FrameLike, as_lazy
 
 __all__ = ["range_points"]
 
@@ -21,7 +28,12 @@ STRETCH = ("from_score", "to_score", "share", "deviation", "end")
 
 
 def range_points(
-    rows: FrameLike, plan: Plan, cells: pl.DataFrame, *, engine: Engine = "in-memory"
+    rows: FrameLike,
+    plan: Plan,
+    cells: pl.DataFrame,
+    *,
+    engine: Engine = "in-memory",
+    compiled: bool | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The flagged groups' located pieces in one range (the second pass's step).
 
@@ -37,6 +49,11 @@ def range_points(
         (:meth:`polars_cumdev.partitioned.locating.Locating.for_range`).
     engine
         Polars engine for the range's queries.
+    compiled
+        Whether the range's running sums come from the compiled kernel
+        (:func:`polars_cumdev.kernel.prefix_table`, about 3x faster than
+        Polars' at a million rows); by default as in
+        :func:`~polars_cumdev.partitioned.range_step`.
 
     Returns
     -------
@@ -49,7 +66,11 @@ def range_points(
         ``c``, ``score`` and ``next``, the score of the following point).
     """
     keys = plan.keys
-    ordered, prefix = sorted_prefix(rows, plan, engine)
+    ordered, prefix = _sorted_prefix(rows, plan, engine, compiled)
+    if keys:  # only the flagged groups' points are needed
+        ordered = ordered.join(
+            cells.select(keys), on=keys, how="semi", nulls_equal=True, maintain_order="left"
+        )
     points = _merged_by_group(ordered, keys, engine)
     del ordered
     if keys:
@@ -107,6 +128,31 @@ def range_points(
         FID, "position", "a", "c", "score", "next"
     )
     return _bests(frame), candidates
+
+
+def _sorted_prefix(
+    rows: FrameLike, plan: Plan, engine: Engine, compiled: bool | None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`~polars_cumdev.partitioned.step.sorted_prefix`, its running sums by the kernel.
+
+    The kernel's prefix table holds the same columns as
+    :func:`polars_cumdev.bins.full_population_prefix` (the compiled range
+    step reads it the same way).
+    """
+    if compiled is False:
+        return sorted_prefix(rows, plan, engine)
+    ordered = as_lazy(rows).sort(nm.SCORE).collect(engine=engine)
+    if not (compiled or (ordered.height >= _engines.KERNEL_ROWS and _engines.available())):
+        return sorted_prefix(ordered, plan, engine)
+    s, r, w = (
+        np.ascontiguousarray(ordered.get_column(c).cast(pl.Float64).to_numpy())
+        for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
+    )
+    scores, table = _engines.kernel().prefix_table(s, r, w, True, plan.weight_scale, plan.centre)
+    del s, r, w
+    rows_at = np.arange(scores.shape[0])
+    prefix = pl.DataFrame({PREFIX_SCORE: scores, **_table_rows(table, rows_at)})
+    return ordered.with_columns(pl.col(nm.WEIGHT) * plan.weight_scale), prefix
 
 
 def _bests(frame: pl.DataFrame) -> pl.DataFrame:

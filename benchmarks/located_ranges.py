@@ -4,9 +4,12 @@ Usage::
 
     python benchmarks/located_ranges.py                      # 1e7 rows, 10 and 1000 groups, R = 8
     python benchmarks/located_ranges.py --rows 1e6 --groups 100 --ranges 4 16
+    python benchmarks/located_ranges.py --parquet     # screen_parquet from a Parquet file
 
 For each size, two fresh processes screen the same frame
-(:func:`polars_cumdev.partitioned.screen_partitioned`, in-memory engine):
+(:func:`polars_cumdev.partitioned.screen_partitioned`, in-memory engine, or
+with ``--parquet`` :func:`~polars_cumdev.partitioned.screen_parquet` reading
+it from a file):
 ``off`` with the second pass disabled (as if no group had D > 2 sigma: the
 first pass alone) and ``on`` as shipped (the flagged groups' curves laid out
 range by range, candidates stitched). Each reports the best time of
@@ -18,16 +21,21 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+from pathlib import Path
 
 import common
 
 
-def child(rows: int, groups: int, ranges: int, mode: str, repeat: int) -> None:
+def child(rows: int, groups: int, ranges: int, mode: str, repeat: int, parquet: str) -> None:
     import polars_cumdev.partitioned.drivers as drivers
-    from polars_cumdev.partitioned import screen_partitioned
+    from polars_cumdev.partitioned import screen_parquet, screen_partitioned
 
     df = common.make_frame(rows, groups, seed=rows + groups)
     input_bytes = df.estimated_size()
+    if parquet != "-":  # screened from the file, the frame dropped first
+        df.write_parquet(parquet, row_group_size=1_000_000)
+        df = df.select("group")
     base = common.current_rss()
     seen: dict[str, int] = {}
     stitch = drivers.stitch
@@ -42,6 +50,8 @@ def child(rows: int, groups: int, ranges: int, mode: str, repeat: int) -> None:
         drivers.flag = lambda *args: None
 
     def run():
+        if parquet != "-":
+            return screen_parquet(parquet, "group", "score", "response", "weight", ranges=ranges)
         return screen_partitioned(df, "group", "score", "response", "weight", ranges=ranges)
 
     first, out = common.timed(run)
@@ -76,12 +86,19 @@ def main() -> None:
     parser.add_argument("--groups", nargs="+", type=int, default=[10, 1000])
     parser.add_argument("--ranges", nargs="+", type=int, default=[8])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--child", nargs=5, metavar=("ROWS", "GROUPS", "R", "MODE", "REPEAT"))
+    parser.add_argument(
+        "--parquet",
+        action="store_true",
+        help="write the frame to a temporary Parquet file and time screen_parquet",
+    )
+    parser.add_argument("--child", nargs=6, metavar=("ROWS", "GROUPS", "R", "MODE", "REPEAT", "P"))
     args = parser.parse_args()
     if args.child:
-        rows, groups, ranges, mode, repeat = args.child
-        child(int(float(rows)), int(groups), int(ranges), mode, int(repeat))
+        rows, groups, ranges, mode, repeat, path = args.child
+        child(int(float(rows)), int(groups), int(ranges), mode, int(repeat), path)
         return
+    scratch = tempfile.TemporaryDirectory()
+    path = str(Path(scratch.name) / "data.parquet") if args.parquet else "-"
     print(common.machine())
     columns = [
         "rows",
@@ -101,7 +118,9 @@ def main() -> None:
             for ranges in args.ranges:
                 got = {
                     mode: common.run_child(
-                        __file__, ["--child", rows, groups, ranges, mode, args.repeat], timeout=3600
+                        __file__,
+                        ["--child", rows, groups, ranges, mode, args.repeat, path],
+                        timeout=3600,
                     )
                     for mode in ("off", "on")
                 }

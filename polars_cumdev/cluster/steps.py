@@ -271,7 +271,9 @@ def run_points(
     checked as in :func:`run_range`.
     """
     _check_routed(rows, plan, r)
-    return range_points(rows, plan, cells)
+    from polars_cumdev import compiled
+
+    return range_points(rows, plan, cells, compiled=compiled.available())
 
 
 def finish_screen(

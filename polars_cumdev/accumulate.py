@@ -87,10 +87,13 @@ def accumulate(
     if fraction < 1.0:
         total = per_group(pl.len(), keys)
         out = out.filter(pl.col(nm.K) <= (total.cast(pl.Float64) * fraction).floor())
-    step = pl.col(nm.WEIGHT) / per_group(ordered_sum(pl.col(nm.WEIGHT)), keys)
+    total = per_group(ordered_sum(pl.col(nm.WEIGHT)), keys)
+    step = pl.col(nm.WEIGHT) / total
     out = out.with_columns(step.alias(nm.A_STEP), per_group(pl.len(), keys).alias(nm.N))
     diff = pl.col(nm.A_STEP) * (pl.col(nm.RESPONSE) - pl.col(reference))
+    # A_k as (sum of W'_j up to k) / W: exact for integer weights (as in the
+    # kernel), so equal shares of equal-weight stretches compare equal.
     return out.with_columns(
-        per_group(pl.col(nm.A_STEP).cum_sum(), keys).alias(nm.A),
+        (per_group(pl.col(nm.WEIGHT).cum_sum(), keys) / total).alias(nm.A),
         per_group(diff.cum_sum(), keys).alias(nm.CUMDIFF),
     )

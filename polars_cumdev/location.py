@@ -61,11 +61,17 @@ NUMPY_POINTS = 200_000
 
 
 def stretches_numpy(
-    starts: np.ndarray, a: np.ndarray, c: np.ndarray, thresholds: np.ndarray
+    starts: np.ndarray,
+    a: np.ndarray,
+    c: np.ndarray,
+    thresholds: np.ndarray,
+    origins: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`polars_cumdev.kernel.stretches` in vectorized NumPy, for small inputs.
 
-    Same arguments, same results. With each group's origin put in front of
+    Same arguments, same results; with ``origins`` = (A, C, sign) per group,
+    :func:`polars_cumdev.kernel.stretches_from` (an explicit start point
+    and the sign given). With each group's origin put in front of
     its points, the best start i for an end j is the latest point before j
     whose (signed) C is at most C_j - T; the minimum of C over [i, j) is then
     at most C_j - T, and over (i, j) above it, so i is found for every j at
@@ -89,12 +95,18 @@ def stretches_numpy(
     big_c = np.zeros(group.size)
     big_a[inner], big_c[inner] = a, c
     index = np.arange(group.size)
-    # Rise or fall: the first maximum and the first minimum of C (origin included).
-    top = np.maximum.reduceat(big_c, head)
-    bottom = np.minimum.reduceat(big_c, head)
-    first_top = np.minimum.reduceat(np.where(big_c == top[group], index, group.size), head)
-    first_bottom = np.minimum.reduceat(np.where(big_c == bottom[group], index, group.size), head)
-    sign = np.where(first_bottom < first_top, 1.0, -1.0)
+    if origins is not None:
+        big_a[head], big_c[head] = origins[0], origins[1]
+        sign = np.asarray(origins[2], dtype=np.float64)
+    else:
+        # Rise or fall: the first maximum and the first minimum of C (origin included).
+        top = np.maximum.reduceat(big_c, head)
+        bottom = np.minimum.reduceat(big_c, head)
+        first_top = np.minimum.reduceat(np.where(big_c == top[group], index, group.size), head)
+        first_bottom = np.minimum.reduceat(
+            np.where(big_c == bottom[group], index, group.size), head
+        )
+        sign = np.where(first_bottom < first_top, 1.0, -1.0)
     value = sign[group] * big_c
     limit = np.asarray(thresholds, dtype=np.float64)[group]
     # minima[L][i] = min(value[i : i + 2^L]); lifting finds, for every j, the

@@ -60,9 +60,10 @@ def screen(
     Returns
     -------
     pl.DataFrame
-        The in-process screen's columns, rows and order (equal to rounding);
-        the location columns are null, as in
-        :func:`polars_cumdev.partitioned.screen_partitioned`.
+        The in-process screen's columns, rows and order (equal to rounding),
+        the located stretch included: when some group has D > 2 sigma, the
+        ranges holding such groups are stepped a second time, for them only
+        (:mod:`polars_cumdev.partitioned.locating`).
 
     Raises
     ------

@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 from test_partitioned import assert_same, make_data
+from test_partitioned_location import planted
 
 import polars_cumdev  # noqa: F401  (registers the namespace)
 from polars_cumdev import CumdevError
@@ -24,6 +25,7 @@ __all__ = [
     "expected_error",
     "make_data",
     "null_keys",
+    "planted",
     "screen_expected",
 ]
 

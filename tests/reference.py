@@ -213,7 +213,9 @@ def subpop_vs_full(s_full, r_full, w_full, in_sub, variance, fraction=1.0) -> di
     # 1.4 accumulation over the kept points.
     total = float(sum(w_m[:kept]))
     a = np.array([w_m[k] / total for k in range(kept)])
-    cum_a = _cumulate(a)
+    # A_k = (W'_1 + ... + W'_k) / W: exact for integer weights, so that equal
+    # shares of equal-weight stretches are equal numbers.
+    cum_a = _cumulate(w_m[:kept]) / total
     cum_c = _cumulate([a[k] * (r_m[k] - rt[k]) for k in range(kept)])
 
     # 1.5 statistics.
@@ -259,7 +261,7 @@ def calibration(s, r, w, fraction=1.0) -> dict:
     kept = _kept(n, fraction)
     total = float(sum(w_m[:kept]))
     a = np.array([w_m[k] / total for k in range(kept)])
-    cum_a = _cumulate(a)
+    cum_a = _cumulate(w_m[:kept]) / total  # as in subpop_vs_full
     cum_c = _cumulate([a[k] * (r_m[k] - s_m[k]) for k in range(kept)])
     kuiper, ks = _range_and_max_abs(cum_c)
     sigma = math.sqrt(sum(a[k] ** 2 * s_m[k] * (1.0 - s_m[k]) * f[k] for k in range(kept)))

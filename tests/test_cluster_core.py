@@ -13,7 +13,7 @@ import sys
 
 import polars as pl
 import pytest
-from cluster_cases import assert_same, expected_error, make_data, screen_expected
+from cluster_cases import assert_same, expected_error, make_data, planted, screen_expected
 
 from polars_cumdev import CumdevError
 from polars_cumdev.cluster import EngineMissingError, steps
@@ -36,7 +36,12 @@ def run_screen(batches: list[pl.DataFrame], ranges, weight="w") -> pl.DataFrame:
     for r in range(plan.ranges):
         rows = pl.concat([s[r] for s in split])
         results.append(steps.run_range(rows, steps.task_plan(plan, r), r) if rows.height else None)
-    return steps.finish_screen(plan, results)
+    stats, locating = steps.combine_ranges(plan, results)
+    outputs = []
+    for r in sorted(locating.ranges) if locating is not None else ():
+        rows = pl.concat([s[r] for s in split])
+        outputs.append(steps.run_points(rows, steps.task_plan(plan, r), r, locating.for_range(r)))
+    return steps.finish_screen(plan, stats, locating, outputs)
 
 
 def batches_of(df: pl.DataFrame, count: int) -> list[pl.DataFrame]:
@@ -49,6 +54,14 @@ def batches_of(df: pl.DataFrame, count: int) -> list[pl.DataFrame]:
 def test_loop_over_batches_matches_in_process(ranges, count):
     df = make_data(11)
     assert_same(screen_expected(df), run_screen(batches_of(df, count), ranges), ["g"])
+
+
+@pytest.mark.parametrize("ranges", [1, 2, 7, 64])
+def test_loop_locates_like_in_process(ranges):
+    df = planted(1)
+    expected = screen_expected(df)
+    assert expected["share"].null_count() < expected.height - 2
+    assert_same(expected, run_screen(batches_of(df, 3), ranges), ["g"])
 
 
 def test_weight_spread_is_judged_against_the_largest_weight_of_all_batches():

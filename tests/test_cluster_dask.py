@@ -21,6 +21,7 @@ from cluster_cases import (
     expected_error,
     make_data,
     null_keys,
+    planted,
     screen_expected,
 )
 
@@ -54,6 +55,16 @@ def test_screen_matches_in_process_for_1_2_7_64_ranges(client):
     for ranges in RANGES:
         actual = cdask.screen(source, "g", "s", "r", "w", ranges=ranges, scheduler=client)
         assert_same(expected, actual, ["g"])
+
+
+@pytest.mark.parametrize("ranges", [1, 7])
+def test_located_like_in_process(client, ranges):
+    # Planted deviations: one crossing several of 7 ranges, one inside a range,
+    # a fall; round 4 lays out only the flagged groups' curves.
+    df = planted(1)
+    actual = cdask.screen(to_dask(df), "g", "s", "r", "w", ranges=ranges, scheduler=client)
+    assert actual["share"].null_count() < actual.height - 2
+    assert_same(screen_expected(df), actual, ["g"])
 
 
 def test_parquet_row_groups(client, tmp_path):

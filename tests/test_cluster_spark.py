@@ -20,6 +20,7 @@ from cluster_cases import (
     expected_error,
     make_data,
     null_keys,
+    planted,
     screen_expected,
 )
 
@@ -58,6 +59,20 @@ def test_screen_matches_in_process_for_1_2_7_64_ranges(spark, seed, response, we
     for ranges in RANGES:
         actual = cspark.screen(source, "g", "s", "r", weight, ranges=ranges)
         assert_same(expected, actual, ["g"])
+
+
+def test_located_like_in_process(spark):
+    # Planted deviations: one crossing several ranges, one inside a range, a fall;
+    # pass 3 lays out only the flagged groups' curves.
+    for seed, weighted in ((1, True), (2, False)):
+        df = planted(seed, weighted=weighted)
+        weight = "w" if weighted else None
+        expected = screen_expected(df, weight)
+        assert expected["share"].null_count() < expected.height - 2
+        source = to_spark(spark, df)
+        for ranges in RANGES:
+            actual = cspark.screen(source, "g", "s", "r", weight, ranges=ranges)
+            assert_same(expected, actual, ["g"])
 
 
 def test_default_ranges_and_parquet(spark, tmp_path):

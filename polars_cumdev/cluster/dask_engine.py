@@ -10,7 +10,11 @@ Three rounds of tasks, each a plain function of :mod:`polars_cumdev.cluster.step
    which raises a failed check and plans the ranges) and its rows split by
    score range (kept on the worker);
 3. per range: the range's pieces are sent to one task, which runs the range
-   step; the small results are gathered and combined on the driver.
+   step; the small results are gathered and combined on the driver;
+4. only when some group has D > 2 sigma: per range holding such a group,
+   its pieces are sent again to one task, which lays out those groups'
+   curves there (:func:`polars_cumdev.cluster.steps.run_points`); the driver
+   stitches the located stretches.
 """
 
 from __future__ import annotations
@@ -173,6 +177,11 @@ def _range_task(plan: Any, r: int, *pieces: pl.DataFrame) -> Any:
     return steps.run_range(rows, plan, r)
 
 
+def _points_task(plan: Any, r: int, cells: pl.DataFrame, *pieces: pl.DataFrame) -> Any:
+    rows = pl.concat([p for p in pieces if p.height], how="vertical_relaxed")
+    return steps.run_points(rows, plan, r, cells)
+
+
 def _piece(split: tuple, r: int) -> pl.DataFrame:
     return split[1][r]
 
@@ -225,9 +234,21 @@ def screen(
             results.append((r, client.submit(_range_task, task, r, *pieces)))
         done = client.gather([f for _, f in results])
         gathered = dict(zip([r for r, _ in results], done, strict=True))
-        del split, results
+        del results
         note("round 3: range steps")
-        out = steps.finish_screen(plan, [gathered.get(r) for r in range(plan.ranges)])
+        stats, locating = steps.combine_ranges(plan, [gathered.get(r) for r in range(plan.ranges)])
+        outputs = []
+        if locating is not None:
+            # Round 4, only for the groups with D > 2 sigma: the located stretch.
+            for r in sorted(locating.ranges):
+                pieces = [client.submit(_piece, s, r) for s in split]
+                task = steps.task_plan(plan, r)
+                cells = locating.for_range(r)
+                outputs.append(client.submit(_points_task, task, r, cells, *pieces))
+            outputs = client.gather(outputs)
+            note(f"round 4: {locating.groups.height} groups located")
+        del split
+        out = steps.finish_screen(plan, stats, locating, outputs)
         note("combined")
         return out
 

@@ -7,7 +7,10 @@
 - pass 2: each row is routed by its score range (an index computed in the
   JVM, mapped to routing keys chosen so that no two ranges share a shuffle
   partition), ``repartition`` shuffles only the columns the screen reads,
-  and ``mapInArrow`` runs each range's step.
+  and ``mapInArrow`` runs each range's step;
+- pass 3, only when some group has D > 2 sigma: the same shuffled rows,
+  stepped again for those groups in the ranges holding them (their located
+  stretch).
 
 The driver raises a failed check with the in-process message, plans the
 ranges and combines the range results. The Python workers convert with
@@ -227,7 +230,25 @@ def screen(
             raise CumdevError(f"internal error: score range {r} was split between two tasks")
         results[r] = result
     note("pass 2: shuffled by range and stepped")
-    out = steps.finish_screen(plan, results)
+    stats, locating = steps.combine_ranges(plan, results)
+    outputs: list[Any] = []
+    if locating is not None:
+        flagged = {r: locating.for_range(r) for r in locating.ranges}
+
+        def points(batches: Iterator[Any]) -> Iterator[Any]:
+            chunk = _frame(batches, request)
+            if not chunk.height:
+                return
+            for r, rows_r in enumerate(steps.split_part(chunk, request, shipped.cuts)):
+                if rows_r.height and r in flagged:
+                    found = steps.run_points(rows_r, shipped, r, flagged[r])
+                    yield _payload([{"range": r, _PAYLOAD: steps.pack(found)}])
+
+        outputs = [found for _, found in _collect(shuffled.mapInArrow(points, _SPARK_SCHEMA))]
+        if len(outputs) != len(flagged):
+            raise CumdevError("internal error: a score range was split between two tasks")
+        note(f"pass 3: {locating.groups.height} groups located")
+    out = steps.finish_screen(plan, stats, locating, outputs)
     note("combined")
     return out
 

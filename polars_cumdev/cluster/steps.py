@@ -13,7 +13,9 @@ moves Polars frames between these functions:
 | :func:`summarize_and_split_part` | worker | both, standardizing the batch once (Dask) |
 | :func:`task_plan` | driver | the plan without what only the driver needs |
 | :func:`run_range` | worker | one range's step (its rows checked in range) |
-| :func:`finish_screen` | driver | combine the ranges; the screen's columns |
+| :func:`combine_ranges` | driver | combine the ranges; flag the groups to locate |
+| :func:`run_points` | worker | a range's second step, for the flagged groups only |
+| :func:`finish_screen` | driver | stitch the located stretches; the screen's columns |
 | :func:`calibrate_part` | worker | calibration of the groups in a batch |
 | :func:`finish_calib` | driver | raise a failed check; p, q; sort |
 
@@ -37,16 +39,23 @@ from polars_cumdev.errors import CumdevError
 from polars_cumdev.partitioned import (
     RANGE,
     ROWS_PER_RANGE,
+    Locating,
     Plan,
     RangeResult,
+    aggregate,
     cell_summaries,
-    combine,
+    combine_cells,
     cut_points,
     finish,
+    flag,
+    gather,
     merge_cell_summaries,
     plan_ranges,
     range_filter,
+    range_points,
     range_step,
+    stitch,
+    with_located,
 )
 from polars_cumdev.partitioned.cuts import range_index
 from polars_cumdev.weights import RATIO_LIMIT
@@ -54,12 +63,14 @@ from polars_cumdev.weights import RATIO_LIMIT
 __all__ = [
     "calibrate_part",
     "clock",
+    "combine_ranges",
     "cuts_from_sample",
     "default_ranges",
     "finish_calib",
     "finish_screen",
     "pack",
     "plan_screen",
+    "run_points",
     "run_range",
     "sample_scores",
     "split_part",
@@ -213,17 +224,21 @@ def task_plan(plan: Plan, r: int | None = None) -> Plan:
     return replace(plan, cells=plan.cells.clear(), queries=queries)
 
 
+def _check_routed(rows: pl.DataFrame, plan: Plan, r: int) -> None:
+    outside = rows.select((~range_filter(plan.cuts, r)).sum()).item()
+    if outside:
+        raise CumdevError(
+            f"internal error: {outside} row(s) routed to score range {r} lie outside it"
+        )
+
+
 def run_range(rows: pl.DataFrame, plan: Plan, r: int) -> RangeResult:
     """The step of range ``r`` (:func:`polars_cumdev.partitioned.range_step`).
 
     Raises when a row lies outside the range: the engine routed it wrong,
     which would otherwise change the result without a trace.
     """
-    outside = rows.select((~range_filter(plan.cuts, r)).sum()).item()
-    if outside:
-        raise CumdevError(
-            f"internal error: {outside} row(s) routed to score range {r} lie outside it"
-        )
+    _check_routed(rows, plan, r)
     from polars_cumdev import compiled
 
     # The compiled step is about 4x faster than the Polars step (0.16 s against
@@ -231,9 +246,46 @@ def run_range(rows: pl.DataFrame, plan: Plan, r: int) -> RangeResult:
     return range_step(rows, plan, r, compiled=compiled.available())
 
 
-def finish_screen(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
-    """The screen from the ranges' results (``None`` for a range without rows)."""
-    return finish(plan, combine(plan, results))
+def combine_ranges(
+    plan: Plan, results: Sequence[RangeResult | None]
+) -> tuple[pl.DataFrame, Locating | None]:
+    """The per-group statistics from the ranges' results, and what locating them needs.
+
+    ``results[r]`` is ``None`` for a range without rows. The second value is
+    ``None`` when no group has D > 2 sigma; otherwise the ranges
+    ``locating.ranges`` are stepped again (:func:`run_points`) and the
+    outputs finished by :func:`finish_screen`.
+    """
+    cells = combine_cells(plan, results)
+    stats = aggregate(plan, cells)
+    return stats, flag(plan, cells, stats)
+
+
+def run_points(
+    rows: pl.DataFrame, plan: Plan, r: int, cells: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The second step of range ``r`` (:func:`polars_cumdev.partitioned.range_points`).
+
+    ``cells`` are the range's flagged cells
+    (:meth:`polars_cumdev.partitioned.Locating.for_range`); the rows are
+    checked as in :func:`run_range`.
+    """
+    _check_routed(rows, plan, r)
+    from polars_cumdev import compiled
+
+    return range_points(rows, plan, cells, compiled=compiled.available())
+
+
+def finish_screen(
+    plan: Plan,
+    stats: pl.DataFrame,
+    locating: Locating | None = None,
+    outputs: Sequence[tuple[pl.DataFrame, pl.DataFrame]] = (),
+) -> pl.DataFrame:
+    """The screen from :func:`combine_ranges`' statistics and the second steps' outputs."""
+    if locating is not None:
+        stats = with_located(plan, stats, stitch(locating, *gather(outputs)))
+    return finish(plan, stats)
 
 
 # --------------------------------------------------------------------------

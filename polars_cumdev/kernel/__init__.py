@@ -40,7 +40,7 @@ writable; ``NUMBA_CACHE_DIR`` overrides both).
 """
 
 from polars_cumdev.kernel import curve, radix, ranks
-from polars_cumdev.kernel.location import stretches
+from polars_cumdev.kernel.location import stretches, stretches_from
 from polars_cumdev.kernel.points import (
     P_BIN_WEIGHT,
     P_E_BERNOULLI,
@@ -109,4 +109,5 @@ __all__ = [
     "response_facts",
     "screen_groups",
     "stretches",
+    "stretches_from",
 ]

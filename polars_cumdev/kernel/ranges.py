@@ -59,9 +59,11 @@ __all__ = [
 CELL_FLOATS = 15
 # Integer columns of a cell: rows, points, overflowed interior bins, the
 # prefix row at the first point's upper midpoint, at the last point's lower
-# one (-1: none, the cell has one point), and the first row (for the keys).
-C_N, C_N_SCORES, C_OVERFLOWS, C_F_UP, C_L_LO, C_FIRST = range(6)
-CELL_INTS = 6
+# one (-1: none, the cell has one point), the first row (for the keys), and
+# the positions in the cell of the first interior maximum and minimum of the
+# running sum (-1: no interior point).
+C_N, C_N_SCORES, C_OVERFLOWS, C_F_UP, C_L_LO, C_FIRST, C_Q_AT_MAX, C_Q_AT_MIN = range(8)
+CELL_INTS = 8
 
 
 @njit(**JIT)
@@ -106,6 +108,8 @@ def range_cells(
     ints = np.zeros((groups, CELL_INTS), dtype=np.int64)
     ints[:, C_L_LO] = -1
     ints[:, C_FIRST] = -1
+    ints[:, C_Q_AT_MAX] = -1
+    ints[:, C_Q_AT_MIN] = -1
     open_score = np.full(groups, np.nan)
     open_row = np.zeros(groups, dtype=np.int64)
     below = np.full(groups, -1, dtype=np.int64)
@@ -152,8 +156,12 @@ def range_cells(
                 step = tie_w[g] * (response - ref)
                 q[g] += step
                 floats[g, C_Q_SUM] += step
-                floats[g, C_Q_MAX] = max(floats[g, C_Q_MAX], q[g])
-                floats[g, C_Q_MIN] = min(floats[g, C_Q_MIN], q[g])
+                if q[g] > floats[g, C_Q_MAX]:
+                    floats[g, C_Q_MAX] = q[g]
+                    ints[g, C_Q_AT_MAX] = ints[g, C_N_SCORES]
+                if q[g] < floats[g, C_Q_MIN]:
+                    floats[g, C_Q_MIN] = q[g]
+                    ints[g, C_Q_AT_MIN] = ints[g, C_N_SCORES]
                 w2f = tie_w[g] * tie_w[g] * factor
                 floats[g, C_S_B] += w2f * ref * (1.0 - ref)
                 floats[g, C_S_E] += w2f * var

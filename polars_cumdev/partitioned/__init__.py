@@ -49,17 +49,26 @@ the per-range step:
    (:class:`RangeResult`).
 4. :func:`combine` -- the per-group scan over the range results; its output
    goes through :func:`polars_cumdev.statistics.normalize` like a screen's.
+5. Only when some group has D > 2 sigma, its located stretch
+   (:mod:`.locating`): :func:`flag` picks those groups from the combined
+   cells, :func:`range_points` (a pure function of one range's rows and a
+   small table, like :func:`range_step`) lays out their curves in each
+   range holding them and keeps the range's best stretch and its
+   candidate points, and :func:`stitch` searches the candidates of all
+   ranges.
 
 :func:`screen_partitioned` runs the steps on any DataFrame/LazyFrame (ranges
 collected one at a time); :func:`screen_parquet` is the out-of-core adapter
 reading the ranges one at a time from Parquet files. An adapter for another
-engine (Spark or Dask over Arrow batches) only has to route rows to ranges
-and call :func:`range_step` on each range.
+engine (Spark or Dask over Arrow batches, :mod:`polars_cumdev.cluster`) only
+has to route rows to ranges and call :func:`range_step` (and, for the
+flagged groups, :func:`range_points`) on each range.
 
 The modules of this package follow those steps: :mod:`.columns` (internal
 column names), :mod:`.cuts` (the ranges), :mod:`.cells` (steps 1 and 2),
-:mod:`.step` (step 3), :mod:`.combine` (step 4) and :mod:`.drivers`
-(running the steps in one process).
+:mod:`.step` (step 3), :mod:`.joining` (step 4), :mod:`.locating` and
+:mod:`.points` (step 5) and :mod:`.drivers` (running the steps in one
+process).
 """
 
 from __future__ import annotations
@@ -73,25 +82,34 @@ from polars_cumdev.partitioned.cells import (
 from polars_cumdev.partitioned.columns import RANGE, Engine
 from polars_cumdev.partitioned.cuts import SAMPLE_SIZE, cut_points, range_filter
 from polars_cumdev.partitioned.drivers import ROWS_PER_RANGE, screen_parquet, screen_partitioned
-from polars_cumdev.partitioned.joining import NOT_LOCATED_BY_RANGES, combine, finish
+from polars_cumdev.partitioned.joining import aggregate, combine, combine_cells, finish
+from polars_cumdev.partitioned.locating import Locating, flag, gather, stitch, with_located
+from polars_cumdev.partitioned.points import range_points
 from polars_cumdev.partitioned.step import RangeResult, range_step
 
 __all__ = [
-    "NOT_LOCATED_BY_RANGES",
     "RANGE",
     "ROWS_PER_RANGE",
     "SAMPLE_SIZE",
     "Engine",
+    "Locating",
     "Plan",
     "RangeResult",
+    "aggregate",
     "cell_summaries",
     "combine",
+    "combine_cells",
     "cut_points",
     "finish",
+    "flag",
+    "gather",
     "merge_cell_summaries",
     "plan_ranges",
     "range_filter",
+    "range_points",
     "range_step",
     "screen_parquet",
     "screen_partitioned",
+    "stitch",
+    "with_located",
 ]

@@ -98,7 +98,8 @@ class Plan:
         The largest |R| (see :func:`polars_cumdev.statistics.resolved`).
     cells
         One row per non-empty (range, group): keys, ``RANGE``, ``Q_LO`` and
-        ``Q_HI`` (query ids, null at the group's two ends).
+        ``Q_HI`` (query ids, null at the group's two ends) and ``LO`` (the
+        cell's first score).
     queries
         One row per query: ``QUERY`` (id), ``MIDPOINT`` B and ``RANGE`` (the
         range c_{r-1} < B <= c_r that answers it).
@@ -190,7 +191,7 @@ def plan_ranges(
         binary=binary,
         weight_scale=pl.select(scale_factor(pl.lit(largest, dtype=pl.Float64))).item(),
         response_scale=response_scale,
-        cells=linked.select(*keys, pl.col(RANGE).cast(pl.Int64), Q_LO, Q_HI),
+        cells=linked.select(*keys, pl.col(RANGE).cast(pl.Int64), Q_LO, Q_HI, LO),
         queries=queries,
         range_rows=range_rows,
         labels=labels if labels is not None else Labels(),

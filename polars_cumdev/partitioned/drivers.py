@@ -13,7 +13,9 @@ from polars_cumdev import _names as nm
 from polars_cumdev.partitioned.cells import cell_summaries, plan_ranges
 from polars_cumdev.partitioned.columns import Engine
 from polars_cumdev.partitioned.cuts import cut_points, range_filter
-from polars_cumdev.partitioned.joining import combine, finish
+from polars_cumdev.partitioned.joining import aggregate, combine_cells, finish
+from polars_cumdev.partitioned.locating import flag, gather, stitch, with_located
+from polars_cumdev.partitioned.points import range_points
 from polars_cumdev.partitioned.step import RangeResult, range_step
 from polars_cumdev.prepare import FrameLike, Prepared
 from polars_cumdev.subpopulation import prepare_screen
@@ -59,9 +61,21 @@ def _run(
             range_step(frame.filter(range_filter(plan.cuts, r)), plan, r, engine=range_engine)
         )
         note(f"range {r + 1}/{plan.ranges}: {plan.range_rows[r]} rows")
-    out = finish(plan, combine(plan, results))
+    cells = combine_cells(plan, results)
+    stats = aggregate(plan, cells)
+    del results
     note("combined")
-    return out
+    locating = flag(plan, cells, stats)
+    if locating is not None:
+        # Pass 2, only for the groups with D > 2 sigma: their located stretch.
+        outputs = []
+        for r in sorted(locating.ranges):
+            rows = frame.filter(range_filter(plan.cuts, r))
+            outputs.append(range_points(rows, plan, locating.for_range(r), engine=range_engine))
+            note(f"located, range {r + 1}/{plan.ranges}")
+        stats = with_located(plan, stats, stitch(locating, *gather(outputs)))
+        note(f"pass 2: {locating.groups.height} groups located")
+    return finish(plan, stats)
 
 
 def screen_partitioned(
@@ -97,7 +111,9 @@ def screen_partitioned(
     -------
     pl.DataFrame
         The same columns, rows and order as ``screen(...).collect()``, equal
-        up to rounding.
+        up to rounding, the located stretch included (when some group has
+        D > 2 sigma, the ranges holding such groups are read a second time,
+        for them only: :mod:`polars_cumdev.partitioned.locating`).
     """
     prepared = prepare_screen(frame, by, score, response, weight, variance)
     return _run(prepared, ranges, variance, scan_engine=engine, range_engine=engine, log=log)
@@ -119,8 +135,9 @@ def screen_parquet(
     The files are scanned lazily (:func:`polars.scan_parquet`): one streaming
     pass checks the values and summarizes the cells, then each range is read
     on its own with a score filter pushed into the scan, sorted and reduced
-    to small summaries. Peak memory is about that of screening the largest
-    range in memory.
+    to small summaries; when some group has D > 2 sigma, the ranges holding
+    such groups are read once more to locate it. Peak memory is about that
+    of screening the largest range in memory.
 
     Parameters
     ----------

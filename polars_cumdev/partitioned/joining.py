@@ -26,7 +26,7 @@ from polars_cumdev.statistics import (
 from polars_cumdev.sums import with_running_sums
 from polars_cumdev.weights import SCALE
 
-__all__ = ["NOT_LOCATED_BY_RANGES", "combine", "finish"]
+__all__ = ["aggregate", "combine", "combine_cells", "finish"]
 
 
 def _range_table(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
@@ -148,7 +148,19 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
     range with no row). The end points of every cell get their bins from the
     range totals and the query answers, and the offsets of C are carried
     across each group's cells: the maximum of C over a cell is its offset
-    plus the cell's partial maximum, and so on.
+    plus the cell's partial maximum, and so on. The location columns are
+    null here; :mod:`polars_cumdev.partitioned.locating` fills them.
+    """
+    return aggregate(plan, combine_cells(plan, results))
+
+
+def combine_cells(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
+    """The cells of :func:`combine` before the per-group aggregation, in (keys, range) order.
+
+    Beside the range step's columns: ``_tf`` and ``_tl`` (the terms of the
+    cell's first and last point, divided by the group's total weight),
+    ``_step`` (the cell's increment of C), ``_max`` and ``_min`` (the
+    extremes of C over the cell), and ``TOTAL_WEIGHT``.
     """
     keys = plan.keys
     last_range = plan.ranges - 1
@@ -311,10 +323,15 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
         pl.min_horizontal(pl.lit(0.0), pl.col("q_min"), end).alias("_cmin"),
     )
     offset = per_group(pl.col("_step").cum_sum(), keys) - pl.col("_step") + pl.col("_tf")
-    cells = cells.with_columns(
+    return cells.with_columns(
         (offset + pl.col("_cmax")).alias("_max"),
         (offset + pl.col("_cmin")).alias("_min"),
     )
+
+
+def aggregate(plan: Plan, cells: pl.DataFrame) -> pl.DataFrame:
+    """:func:`combine`'s per-group statistics from :func:`combine_cells`' output."""
+    keys = plan.keys
     aggs = [
         pl.col("n").sum().cast(pl.Int64),
         pl.col("n_scores").sum().cast(pl.Int64),
@@ -332,7 +349,7 @@ def combine(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataFrame:
         pl.col("overflows").sum().alias(OVERFLOWS),
     ]
     # The located stretch needs each group's whole curve, which no range
-    # holds: not computed here (see finish).
+    # holds: a second pass over the ranges finds it (polars_cumdev.partitioned.locating).
     unlocated = [pl.lit(None, dtype=pl.Float64).alias(c) for c in LOCATION_COLUMNS]
     if keys:
         return cells.group_by(keys, maintain_order=True).agg(aggs).with_columns(unlocated)
@@ -344,23 +361,10 @@ def finish(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame:
 
     Raises the errors of :func:`polars_cumdev.statistics.normalize` (bins too
     uneven to resolve, a statistic that is not finite). The location columns
-    stay null: where D > 2 sigma, the note says to drill down with the curve.
+    are those of ``stats`` (:func:`polars_cumdev.partitioned.locating.stitch`
+    fills them).
     """
     binary = pl.LazyFrame({nm.BINARY: [plan.binary], RMAX: [plan.response_scale]})
     scale = pl.LazyFrame({SCALE: [plan.weight_scale]})
     out = normalize(stats.lazy(), plan.keys, binary, scale=scale, labels=plan.labels)
-    note = pl.col("note")
-    out = out.with_columns(
-        pl.when(pl.col("kuiper_z") > 2.0)
-        .then(pl.lit(NOT_LOCATED_BY_RANGES))
-        .otherwise(note)
-        .alias("note")
-    )
     return out.collect(engine="in-memory")
-
-
-#: The note of a group the range-partitioned screen finds with D > 2 sigma.
-NOT_LOCATED_BY_RANGES = (
-    "the range-partitioned screen does not locate the deviation (it needs the whole "
-    "curve): drill down with curve()"
-)

@@ -27,7 +27,7 @@ from polars_cumdev.prepare import FrameLike, as_lazy
 from polars_cumdev.sums import boundary
 from polars_cumdev.ties import merge_ties
 
-__all__ = ["RangeResult", "range_step", "zero_sums"]
+__all__ = ["RangeResult", "binned_points", "range_step", "sorted_prefix", "zero_sums"]
 
 
 # Step 3: one range (a pure function of its rows and the small plan)
@@ -103,7 +103,8 @@ def range_step(
         ``f_up*``), the last point (``l_w``, ``l_r``, ``l_tie`` and the local
         prefix at its lower midpoint ``l_lo*``), and for the interior points
         (neither first nor last of the cell) the sum, running maximum and
-        minimum of W'_k (R'_k - Rt_k) and the two sigma sums with W'_k in
+        minimum of W'_k (R'_k - Rt_k) (and ``q_at_max``, ``q_at_min``: the
+        positions in the cell of their first occurrences) and the two sigma sums with W'_k in
         place of a_k (the group's total weight is divided out by
         :func:`polars_cumdev.partitioned.combine`), and the interior
         points' bounds of the rounding errors of C and of the sigma sums
@@ -122,13 +123,7 @@ def range_step(
         if wanted:
             return _compiled_step(ordered, plan, queries)
         rows = ordered
-    ordered = (
-        as_lazy(rows)
-        .with_columns(pl.col(nm.WEIGHT) * plan.weight_scale)
-        .sort(nm.SCORE)
-        .collect(engine=engine)
-    )
-    prefix = full_population_prefix(ordered.lazy(), pl.lit(centre)).collect(engine=engine)
+    ordered, prefix = sorted_prefix(rows, plan, engine)
     # A fresh one-row frame: a slice of `prefix` would keep its buffers alive.
     totals = (
         pl.DataFrame({c: [prefix.get_column(c)[-1]] for c in (*SUMS, *MAXIMA)})
@@ -137,26 +132,8 @@ def range_step(
     )
     points = _merged_by_group(ordered, keys, engine)
     del ordered
-
-    # Points are contiguous per group (``GID`` increasing), in increasing
-    # score inside each group: neighbours are plain shifts, masked at the
-    # group boundaries.
-    points = points.with_columns(
-        midpoints([GID]).alias(MIDPOINT),
-        boundary([GID], -1).alias("_last"),
-        boundary([GID], 1).alias("_first"),
-    )
-    located = _lookup(points, prefix, MIDPOINT)
-    below = [pl.when(~pl.col("_first")).then(pl.col(c).shift(1)).alias(f"{c}_lo") for c in SUMS]
-    located = located.with_columns(below)
+    located, moments = binned_points(points, prefix, centre)
     interior = ~pl.col("_first") & ~pl.col("_last")
-
-    def total(c: str) -> pl.Expr:
-        return pl.col(c) - pl.col(f"{c}_lo")
-
-    error = difference_error(total, lambda c: pl.col(f"{c}_lomax"))
-    moments = bin_moments(total, pl.lit(centre), error)
-    located = moments.on(located)
     ref, var = moments.reference, moments.variance
     e_ref, e_bern, e_var = moments.reference_error, moments.bernoulli_error, moments.variance_error
     overflow = moments.overflow
@@ -194,6 +171,8 @@ def range_step(
         pl.col("_d").sum().alias("q_sum"),
         q_interior.max().alias("q_max"),
         q_interior.min().alias("q_min"),
+        (q_interior.arg_max() + 1).cast(pl.Int64).alias("q_at_max"),
+        (q_interior.arg_min() + 1).cast(pl.Int64).alias("q_at_min"),
         pl.col("_sb").sum().alias("s_b"),
         pl.col("_se").sum().alias("s_e"),
         pl.col("_ec").sum().alias("e_c"),
@@ -205,6 +184,47 @@ def range_step(
     answers = _lookup(queries.lazy().select(QUERY, MIDPOINT), prefix, MIDPOINT).drop(MIDPOINT)
     cells_df, answers_df = pl.collect_all([cells, answers], engine=engine)
     return RangeResult(cells=cells_df, answers=answers_df, totals=totals)
+
+
+def sorted_prefix(rows: FrameLike, plan: Plan, engine: Engine) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A range's rows sorted by score (weights rescaled) and their full-population prefix."""
+    ordered = (
+        as_lazy(rows)
+        .with_columns(pl.col(nm.WEIGHT) * plan.weight_scale)
+        .sort(nm.SCORE)
+        .collect(engine=engine)
+    )
+    prefix = full_population_prefix(ordered.lazy(), pl.lit(plan.centre)).collect(engine=engine)
+    return ordered, prefix
+
+
+def binned_points(points: pl.LazyFrame, prefix: pl.DataFrame, centre: float) -> tuple:
+    """Merged points (contiguous per ``GID``) with their bins' moments.
+
+    Adds ``_first`` and ``_last`` (the cell's first and last point) and the
+    columns of :func:`polars_cumdev.bins.bin_moments` for the bin between
+    the point's two midpoints, both looked up in the range's ``prefix``
+    (meaningful for the interior points only). Returns the frame and the
+    moments.
+    """
+    # Points are contiguous per group (``GID`` increasing), in increasing
+    # score inside each group: neighbours are plain shifts, masked at the
+    # group boundaries.
+    points = points.with_columns(
+        midpoints([GID]).alias(MIDPOINT),
+        boundary([GID], -1).alias("_last"),
+        boundary([GID], 1).alias("_first"),
+    )
+    located = _lookup(points, prefix, MIDPOINT)
+    below = [pl.when(~pl.col("_first")).then(pl.col(c).shift(1)).alias(f"{c}_lo") for c in SUMS]
+    located = located.with_columns(below)
+
+    def total(c: str) -> pl.Expr:
+        return pl.col(c) - pl.col(f"{c}_lo")
+
+    error = difference_error(total, lambda c: pl.col(f"{c}_lomax"))
+    moments = bin_moments(total, pl.lit(centre), error)
+    return moments.on(located), moments
 
 
 def _lookup(frame: pl.LazyFrame, prefix: pl.DataFrame, at: str) -> pl.LazyFrame:
@@ -294,6 +314,8 @@ def _compiled_step(ordered: pl.DataFrame, plan: Plan, queries: pl.DataFrame) -> 
                     "q_sum": floats[:, k.C_Q_SUM],
                     "q_max": pl.Series(floats[:, k.C_Q_MAX]).set(pl.Series(~interior), None),
                     "q_min": pl.Series(floats[:, k.C_Q_MIN]).set(pl.Series(~interior), None),
+                    "q_at_max": pl.Series(ints[:, k.C_Q_AT_MAX]).set(pl.Series(~interior), None),
+                    "q_at_min": pl.Series(ints[:, k.C_Q_AT_MIN]).set(pl.Series(~interior), None),
                     "s_b": floats[:, k.C_S_B],
                     "s_e": floats[:, k.C_S_E],
                     "e_c": floats[:, k.C_E_C],

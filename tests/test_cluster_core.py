@@ -56,7 +56,10 @@ def test_loop_over_batches_matches_in_process(ranges, count):
     assert_same(screen_expected(df), run_screen(batches_of(df, count), ranges), ["g"])
 
 
-@pytest.mark.parametrize("ranges", [1, pytest.param(2, marks=pytest.mark.slow), 7, pytest.param(64, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "ranges",
+    [1, pytest.param(2, marks=pytest.mark.slow), 7, pytest.param(64, marks=pytest.mark.slow)],
+)
 def test_loop_locates_like_in_process(ranges):
     df = planted(1)
     expected = screen_expected(df)

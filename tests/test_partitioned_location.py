@@ -93,7 +93,10 @@ def test_planted_data_has_the_cases():
 
 @pytest.mark.parametrize(("seed", "response", "weighted"), CASES)
 # 1 and 7 ranges in the fast subset; 2 and 64 in the full suite.
-@pytest.mark.parametrize("ranges", [1, pytest.param(2, marks=pytest.mark.slow), 7, pytest.param(64, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "ranges",
+    [1, pytest.param(2, marks=pytest.mark.slow), 7, pytest.param(64, marks=pytest.mark.slow)],
+)
 def test_located_like_screen(seed, response, weighted, ranges):
     df = planted(seed, weighted=weighted, response=response)
     weight = "w" if weighted else None

@@ -92,7 +92,7 @@ def sorted_in_slices(
     """
     kernel = compiled.kernel()
     ranks, radix = kernel.ranks, kernel.radix
-    positions = radix.digit_positions(varying, ranks.RADIX_BYTES)
+    positions = ranks.digit_positions(varying, ranks.RADIX_BYTES)
     n = raw.shape[0]
     if positions.size == 0 or slices < 2:
         return ranks.radix_order(raw, kind, varying, ranks.RADIX_BYTES)

@@ -17,25 +17,13 @@ import numpy.typing as npt
 from numba import njit
 
 from polars_cumdev.kernel.prefix import JIT
-from polars_cumdev.kernel.ranks import _BUCKETS, _DIGIT, _PASSES, key
+from polars_cumdev.kernel.ranks import _BUCKETS, key
 
-__all__ = ["digit_positions", "slice_counts", "slice_scatter"]
+__all__ = ["slice_counts", "slice_scatter"]
 
 U64 = npt.NDArray[np.uint64]
 U32 = npt.NDArray[np.uint32]
 I64 = npt.NDArray[np.int64]
-
-
-@njit(**JIT)
-def digit_positions(varying: np.uint64, radix_bytes: int) -> I64:
-    """The bytes :func:`.ranks.radix_order` sorts by, least significant first."""
-    positions = np.empty(_PASSES, dtype=np.int64)
-    chosen = 0
-    for p in range(_PASSES - 1, -1, -1):
-        if chosen < radix_bytes and (varying >> np.uint64(p * _DIGIT)) & np.uint64(255):
-            positions[chosen] = p
-            chosen += 1
-    return positions[:chosen][::-1].copy()
 
 
 @njit(**JIT)

@@ -43,6 +43,7 @@ __all__ = [
     "SIGNED",
     "SMALL_DISTINCT",
     "UNSIGNED",
+    "digit_positions",
     "distinct_count",
     "key",
     "radix_order",
@@ -108,6 +109,22 @@ def survey(raw: U64, kind: int) -> tuple[np.uint64, int]:
 
 
 @njit(**JIT)
+def digit_positions(varying: np.uint64, radix_bytes: int) -> I64:
+    """The bytes :func:`radix_order` sorts by, least significant first.
+
+    The ``radix_bytes`` most significant bytes in which ``varying`` (the
+    bits that differ between keys, :func:`survey`) has a set bit.
+    """
+    positions = np.empty(_PASSES, dtype=np.int64)
+    chosen = 0
+    for p in range(_PASSES - 1, -1, -1):
+        if chosen < radix_bytes and (varying >> np.uint64(p * _DIGIT)) & np.uint64(255):
+            positions[chosen] = p
+            chosen += 1
+    return positions[:chosen][::-1].copy()
+
+
+@njit(**JIT)
 def radix_order(raw: U64, kind: int, varying: np.uint64, radix_bytes: int) -> tuple[U64, U32]:
     """The keys (:func:`key`) sorted, and the row each came from.
 
@@ -119,14 +136,9 @@ def radix_order(raw: U64, kind: int, varying: np.uint64, radix_bytes: int) -> tu
     :func:`survey`.
     """
     n = raw.shape[0]
-    positions = np.empty(_PASSES, dtype=np.int64)
-    chosen = 0
-    for p in range(_PASSES - 1, -1, -1):
-        if chosen < radix_bytes and (varying >> np.uint64(p * _DIGIT)) & np.uint64(255):
-            positions[chosen] = p
-            chosen += 1
-    lowest = positions[chosen - 1] if chosen else _PASSES
-    positions = positions[:chosen][::-1].copy()  # least significant first
+    positions = digit_positions(varying, radix_bytes)  # least significant first
+    chosen = positions.shape[0]
+    lowest = positions[0] if chosen else _PASSES
     counts = np.zeros((chosen, _BUCKETS), dtype=np.int64)
     mask = np.uint64(_BUCKETS - 1)
     for i in range(n):

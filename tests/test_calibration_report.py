@@ -119,6 +119,7 @@ def test_renders_in_headless_chromium(page: Path) -> None:
     assert len(re.findall(r'<svg[^>]*class="marks"', run.stdout)) == 6
 
 
+@pytest.mark.slow
 def test_the_null_group_is_drawn_and_labelled(predictions: pl.DataFrame, tmp_path: Path) -> None:
     # Beta's predictions are the miscalibrated ones; without a group name they form the null group.
     missing = predictions.with_columns(

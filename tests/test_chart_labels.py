@@ -34,6 +34,7 @@ def _layer(spec: dict[str, Any], name: str) -> dict[str, Any]:
     return next(layer for layer in spec["layer"] if layer.get("name") == name)
 
 
+@pytest.mark.slow
 def test_largest_dot_of_the_screen_is_inside_the_frame() -> None:
     width = 460
     # z values that a nice domain would end exactly on (6.5, 4) or just below.
@@ -94,6 +95,7 @@ def _drawn_labels(svg: str, title: str) -> list[tuple[float, float, str]]:
 
 
 @pytest.mark.parametrize("county", ["Marlow", "Oakridge"])
+@pytest.mark.slow
 def test_rendered_tick_labels_do_not_crowd(data: pl.DataFrame, county: str) -> None:
     points = data.cumdev.curve(subpop=pl.col("county") == county, **ARGS)
     spec = charts.cumulative(points, score_label="log10_income").to_dict()
@@ -143,6 +145,7 @@ def test_cli_curve_names_the_group_and_the_columns(
     assert "has_internet" in curve["y"]["axis"]["title"]
 
 
+@pytest.mark.slow
 def test_report_tables_say_rows_and_distinct_scores(data: pl.DataFrame, tmp_path: Path) -> None:
     path = tmp_path / "report.html"
     data.cumdev.report(by="county", **ARGS, path=path, top=1)

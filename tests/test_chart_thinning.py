@@ -112,6 +112,7 @@ def test_extremes_survive_and_thinning_is_said(big: tuple[pl.DataFrame, dict[str
     assert f"Kuiper {kuiper:.4g}" in subtitle
 
 
+@pytest.mark.slow
 def test_small_curves_are_drawn_whole() -> None:
     frame = walk(1000)
     spec = charts.cumulative(frame, width=WIDTH).to_dict()

@@ -408,6 +408,7 @@ def test_screen_default_keys_and_alpha() -> None:
     assert "BH q ≤ 0.2" in " ".join(spec["title"]["subtitle"])
 
 
+@pytest.mark.slow
 def test_screen_thousand_groups_with_nulls() -> None:
     frame = make_screen(1000, nulls=4)
     chart = screen(frame)
@@ -466,6 +467,7 @@ def test_save_svg(small_chart: alt.LayerChart, tmp_path: Path) -> None:
     assert text.lstrip().startswith("<svg") and text.rstrip().endswith("</svg>")
 
 
+@pytest.mark.slow
 def test_save_png(small_chart: alt.LayerChart, tmp_path: Path) -> None:
     one = save(small_chart, tmp_path / "chart.png").read_bytes()
     two = save(small_chart, tmp_path / "chart2.PNG", scale=2).read_bytes()

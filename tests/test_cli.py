@@ -208,6 +208,7 @@ def test_curve_summary_matches_the_screen(
 # --------------------------------------------------------------------------- calibration
 
 
+@pytest.mark.slow
 def test_calibration(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = str(data_dir / "predictions.parquet")
     code, out, err = run(
@@ -227,6 +228,7 @@ def test_calibration(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
 # --------------------------------------------------------------------------- report
 
 
+@pytest.mark.slow
 def test_report(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("polars_cumdev.report")
     target = tmp_path / "report.html"
@@ -238,6 +240,7 @@ def test_report(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "writing report" in err and f"wrote {target}" in err
 
 
+@pytest.mark.slow
 def test_report_on_two_covariates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("polars_cumdev.report")
     source = tmp_path / "aged.parquet"
@@ -464,6 +467,7 @@ def null_group_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_report_drills_into_the_null_group(
     null_group_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -38,6 +38,7 @@ def test_corp_prints_the_decomposition(predictions: Path, capsys) -> None:
     assert f"{want['mcb']:.4f}" in out and f"{want['dsc']:.4f}" in out
 
 
+@pytest.mark.slow
 def test_corp_per_group_and_charts(predictions: Path, tmp_path: Path, capsys) -> None:
     target = tmp_path / "worst.svg"
     args = ["calibration", str(predictions), *CALIBRATION, "--by", "fold", "--corp"]

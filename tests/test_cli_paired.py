@@ -42,6 +42,7 @@ def test_paired_by_group_prints_the_ranked_table(households: Path, tmp_path: Pat
     assert pl.read_csv(saved).height == want.height == 41
 
 
+@pytest.mark.slow
 def test_paired_overall_chart_and_points(tmp_path: Path, capsys) -> None:
     path = tmp_path / "pairs.csv"
     paired_synthetic().write_csv(path)
@@ -102,6 +103,7 @@ def test_no_group_with_a_z_is_an_error_not_a_traceback(tmp_path: Path, capsys) -
     assert "no group has a defined kuiper_z" in err
 
 
+@pytest.mark.slow
 def test_paired_on_two_covariates_draws_the_curve_the_table_ranked(tmp_path: Path, capsys) -> None:
     from polars_cumdev.datasets import census
 

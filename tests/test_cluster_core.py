@@ -92,6 +92,7 @@ def test_a_row_outside_its_range_is_refused():
         steps.run_range(pl.concat([rows[0], rows[1].head(1)]), plan, 0)
 
 
+@pytest.mark.slow
 def test_importing_the_package_imports_no_engine():
     code = (
         "import sys, polars_cumdev, polars_cumdev.spark, polars_cumdev.dask, "

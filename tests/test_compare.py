@@ -357,6 +357,7 @@ def pair_mask(value):
 
 
 @pytest.mark.parametrize("ties", ["error", "dither"])
+@pytest.mark.slow
 def test_compare_all_equals_compare_per_pair(ties):
     df = screen_frame()
     out = compare_all(df.lazy(), "g", "R", "s", "r", "w", ties=ties, seed=3)

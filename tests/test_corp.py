@@ -78,6 +78,7 @@ def test_decomposition_identity_per_group(soft: bool) -> None:
     grid=st.sampled_from([2, 5, 16, 1000]),
     binary=st.booleans(),
 )
+@pytest.mark.slow
 def test_identity_and_reference_on_random_frames(
     n: int, seed: int, grid: int, binary: bool
 ) -> None:

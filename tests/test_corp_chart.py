@@ -83,6 +83,7 @@ def test_without_band_summary_and_histogram() -> None:
     assert unweighted["encoding"]["y"]["title"] == "share of rows"
 
 
+@pytest.mark.slow
 def test_long_frames_are_thinned_for_display_only() -> None:
     curve = make_curve(5000)
     spec = charts.corp(curve, max_points=300).to_dict()
@@ -91,6 +92,7 @@ def test_long_frames_are_thinned_for_display_only() -> None:
     assert len(rows(spec, named["fit"])) == 2 * curve["block"].n_unique()
 
 
+@pytest.mark.slow
 def test_from_the_library_renders(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     s = rng.uniform(size=500)

@@ -34,6 +34,7 @@ def _labels(axis: dict) -> tuple[list[str], list[float]]:
     return labels, [float(v) for v in numbers.split(",")]
 
 
+@pytest.mark.slow
 def test_cumulative_labels_ticks_with_covariate_tuples(hilbert_curve: pl.DataFrame) -> None:
     axis = _lower_axis(charts.cumulative(hilbert_curve))
     assert axis["title"] == "(x, y) along a Hilbert curve"
@@ -49,6 +50,7 @@ def test_cumulative_labels_ticks_with_covariate_tuples(hilbert_curve: pl.DataFra
         assert y == pytest.approx(row["y"][0], abs=0.01)
 
 
+@pytest.mark.slow
 def test_cumulative_keeps_a_given_label_and_ordinary_curves(hilbert_curve) -> None:
     axis = _lower_axis(charts.cumulative(hilbert_curve, score_label="income and age"))
     assert axis["title"] == "income and age"

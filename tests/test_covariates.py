@@ -108,6 +108,7 @@ def test_covariate_values_of_points_and_ends() -> None:
     assert c.row(0, named=True)["x"] is None
 
 
+@pytest.mark.slow
 def test_comparisons_equal_an_explicit_hilbert_score() -> None:
     df = data(n=800, seed=3)
     explicit = df.with_columns(naive_order(df, ["x", "y"])).lazy()  # lazy: same engine path
@@ -165,6 +166,7 @@ def test_planted_corner_is_detected_and_located(seed: int) -> None:
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**31 - 1))
+@pytest.mark.slow
 def test_row_order_does_not_matter(seed: int) -> None:
     df = data(n=300, seed=seed % 7, corner=0.3)
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=seed)

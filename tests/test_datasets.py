@@ -216,6 +216,7 @@ def test_census_with_age_keeps_every_other_column_bit_for_bit() -> None:
     assert datasets.census(n=20_000, age=True).equals(extended)
 
 
+@pytest.mark.slow
 def test_census_age_story_income_alone_versus_income_and_age() -> None:
     households = datasets.census(age=True).lazy()
     by_income = households.cumdev.screen("county", "log10_income", "broadband", "WGTP")

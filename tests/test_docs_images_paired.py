@@ -5,9 +5,12 @@ from __future__ import annotations
 import runpy
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_paired_picture_is_drawn_and_committed(tmp_path: Path) -> None:
     module = runpy.run_path(str(ROOT / "docs" / "make_paired_image.py"))
     written = module["main"](tmp_path)

@@ -209,6 +209,7 @@ def test_huge_responses_are_an_error_naming_the_response_column():
 
 
 @pytest.mark.parametrize("ranges", [1, 3, 8])
+@pytest.mark.slow
 def test_partitioned_screen_agrees_on_extreme_weights(ranges):
     df = build_frame(3, 600, response="continuous", weights="float", scores="grid")
     for w in (

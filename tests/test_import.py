@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import polars_cumdev
 
 HEAVY = ("scipy", "altair", "vl_convert", "pyspark", "dask", "numba")
@@ -65,6 +67,7 @@ stages["calibration"] = loaded()
     assert stages == {"import": [], "screen": [], "curve": [], "calibration": []}
 
 
+@pytest.mark.slow
 def test_a_tail_p_value_does_load_scipy():
     # The check above can fail: computing in the tail needs SciPy's normal tail.
     stages = run_fresh(

@@ -184,6 +184,7 @@ def test_kernel_reports_the_same_unresolved_statistics(binary):
     binary=st.booleans(),
     spread=st.sampled_from([0.0, 1.0, 3.0]),
 )
+@pytest.mark.slow
 def test_kernel_equals_the_plan_on_random_small_data(seed, rows, levels, binary, spread):
     rng = np.random.default_rng(seed)
     df = pl.DataFrame(
@@ -293,6 +294,7 @@ def test_the_kernel_gives_the_same_bits_under_both_polars_engines():
     assert query.collect(engine="in-memory").equals(query.collect(engine="streaming"))
 
 
+@pytest.mark.slow
 def test_the_plan_gives_the_same_bits_on_every_run():
     df = build_frame(12, 20_000, response="continuous", weights="float", scores="mixed")
     query = df.lazy().cumdev.screen(by="g", score="s", response="r", weight="w", engine="polars")

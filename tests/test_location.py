@@ -90,6 +90,7 @@ def _planted(rows: int, seed: int) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("engine", ["polars", "kernel"])
+@pytest.mark.slow
 def test_a_planted_deviation_is_located_where_it_was_planted(engine):
     errors = {}
     for rows in (2_000, 20_000, 200_000):

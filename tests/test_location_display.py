@@ -47,6 +47,7 @@ def _names(spec: dict) -> set[str]:
     return {layer.get("name") for layer in spec["layer"]}
 
 
+@pytest.mark.slow
 def test_chart_shades_the_stretch_iff_one_is_located(
     data: pl.DataFrame, table: pl.DataFrame
 ) -> None:

@@ -234,6 +234,7 @@ def _stats(frame: pl.DataFrame, first: str = "q", second: str = "r", **kw) -> pl
 
 @settings(max_examples=25, deadline=None)
 @given(seed=_small, permutation=_small)
+@pytest.mark.slow
 def test_row_order_does_not_matter(seed: int, permutation: int) -> None:
     df = pairs(seed, n=300)
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=permutation)
@@ -244,6 +245,7 @@ def test_row_order_does_not_matter(seed: int, permutation: int) -> None:
 
 @settings(max_examples=25, deadline=None)
 @given(seed=_small, factor=st.floats(min_value=1e-200, max_value=1e200))
+@pytest.mark.slow
 def test_scaling_weights_changes_nothing_but_the_total(seed: int, factor: float) -> None:
     df = pairs(seed, n=300)
     a = _stats(df)
@@ -255,6 +257,7 @@ def test_scaling_weights_changes_nothing_but_the_total(seed: int, factor: float)
 
 @settings(max_examples=25, deadline=None)
 @given(seed=_small, variance=st.sampled_from(["observed", "bernoulli"]))
+@pytest.mark.slow
 def test_swapping_first_and_second_negates_delta(seed: int, variance: str) -> None:
     df = pairs(seed, n=300, unit=True)
     a = _stats(df, variance=variance)
@@ -267,6 +270,7 @@ def test_swapping_first_and_second_negates_delta(seed: int, variance: str) -> No
 
 @settings(max_examples=25, deadline=None)
 @given(seed=_small)
+@pytest.mark.slow
 def test_merging_ties_by_hand(seed: int) -> None:
     df = pairs(seed, n=300)
     merged = df.group_by("g", "s").agg(

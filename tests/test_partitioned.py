@@ -166,6 +166,7 @@ def test_grid_covers_the_hard_cases():
 
 
 @pytest.mark.parametrize("variance", ["bernoulli", "empirical", "auto"])
+@pytest.mark.slow
 def test_cut_points_on_scores_midpoints_and_outside(variance):
     """Cuts equal to scores, to midpoints of consecutive scores, and beyond the data."""
     df = make_data(21, rows=900)
@@ -206,6 +207,7 @@ def test_random_cuts_match_screen(seed, rows, groups, weighted, response, varian
     assert_same(expected, actual, ["g"])
 
 
+@pytest.mark.slow
 def test_several_keys_with_nulls():
     df = make_data(31, rows=1000).with_columns(
         h=pl.when(pl.col("r") == 1).then(None).otherwise(pl.col("s") > 0.5)
@@ -216,6 +218,7 @@ def test_several_keys_with_nulls():
         assert_same(expected, actual, ["g", "h"])
 
 
+@pytest.mark.slow
 def test_pure_bins_give_sigma_zero_in_every_range_split(pure_bins):
     # Every bin is pure, so sigma is exactly 0 and the rows carry notes,
     # however the score axis is cut (fractional weights, so running totals
@@ -243,6 +246,7 @@ def test_lazy_input_and_streaming_engine():
     assert_same(expected, actual, ["g"])
 
 
+@pytest.mark.slow
 def test_parquet_adapter(tmp_path):
     df = make_data(61, rows=3000, groups=12)
     for part, start in enumerate(range(0, df.height, 1000)):

@@ -115,6 +115,7 @@ def test_located_with_several_keys_and_nulls():
     assert_same(want, got, ["g", "h"])
 
 
+@pytest.mark.slow
 def test_parquet_adapter_locates(tmp_path):
     df = planted(6)
     df.write_parquet(tmp_path / "a.parquet", row_group_size=500)
@@ -177,6 +178,7 @@ def naive_piece(a0, c0, sign, a, c, limit):
         max_size=5,
     )
 )
+@pytest.mark.slow
 def test_piece_search_equals_the_naive_one(pieces):
     from polars_cumdev.kernel.location import stretches_from
     from polars_cumdev.location import stretches_numpy
@@ -202,6 +204,7 @@ def test_piece_search_equals_the_naive_one(pieces):
     assert list(zip(lower.tolist(), upper.tolist(), strict=True)) == expected
 
 
+@pytest.mark.slow
 def test_compiled_range_step_locates_alike(monkeypatch):
     # The compiled range step (run by the cluster engines) reports the positions of
     # its interior extremes, from which the sign is found, as the Polars step does;

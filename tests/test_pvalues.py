@@ -378,6 +378,7 @@ def test_no_floating_point_warnings(kind: str) -> None:
         max_size=20,
     )
 )
+@pytest.mark.slow
 def test_array_matches_scalar_and_stays_in_range(values: list[float]) -> None:
     z = np.array(values)
     for f in PVALUE.values():

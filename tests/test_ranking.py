@@ -237,6 +237,7 @@ def test_the_compiled_path_names_a_column_with_non_finite_values(monkeypatch, ba
         df.select(hilbert_index("x", "y"))
 
 
+@pytest.mark.slow
 def test_small_frames_do_not_import_numba():
     root = Path(polars_cumdev.__file__).resolve().parent.parent
     code = (

@@ -350,6 +350,7 @@ def test_pvalue_limits_and_tail():
     )
 
 
+@pytest.mark.slow
 def test_pvalues_against_monte_carlo_random_walks():
     # Maximum absolute value and range of scaled Gaussian random walks.
     rng = np.random.default_rng(12345)

@@ -133,6 +133,7 @@ def with_null_county() -> pl.DataFrame:
     )
 
 
+@pytest.mark.slow
 def test_report_drills_into_the_null_group(
     with_null_county: pl.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -166,6 +167,7 @@ def test_report_drills_into_the_null_group(
     assert_frame_equal(drawn[f"subpop 'county = {table['county'][1]}'"], second)
 
 
+@pytest.mark.slow
 def test_report_on_several_covariates_names_them_and_maps_the_points(tmp_path: Path) -> None:
     """score=[...]: headers in covariate terms, the map beside each curve, every spec renders."""
     import json

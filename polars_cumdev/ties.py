@@ -57,9 +57,12 @@ def merge_ties(
     consecutive rows, numbered in order; its sums are taken directly over
     the run (a window sum per run number), so they are accurate relative to
     the tie itself however large and uneven the weights before it are. (A
-    sum in row order, ``cum_sum().last()``, would give the same bits under
-    both Polars engines, but costs eight times as much for many small ties;
-    the window sum gives the same bits on every run of one engine.)
+    sum in row order, ``cum_sum().last()``, would give the same bits
+    whatever the engine and its threads, but costs about five times as much
+    for many small ties. The window sum gives the same bits on every run
+    with the same number of Polars threads; with another number, a tie that
+    straddles two of the sort's chunks, one per thread, may differ in its
+    last bit.)
     A score that occurs once keeps its row's own W and R, and a tie whose
     responses are all equal keeps that response, exactly.
 

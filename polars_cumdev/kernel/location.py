@@ -92,28 +92,20 @@ def stretches(starts: I64, a: F64, c: F64, thresholds: F64) -> tuple[I64, I64]:
         indices within the group; ``upper`` is -1 when there is none.
     """
     groups = starts.shape[0] - 1
-    lower = np.full(groups, -1, dtype=np.int64)
-    upper = np.full(groups, -1, dtype=np.int64)
-    largest = 0
+    signs = np.ones(groups)
     for g in range(groups):
-        largest = max(largest, starts[g + 1] - starts[g])
-    stack = np.empty(largest + 1, dtype=np.int64)
-    for g in range(groups):
-        start, n, threshold = starts[g], starts[g + 1] - starts[g], thresholds[g]
-        if n == 0 or not threshold > 0.0:
-            continue
         # Rise or fall: which of D's extremes (first occurrences) comes first.
         top, bottom = 0.0, 0.0
         at_top, at_bottom = -1, -1
-        for k in range(n):
-            value = c[start + k]
+        for k in range(starts[g], starts[g + 1]):
+            value = c[k]
             if value > top:
                 top, at_top = value, k
             if value < bottom:
                 bottom, at_bottom = value, k
-        sign = 1.0 if at_bottom < at_top else -1.0
-        lower[g], upper[g] = _search(a, c, start, n, sign, threshold, 0.0, 0.0, stack)
-    return lower, upper
+        signs[g] = 1.0 if at_bottom < at_top else -1.0
+    origins = np.zeros(groups)
+    return stretches_from(starts, a, c, origins, origins, signs, thresholds)
 
 
 @njit(**JIT)

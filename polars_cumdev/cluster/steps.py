@@ -146,10 +146,10 @@ def summarize_part(
     The cells are computed only when the batch's own counts pass; otherwise
     the driver raises from the tallies and never needs them.
     """
-    counts, rows = _checked_rows(chunk, request)
-    if rows is None:
+    counts, chunk = _checked(chunk, request)
+    if chunk is None:
         return counts, None
-    return counts, _cells(rows, request, cuts)
+    return counts, _cells(request.standardize(chunk), request, cuts)
 
 
 def summarize_and_split_part(
@@ -160,21 +160,20 @@ def summarize_and_split_part(
     The pieces are None when the batch failed a check (the driver raises
     before any range runs); an empty batch gives an empty piece per range.
     """
-    counts, rows = _checked_rows(chunk, request)
-    if rows is None:
+    counts, checked = _checked(chunk, request)
+    if checked is None:
         return (counts, None), (split_part(chunk, request, cuts) if chunk.height == 0 else None)
+    rows = request.standardize(checked)
     return (counts, _cells(rows, request, cuts)), _split_rows(rows, cuts)
 
 
-def _checked_rows(
-    chunk: pl.DataFrame, request: Request
-) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    """A batch's tally, and its standardized rows when it is not empty and passes."""
+def _checked(chunk: pl.DataFrame, request: Request) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """A batch's tally, and the batch conformed to the schema when it is not empty and passes."""
     chunk = request.conform(chunk)
     counts = tally(chunk, request.checks(), request.weight)
     if not chunk.height or not _clean(counts, request.weight):
         return counts, None
-    return counts, request.standardize(chunk)
+    return counts, chunk
 
 
 def _cells(rows: pl.DataFrame, request: Request, cuts: Sequence[float]) -> pl.DataFrame:
@@ -300,11 +299,10 @@ def calibrate_part(
     """A batch's tally and, when its counts pass, the statistics of its (whole) groups."""
     from polars_cumdev.calibration import _summary_node
 
-    chunk = request.conform(chunk)
-    counts = tally(chunk, request.checks(), request.weight)
-    if not chunk.height or not _clean(counts, request.weight):
+    counts, checked = _checked(chunk, request)
+    if checked is None:
         return counts, None
-    stats = _summary_node(request.prepared(chunk), "at run time").collect(engine="in-memory")
+    stats = _summary_node(request.prepared(checked), "at run time").collect(engine="in-memory")
     return counts, stats
 
 

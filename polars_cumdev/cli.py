@@ -48,6 +48,7 @@ from polars_cumdev.cli_input import (
 from polars_cumdev.cli_output import (
     CHART_SUFFIXES,
     DATA_SUFFIXES,
+    RANKED_COLUMNS,
     TABLE_SUFFIXES,
     curve_summary,
     print_summary,
@@ -63,7 +64,6 @@ from polars_cumdev.groups import top_group
 
 __all__ = ["main"]
 
-_SHOWN = ("n", "kuiper", "kuiper_z", "kuiper_p", "kuiper_q", "ks_z", "delta", "located", "note")
 
 
 def _demo(args: argparse.Namespace) -> None:
@@ -83,7 +83,7 @@ def _demo(args: argparse.Namespace) -> None:
         by="county", score="log10_income", response=args.response, weight="WGTP"
     )
     print(f"Screening response {args.response!r}: counties ranked by Kuiper z, largest first")
-    show(table, ["county", *_SHOWN], args.rows)
+    show(table, ["county", *RANKED_COLUMNS], args.rows)
     if out is None:
         return
 
@@ -157,7 +157,7 @@ def _screen(args: argparse.Namespace) -> None:
     say(f"screened {table.height} groups in {time.perf_counter() - started:.2f} s")
     if "ordering" in table.columns and table.height:
         say(f"rows ordered along {table['ordering'][0]}")
-    show(table, [*args.by, *_SHOWN], args.rows)
+    show(table, [*args.by, *RANKED_COLUMNS], args.rows)
     if args.output:
         save_table(table, args.output, args.format)
 

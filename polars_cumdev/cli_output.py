@@ -15,6 +15,7 @@ from polars_cumdev.wording import percent
 __all__ = [
     "CHART_SUFFIXES",
     "DATA_SUFFIXES",
+    "RANKED_COLUMNS",
     "TABLE_SUFFIXES",
     "curve_summary",
     "located_cell",
@@ -27,6 +28,18 @@ __all__ = [
 ]
 
 CHART_SUFFIXES = (".svg", ".png", ".pdf", ".json", ".html")
+#: The columns printed of a table ranked by Kuiper z (screen, paired), after the keys.
+RANKED_COLUMNS = (
+    "n",
+    "kuiper",
+    "kuiper_z",
+    "kuiper_p",
+    "kuiper_q",
+    "ks_z",
+    "delta",
+    "located",
+    "note",
+)
 DATA_SUFFIXES = (".csv", ".parquet")
 TABLE_SUFFIXES = (".csv", ".json", ".parquet")
 

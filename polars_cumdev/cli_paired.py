@@ -21,6 +21,7 @@ from polars_cumdev.cli_input import check_out, read_columns
 from polars_cumdev.cli_output import (
     CHART_SUFFIXES,
     DATA_SUFFIXES,
+    RANKED_COLUMNS,
     TABLE_SUFFIXES,
     save_chart,
     save_table,
@@ -30,18 +31,6 @@ from polars_cumdev.cli_output import (
 from polars_cumdev.groups import top_group
 
 __all__ = ["add_command"]
-
-_SHOWN = (
-    "n",
-    "kuiper",
-    "kuiper_z",
-    "kuiper_p",
-    "kuiper_q",
-    "ks_z",
-    "delta",
-    "located",
-    "note",
-)
 
 
 def _run(args: argparse.Namespace) -> None:
@@ -66,7 +55,7 @@ def _run(args: argparse.Namespace) -> None:
     print(f"{args.first} minus {args.second}, at the same {same} ({args.variance} sigma)")
     if "ordering" in table.columns and table.height:
         say(f"rows ordered along {table['ordering'][0]}")
-    show(table, [*by, *_SHOWN], args.rows)
+    show(table, [*by, *RANKED_COLUMNS], args.rows)
     if args.output:
         save_table(table, args.output, args.format)
     if target is None:

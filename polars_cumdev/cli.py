@@ -65,7 +65,6 @@ from polars_cumdev.groups import top_group
 __all__ = ["main"]
 
 
-
 def _demo(args: argparse.Namespace) -> None:
     from polars_cumdev.datasets import census
 

@@ -309,13 +309,17 @@ def location(
     first: np.ndarray,
     binary: bool,
     prefix: tuple[np.ndarray, np.ndarray] | None = None,
+    recorded: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Each group's located stretch (:mod:`polars_cumdev.location`), one value per group number.
 
     From the first walk's per-group sums, T = D - 2 sigma; the groups with
-    T > 0 are walked again (:func:`polars_cumdev.kernel.group_curves`) to
-    lay out their curves, and searched. NaN where there is no stretch.
-    ``prefix`` is the first walk's ``(scores, table)`` of
+    T > 0 are searched. NaN where there is no stretch. ``recorded`` is the
+    ``(starts, curves)`` of every group that
+    :func:`polars_cumdev.kernel.events.screen_events` kept during its walk
+    (A_k, C_k, S'_k); without it the groups with T > 0 are walked again
+    (:func:`polars_cumdev.kernel.group_curves`) to lay out their curves.
+    ``prefix`` is then the first walk's ``(scores, table)`` of
     :func:`polars_cumdev.kernel.prefix_table`, reused; ``None`` for
     calibration, which has no bins.
     """
@@ -331,6 +335,13 @@ def location(
     columns = {name: np.full(out.shape[0], np.nan) for name in ("from_score", "to_score")}
     columns |= {name: np.full(out.shape[0], np.nan) for name in ("share", "deviation")}
     if not wanted.any():
+        return columns
+    if recorded is not None:
+        starts, curves = recorded
+        chosen = np.where(wanted, thresholds, np.nan)  # T not positive: not searched
+        found = located(starts, curves[:, 0], curves[:, 1], curves[:, 2], chosen)
+        for name, values in found.items():
+            columns[name][wanted] = values[wanted]
         return columns
     counts = np.where(wanted, out[:, k.N_SCORES], 0).astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)

@@ -156,10 +156,10 @@ def located(
     (:func:`stretches_numpy`), larger ones by the compiled kernel.
     """
     starts = np.ascontiguousarray(starts, dtype=np.int64)
-    arrays = (
+    arrays = (  # (columns of a wider array are read in place, not copied)
         starts,
-        np.ascontiguousarray(a, dtype=np.float64),
-        np.ascontiguousarray(c, dtype=np.float64),
+        np.asarray(a, dtype=np.float64),
+        np.asarray(c, dtype=np.float64),
         np.ascontiguousarray(thresholds, dtype=np.float64),
     )
     if a.size < NUMPY_POINTS or not compiled.available():

@@ -161,10 +161,11 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
         ids, offset, count = compiled.group_ids(rows.batch, keys)
         k = compiled.kernel()
         columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
-        prefix = k.prefix_table(*columns, rows.centre)
-        out, first = k.screen_groups(ids, offset, *columns, count, rows.centre, *prefix)
+        out, first, starts, curves = k.screen_events(
+            ids, offset, *columns, count, rows.centre, True
+        )
         binary = bool(constants[nm.BINARY])
-        found = compiled.location(rows, ids, offset, out, first, binary, prefix)
+        found = compiled.location(rows, ids, offset, out, first, binary, recorded=(starts, curves))
         summary = compiled.summary_frame(rows, keys, out, first, {**constants, **found})
         return summary.select(list(schema))
 

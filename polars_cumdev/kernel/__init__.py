@@ -40,6 +40,7 @@ writable; ``NUMBA_CACHE_DIR`` overrides both).
 """
 
 from polars_cumdev.kernel import curve, radix, ranks
+from polars_cumdev.kernel.events import screen_events
 from polars_cumdev.kernel.location import stretches, stretches_from
 from polars_cumdev.kernel.points import (
     P_BIN_WEIGHT,
@@ -107,6 +108,7 @@ __all__ = [
     "range_cells",
     "ranks",
     "response_facts",
+    "screen_events",
     "screen_groups",
     "stretches",
     "stretches_from",

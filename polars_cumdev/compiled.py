@@ -339,7 +339,7 @@ def location(
     if recorded is not None:
         starts, curves = recorded
         chosen = np.where(wanted, thresholds, np.nan)  # T not positive: not searched
-        found = located(starts, curves[:, 0], curves[:, 1], curves[:, 2], chosen)
+        found = located(starts, curves[:, 0], curves[:, 1], curves[:, 2], chosen, True)
         for name, values in found.items():
             columns[name][wanted] = values[wanted]
         return columns

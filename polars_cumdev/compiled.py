@@ -309,15 +309,15 @@ def location(
     first: np.ndarray,
     binary: bool,
     prefix: tuple[np.ndarray, np.ndarray] | None = None,
-    recorded: tuple[np.ndarray, np.ndarray] | None = None,
+    recorded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Each group's located stretch (:mod:`polars_cumdev.location`), one value per group number.
 
     From the first walk's per-group sums, T = D - 2 sigma; the groups with
-    T > 0 are searched. NaN where there is no stretch. ``recorded`` is the
-    ``(starts, curves)`` of every group that
-    :func:`polars_cumdev.kernel.events.screen_events` kept during its walk
-    (A_k, C_k, S'_k); without it the groups with T > 0 are walked again
+    T > 0 are searched. NaN where there is no stretch. ``recorded`` is
+    ``(starts, A, C, S')``, every group's curve kept during the first walk
+    (:func:`polars_cumdev.kernel.events.screen_events`,
+    :func:`polars_cumdev.kernel.calibration_curves`); without it the groups with T > 0 are walked again
     (:func:`polars_cumdev.kernel.group_curves`) to lay out their curves.
     ``prefix`` is then the first walk's ``(scores, table)`` of
     :func:`polars_cumdev.kernel.prefix_table`, reused; ``None`` for
@@ -337,9 +337,8 @@ def location(
     if not wanted.any():
         return columns
     if recorded is not None:
-        starts, curves = recorded
         chosen = np.where(wanted, thresholds, np.nan)  # T not positive: not searched
-        found = located(starts, curves[:, 0], curves[:, 1], curves[:, 2], chosen, True)
+        found = located(*recorded[:4], chosen, True)
         for name, values in found.items():
             columns[name][wanted] = values[wanted]
         return columns

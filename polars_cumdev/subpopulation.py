@@ -165,7 +165,8 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
             ids, offset, *columns, count, rows.centre, True
         )
         binary = bool(constants[nm.BINARY])
-        found = compiled.location(rows, ids, offset, out, first, binary, recorded=(starts, curves))
+        recorded = (starts, curves[:, 0], curves[:, 1], curves[:, 2])
+        found = compiled.location(rows, ids, offset, out, first, binary, recorded=recorded)
         summary = compiled.summary_frame(rows, keys, out, first, {**constants, **found})
         return summary.select(list(schema))
 

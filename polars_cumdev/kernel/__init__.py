@@ -70,9 +70,11 @@ from polars_cumdev.kernel.walks import (
     SIGMA_B,
     SIGMA_E,
     WEIGHT,
+    calibration_curves,
     calibration_groups,
     group_curves,
     screen_groups,
+    tie_counts,
 )
 
 __all__ = [
@@ -99,6 +101,7 @@ __all__ = [
     "SIGMA_E",
     "TABLE_COLUMNS",
     "WEIGHT",
+    "calibration_curves",
     "calibration_groups",
     "curve",
     "group_curves",
@@ -112,4 +115,5 @@ __all__ = [
     "screen_groups",
     "stretches",
     "stretches_from",
+    "tie_counts",
 ]

@@ -38,7 +38,7 @@ ENGINES = ("in-memory", "streaming", "kernel", "kernel-streaming")
 
 
 def child(rows: int, groups: int, engine: str, repeat: int, ranges: int) -> None:
-    from polars_cumdev.partitioned import screen_partitioned
+    from polars_cumdev.engines.partitioned import screen_partitioned
     from polars_cumdev.subpopulation import screen
 
     df = common.make_frame(rows, groups, seed=rows + groups)
@@ -135,7 +135,7 @@ def main() -> None:
         type=int,
         default=0,
         metavar="R",
-        help="time polars_cumdev.partitioned.screen_partitioned with R ranges instead",
+        help="time polars_cumdev.engines.partitioned.screen_partitioned with R ranges instead",
     )
     parser.add_argument("--child", nargs=5, metavar=("ROWS", "GROUPS", "ENGINE", "REPEAT", "R"))
     args = parser.parse_args()

@@ -48,7 +48,7 @@ class CumdevNamespace(Generic[F]):
 
         See :func:`polars_cumdev.subpopulation.screen` (equations (12)-(13),
         (25)-(28), (31)-(32)); ``engine`` picks the Polars plan or the
-        compiled kernel (:mod:`polars_cumdev.compiled`).
+        compiled kernel (:mod:`polars_cumdev.method.compiled`).
         """
         return self._out(
             subpopulation.screen(
@@ -129,7 +129,7 @@ class CumdevNamespace(Generic[F]):
     ) -> F:
         """Mean Brier score and its CORP decomposition (MCB, DSC, UNC), overall or per group.
 
-        See :func:`polars_cumdev.corp.corp` (Dimitriadis, Gneiting and
+        See :func:`polars_cumdev.corp.decomposition.corp` (Dimitriadis, Gneiting and
         Jordan, PNAS 2021).
         """
         return self._out(corp.corp(self._frame, score, response, weight, by=by))
@@ -147,7 +147,7 @@ class CumdevNamespace(Generic[F]):
     ) -> F:
         """CORP reliability diagram: the isotonic fit and its consistency band, tidy.
 
-        See :func:`polars_cumdev.corp.corp_curve`.
+        See :func:`polars_cumdev.corp.decomposition.corp_curve`.
         """
         return self._out(
             corp.corp_curve(
@@ -416,7 +416,7 @@ class CumdevNamespace(Generic[F]):
     ) -> Path:
         """Write a self-contained HTML report (screen, then drill-downs of the top groups).
 
-        See :func:`polars_cumdev.report.report`. Runs the queries it needs at
+        See :func:`polars_cumdev.report.subpopulation.report`. Runs the queries it needs at
         once, on a LazyFrame too, and returns the path written.
         """
         from polars_cumdev import report

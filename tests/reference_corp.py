@@ -1,6 +1,6 @@
 """A deliberately naive transcription of the CORP reliability diagram and Brier decomposition.
 
-The yardstick for :mod:`polars_cumdev.corp` and :mod:`polars_cumdev.isotonic`:
+The yardstick for :mod:`polars_cumdev.corp.decomposition` and :mod:`polars_cumdev.corp.isotonic`:
 ties merged by looping over the distinct scores, pool-adjacent-violators
 written out as a stack of blocks in plain Python, and the decomposition
 taken straight from its definitions (mean scores of the original, the

@@ -10,7 +10,7 @@ from numpy.testing import assert_allclose
 from scipy import stats
 
 import polars_cumdev
-from polars_cumdev.statistics import NOT_LOCATED
+from polars_cumdev.method.statistics import NOT_LOCATED
 
 RTOL = 1e-9
 

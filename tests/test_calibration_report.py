@@ -12,8 +12,8 @@ import pytest
 import vl_convert
 from test_report import _chromium
 
-from polars_cumdev.calibration_report import calibration_report
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.report.calibration import calibration_report
 
 HOSTILE = "</script><script>alert(1)</script>"
 

@@ -78,7 +78,7 @@ def test_demo_other_response(capsys: pytest.CaptureFixture[str]) -> None:
 def test_demo_out_writes_report_and_charts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("polars_cumdev.report")
+    pytest.importorskip("polars_cumdev.report.subpopulation")
     out_dir = tmp_path / "demo"
     code, _, err = run(["demo", "--rows", "3", "--out", str(out_dir)], capsys)
     assert code == 0, err
@@ -230,7 +230,7 @@ def test_calibration(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
 
 @pytest.mark.slow
 def test_report(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("polars_cumdev.report")
+    pytest.importorskip("polars_cumdev.report.subpopulation")
     target = tmp_path / "report.html"
     args = ["report", str(data_dir / "households.parquet"), "--by", "county", *DATA_ARGS]
     code, _, err = run([*args, "--top", "2", "--out", str(target)], capsys)
@@ -242,7 +242,7 @@ def test_report(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 @pytest.mark.slow
 def test_report_on_two_covariates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("polars_cumdev.report")
+    pytest.importorskip("polars_cumdev.report.subpopulation")
     source = tmp_path / "aged.parquet"
     census(n=20_000, age=True).write_parquet(source)
     target = tmp_path / "report.html"
@@ -471,7 +471,7 @@ def null_group_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_report_drills_into_the_null_group(
     null_group_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("polars_cumdev.report")
+    pytest.importorskip("polars_cumdev.report.subpopulation")
     target = tmp_path / "report.html"
     args = ["report", str(null_group_dir / "predictions.csv"), "--by", "region"]
     args += ["--score", "score", "--response", "response", "--top", "2", "--out", str(target)]

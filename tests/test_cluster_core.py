@@ -16,9 +16,9 @@ import pytest
 from cluster_cases import assert_same, expected_error, make_data, planted, screen_expected
 
 from polars_cumdev import CumdevError
-from polars_cumdev.cluster import EngineMissingError, steps
-from polars_cumdev.cluster.checks import count_below
-from polars_cumdev.cluster.request import make_request
+from polars_cumdev.engines.cluster import EngineMissingError, steps
+from polars_cumdev.engines.cluster.checks import count_below
+from polars_cumdev.engines.cluster.request import make_request
 
 
 def run_screen(batches: list[pl.DataFrame], ranges, weight="w") -> pl.DataFrame:
@@ -96,7 +96,7 @@ def test_a_row_outside_its_range_is_refused():
 def test_importing_the_package_imports_no_engine():
     code = (
         "import sys, polars_cumdev, polars_cumdev.spark, polars_cumdev.dask, "
-        "polars_cumdev.cluster.steps\n"
+        "polars_cumdev.engines.cluster.steps\n"
         "bad = [m for m in ('pyspark', 'dask', 'distributed', 'pandas', 'pyarrow') "
         "if m in sys.modules]\n"
         "assert not bad, bad"

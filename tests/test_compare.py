@@ -29,8 +29,8 @@ from polars_cumdev.errors import (
     OverlapError,
     TiedScoresError,
 )
-from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
-from polars_cumdev.statistics import NOT_LOCATED
+from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
+from polars_cumdev.method.statistics import NOT_LOCATED
 
 RTOL = 1e-9
 TINY = 1e-15

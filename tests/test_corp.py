@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 from numpy.testing import assert_allclose, assert_array_equal
 
 import polars_cumdev  # noqa: F401  (registers the namespace)
-from polars_cumdev.corp import CORP_COLUMNS, CORP_CURVE_COLUMNS, corp
+from polars_cumdev.corp.decomposition import CORP_COLUMNS, CORP_CURVE_COLUMNS, corp
+from polars_cumdev.corp.isotonic import _nondecreasing, consistency_band, fit_segments
 from polars_cumdev.errors import (
     EmptySubpopulationError,
     InvalidParameterError,
     InvalidValuesError,
 )
-from polars_cumdev.isotonic import _nondecreasing, consistency_band, fit_segments
 
 RTOL = 1e-10
 ATOL = 1e-13

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import polars_cumdev as pc
 from polars_cumdev.cli import main
 from polars_cumdev.compare import compare, compare_all, compare_curve
-from polars_cumdev.covariates import covariate_names
+from polars_cumdev.covariates.ordering import covariate_names
 from polars_cumdev.errors import (
     ColumnNotFoundError,
     ColumnTypeError,

@@ -197,7 +197,7 @@ def test_an_aliased_selection_is_named_by_its_alias(lazy):
 
 
 def test_selection_labels():
-    from polars_cumdev.groups import selection_label
+    from polars_cumdev.method.groups import selection_label
 
     assert selection_label("flag") == "subpop column 'flag'"
     assert selection_label((pl.col("g") == 1).alias("g = 1"), "first") == "first 'g = 1'"

@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 from reference_exact import subpop_vs_full_exact
 
 import polars_cumdev  # noqa: F401  (registers the namespace)
+from polars_cumdev.engines.partitioned import screen_partitioned
 from polars_cumdev.errors import InvalidValuesError
-from polars_cumdev.partitioned import screen_partitioned
-from polars_cumdev.statistics import RESOLUTION
+from polars_cumdev.method.statistics import RESOLUTION
 
 STATS = ("kuiper", "ks", "delta", "sigma")
 # What the library guarantees for a statistic it reports: twice its resolution.

@@ -6,7 +6,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from polars_cumdev.groups import group_label, group_selection
+from polars_cumdev.method.groups import group_label, group_selection
 
 KEYS = st.lists(
     st.tuples(st.sampled_from(["a", "b", None]), st.sampled_from([1, 2, None])),

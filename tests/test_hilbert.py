@@ -9,17 +9,17 @@ import polars as pl
 import pytest
 
 from polars_cumdev import hilbert_index
+from polars_cumdev.covariates.hilbert import (
+    default_bits,
+    grid_coordinates,
+    hilbert_distances,
+    transposed_distances,
+)
 from polars_cumdev.errors import (
     ColumnTypeError,
     CumdevError,
     InvalidParameterError,
     InvalidValuesError,
-)
-from polars_cumdev.hilbert import (
-    default_bits,
-    grid_coordinates,
-    hilbert_distances,
-    transposed_distances,
 )
 
 
@@ -132,7 +132,7 @@ def test_rank_coordinates() -> None:
 def test_rank_coordinates_wide_bits_exact() -> None:
     # rank * 2^bits does not fit 64 bits: the long division path, checked
     # against Python's exact integers.
-    from polars_cumdev.hilbert import _scaled_ranks
+    from polars_cumdev.covariates.hilbert import _scaled_ranks
 
     rng = np.random.default_rng(3)
     distinct = (1 << 40) + 12345

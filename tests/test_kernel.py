@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import polars_cumdev
-from polars_cumdev import compiled
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method import compiled
 
 RTOL = 1e-12
 EXACT = ("n", "n_scores", "variance", "note")
@@ -306,7 +306,7 @@ def test_the_plan_gives_the_same_bits_on_every_run():
 @pytest.mark.parametrize("ranges", [1, 3, 8])
 @pytest.mark.parametrize("response", ["bernoulli", "continuous"])
 def test_compiled_range_steps_give_the_one_pass_screen(monkeypatch, ranges, response):
-    from polars_cumdev.partitioned import screen_partitioned
+    from polars_cumdev.engines.partitioned import screen_partitioned
 
     monkeypatch.setattr(compiled, "KERNEL_ROWS", 1)  # every range through the kernel
     df = build_frame(13, 3000, response=response, weights="float", scores="mixed")

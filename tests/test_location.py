@@ -11,7 +11,7 @@ from numpy.testing import assert_allclose
 from reference_location import shortest_stretch
 
 from polars_cumdev.kernel.location import stretches
-from polars_cumdev.location import stretches_numpy
+from polars_cumdev.method.location import stretches_numpy
 
 
 def _search(curves, thresholds, function=stretches):

@@ -23,7 +23,7 @@ pytest.importorskip("altair")
 from polars_cumdev import charts
 from polars_cumdev.cli import main
 from polars_cumdev.datasets import census
-from polars_cumdev.wording import where_words
+from polars_cumdev.report.wording import where_words
 
 ARGS = {"score": "log10_income", "response": "has_internet", "weight": "WGTP"}
 

@@ -1,7 +1,7 @@
 """The range-partitioned screen equals the one-pass screen.
 
-:func:`polars_cumdev.partitioned.screen_partitioned` and
-:func:`polars_cumdev.partitioned.screen_parquet` must return what
+:func:`polars_cumdev.engines.partitioned.screen_partitioned` and
+:func:`polars_cumdev.engines.partitioned.screen_parquet` must return what
 ``polars_cumdev.subpopulation.screen(...).collect()`` returns, to a relative
 error of 1e-12, for 1 to 64 score ranges: random data with exact ties,
 weights, groups of very different sizes, groups confined to a narrow score
@@ -19,9 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
 
-from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
-from polars_cumdev.location import LOCATION_COLUMNS
-from polars_cumdev.partitioned import (
+from polars_cumdev.engines.partitioned import (
     RANGE,
     cell_summaries,
     cut_points,
@@ -29,8 +27,10 @@ from polars_cumdev.partitioned import (
     screen_parquet,
     screen_partitioned,
 )
-from polars_cumdev.prepare import prepare
-from polars_cumdev.statistics import STATISTIC_COLUMNS
+from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
+from polars_cumdev.method.location import LOCATION_COLUMNS
+from polars_cumdev.method.prepare import prepare
+from polars_cumdev.method.statistics import STATISTIC_COLUMNS
 from polars_cumdev.subpopulation import screen
 
 RTOL = 1e-12

@@ -1,8 +1,8 @@
 """The range-partitioned screen locates the deviation as the one-pass screen does.
 
 The located stretch (``from_score``, ``to_score``, ``share``, ``deviation``)
-of :func:`polars_cumdev.partitioned.screen_partitioned` (and of
-:func:`~polars_cumdev.partitioned.screen_parquet`) must equal that of
+of :func:`polars_cumdev.engines.partitioned.screen_partitioned` (and of
+:func:`~polars_cumdev.engines.partitioned.screen_parquet`) must equal that of
 ``screen(...).collect()`` to 1e-9 relative, for any cut points: data with
 planted deviations that span many ranges (a stretch crossing ranges wins),
 that sit inside one narrow score window (one range), groups with no
@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_partitioned import assert_same
 
-from polars_cumdev.location import LOCATION_COLUMNS
-from polars_cumdev.partitioned import screen_parquet, screen_partitioned
+from polars_cumdev.engines.partitioned import screen_parquet, screen_partitioned
+from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.subpopulation import screen
 
 
@@ -181,7 +181,7 @@ def naive_piece(a0, c0, sign, a, c, limit):
 @pytest.mark.slow
 def test_piece_search_equals_the_naive_one(pieces):
     from polars_cumdev.kernel.location import stretches_from
-    from polars_cumdev.location import stretches_numpy
+    from polars_cumdev.method.location import stretches_numpy
 
     starts, a, c, a0, c0, signs, limits, expected = [0], [], [], [], [], [], [], []
     for steps, start, sign, limit in pieces:
@@ -211,8 +211,8 @@ def test_compiled_range_step_locates_alike(monkeypatch):
     # the compiled prefix table gives the second pass the same curves.
     from functools import partial
 
-    import polars_cumdev.partitioned.drivers as drivers
-    from polars_cumdev.partitioned import range_points, range_step
+    import polars_cumdev.engines.partitioned.drivers as drivers
+    from polars_cumdev.engines.partitioned import range_points, range_step
 
     monkeypatch.setattr(drivers, "range_step", partial(range_step, compiled=True))
     # and the second pass's running sums by the kernel's prefix table

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import integrate, special
 
-from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
+from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
 
 PVALUE = {"ks": ks_pvalue, "kuiper": kuiper_pvalue}
 LEAD = {"ks": 4.0, "kuiper": 8.0}  # p ~ LEAD * Q(z) for large z

@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import polars_cumdev
-from polars_cumdev import hilbert_index, ranking
+from polars_cumdev import hilbert_index
+from polars_cumdev.covariates import ranking
+from polars_cumdev.covariates.tables import distances
 from polars_cumdev.errors import InvalidValuesError
-from polars_cumdev.hilbert_tables import distances
 
 pytest.importorskip("numba")
 
@@ -98,7 +99,7 @@ def test_other_numeric_types_fall_back_on_polars_ranks(dtype):
 
 
 def test_radix_sort_is_a_sort_for_every_number_of_radix_bytes():
-    kernel = polars_cumdev.compiled.kernel().ranks
+    kernel = polars_cumdev.method.compiled.kernel().ranks
     rng = np.random.default_rng(3)
     values = np.concatenate([rng.normal(size=5000), 1.0 + rng.integers(0, 50, size=5000) * 1e-12])
     raw = values.view(np.uint64)
@@ -114,7 +115,7 @@ def test_radix_sort_is_a_sort_for_every_number_of_radix_bytes():
 
 @pytest.mark.parametrize("slices", [2, 3, 5])
 def test_the_sort_in_slices_equals_the_single_thread_sort(slices):
-    kernel = polars_cumdev.compiled.kernel().ranks
+    kernel = polars_cumdev.method.compiled.kernel().ranks
     rng = np.random.default_rng(7)
     values = np.concatenate([rng.normal(size=9999), np.round(rng.normal(size=5000), 2)])
     values[:3] = [-0.0, 0.0, -0.0]

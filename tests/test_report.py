@@ -14,7 +14,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 import polars_cumdev
-from polars_cumdev.report import report
+from polars_cumdev.report.subpopulation import report
 
 HOSTILE = "</script><script>alert(1)</script>"
 
@@ -138,7 +138,7 @@ def test_report_drills_into_the_null_group(
     with_null_county: pl.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from polars_cumdev import report as report_module
-    from polars_cumdev.groups import selection_label
+    from polars_cumdev.method.groups import selection_label
 
     args = {"score": "log_income", "response": "has_internet", "weight": "w"}
     table = with_null_county.cumdev.screen(by="county", **args)

@@ -18,7 +18,7 @@ from numpy.testing import assert_allclose
 from reference_location import expected_location
 
 import polars_cumdev
-from polars_cumdev.statistics import NOT_LOCATED
+from polars_cumdev.method.statistics import NOT_LOCATED
 
 RTOL = 1e-9
 TINY = 1e-15  # absolute slack, only matters where the true value is 0

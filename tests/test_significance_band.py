@@ -1,6 +1,6 @@
 """The significance band of the cumulative plot: ks_critical, variance_share and the chart.
 
-* :func:`polars_cumdev.pvalues.ks_critical` inverts :func:`ks_pvalue` (and the
+* :func:`polars_cumdev.method.pvalues.ks_critical` inverts :func:`ks_pvalue` (and the
   high-precision reference of the p-value);
 * ``variance_share`` of every curve frame is the running share of sigma^2,
   against the naive transcriptions of the spec;
@@ -26,7 +26,7 @@ from polars_cumdev import charts
 from polars_cumdev.compare import compare_curve
 from polars_cumdev.datasets import calibration_oscillating, census
 from polars_cumdev.errors import ColumnNotFoundError, InvalidParameterError
-from polars_cumdev.pvalues import ks_critical, ks_pvalue
+from polars_cumdev.method.pvalues import ks_critical, ks_pvalue
 
 # --------------------------------------------------------------------------- ks_critical
 

@@ -18,7 +18,7 @@ pytest.importorskip("altair")
 
 from polars_cumdev import charts
 from polars_cumdev.compare import compare, compare_curve
-from polars_cumdev.statistics import MIN_SCORES, normalized
+from polars_cumdev.method.statistics import MIN_SCORES, normalized
 
 SIGMA = "\N{GREEK SMALL LETTER SIGMA}"
 

@@ -16,8 +16,8 @@ import polars as pl
 import pytest
 import reference as ref
 
-from polars_cumdev import _names as nm
-from polars_cumdev.ties import merge_ties, sort_by_score
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.ties import merge_ties, sort_by_score
 
 
 def _rows(rng: np.random.Generator, n: int) -> pl.DataFrame:

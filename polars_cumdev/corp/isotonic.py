@@ -21,7 +21,7 @@ magnitude 2 s rounds it to the spacing of doubles there, about 2 s * 2.2e-16,
 and SciPy's running means are then formed at that magnitude: taken as they
 are, the fitted values of a thousand segments differ from separate fits by
 about 1e-12, of ten thousand by about 1e-11, growing linearly with the number
-of segments (``tests/test_corp.py`` and ``benchmarks/corp.py`` measure it).
+of segments (``tests/analyses/test_corp.py`` and ``benchmarks/corp.py`` measure it).
 So only the *block structure* is taken from SciPy (which runs of points pool
 together); every block's value is then recomputed as the weighted mean of the
 original, unlifted responses of its points, which is what a fit of that

@@ -29,7 +29,7 @@ score, in two passes:
 points with their bins (for the drill-down curve); :func:`calibration_groups`
 the walk without bins (method.md 2). The glue to Polars is in
 :mod:`polars_cumdev.method.compiled`; the kernel and the plan agree to 1e-12
-(``tests/test_kernel.py``), differing only in the order of some additions.
+(``tests/kernel/test_kernel.py``), differing only in the order of some additions.
 
 Division follows IEEE 754 (``error_model="numpy"``: x / 0 is inf or NaN,
 as in Polars, never a Python exception), and no fast-math reordering is

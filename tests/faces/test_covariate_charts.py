@@ -7,11 +7,11 @@ import re
 
 import polars as pl
 import pytest
+from conftest import covariate_data as data
 
 import polars_cumdev as pc
 from polars_cumdev import charts
 from polars_cumdev.errors import InvalidParameterError
-from tests.test_covariates import data
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-_ROOT = Path(__file__).resolve().parents[1]
+_ROOT = Path(__file__).resolve().parents[2]
 if importlib.util.find_spec("polars_cumdev") is None:
     sys.path.insert(0, str(_ROOT))
 try:

@@ -9,7 +9,7 @@ that sit inside one narrow score window (one range), groups with no
 deviation (nulls), a group with a single score, ties, unit and random
 weights, binary and continuous responses. The expected values come from the
 in-process screen, whose search is tested against a brute force in
-``tests/test_location.py``.
+``tests/method/test_location.py``.
 """
 
 from __future__ import annotations

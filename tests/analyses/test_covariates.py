@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from conftest import covariate_data as data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reference_hilbert import naive_distance
 
 import polars_cumdev as pc
 from polars_cumdev.cli import main
@@ -18,27 +20,9 @@ from polars_cumdev.errors import (
     InvalidParameterError,
     InvalidValuesError,
 )
-from tests.test_hilbert import naive_distance
 
 STATS = ["n", "n_scores", "weight", "kuiper", "ks", "delta", "sigma", "kuiper_z", "kuiper_p"]
 LOCATION = ["share", "deviation", "note"]
-
-
-def data(
-    n: int = 1500, seed: int = 0, corner: float = 0.0, q: float = 0.75, ties: bool = True
-) -> pl.DataFrame:
-    """Two covariates, five groups; group 'a' deviates by ``corner`` above both q-quantiles."""
-    rng = np.random.default_rng(seed)
-    x = rng.normal(size=n)
-    y = rng.exponential(size=n)
-    if ties:
-        y = y.round(1)
-    g = rng.choice(list("abcde"), size=n)
-    hot = (g == "a") & (x > np.quantile(x, q)) & (y > np.quantile(y, q))
-    p = 0.3 + corner * hot
-    r = (rng.uniform(size=n) < p).astype(np.int64)
-    w = rng.uniform(0.5, 2.0, size=n)
-    return pl.DataFrame({"x": x, "y": y, "g": g, "r": r, "w": w})
 
 
 def naive_order(df: pl.DataFrame, columns: list[str]) -> pl.Series:

@@ -5,7 +5,7 @@ Every fenced ``bash`` block is split into commands (on new lines and ``&&``);
 that holds the data files the README names. ``pip install`` commands are
 skipped unless CUMDEV_TEST_README_INSTALL=1 (CI installs the package itself),
 ``python -m pytest`` is never run from inside the test suite, and
-``mkdocs`` commands are left to tests/test_docs.py.
+``mkdocs`` commands are left to tests/faces/test_docs.py.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 
 from polars_cumdev.datasets import census
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # CUMDEV_TEST_README checks another copy (e.g. a proposed edit) with the same rules.
 README = Path(os.environ.get("CUMDEV_TEST_README", ROOT / "README.md"))
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.M | re.S)
@@ -62,7 +62,7 @@ def _argv(command: str) -> list[str] | None:
     if "pytest" in words[:3]:
         return None  # the suite itself: not recursively
     if "mkdocs" in words[:3]:
-        return None  # the documentation build: tests/test_docs.py runs it
+        return None  # the documentation build: tests/faces/test_docs.py runs it
     if words[0] == "cumdev":
         script = Path(sys.executable).with_name("cumdev")
         launcher = [str(script)] if script.exists() else [sys.executable, "-m", "polars_cumdev.cli"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 FENCE = re.compile(r"^(<!-- no-test -->\n)?```python[^\n]*\n(.*?)^```", re.M | re.S)
 PAGES = sorted(

@@ -16,7 +16,7 @@ from polars.testing import assert_frame_equal
 from polars_cumdev.cli import main
 from polars_cumdev.datasets import calibration_linear, census
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DATA_ARGS = ["--score", "log10_income", "--response", "has_internet", "--weight", "WGTP"]
 
 

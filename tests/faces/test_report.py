@@ -137,7 +137,7 @@ def with_null_county() -> pl.DataFrame:
 def test_report_drills_into_the_null_group(
     with_null_county: pl.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from polars_cumdev import report as report_module
+    from polars_cumdev.report import subpopulation as report_module
     from polars_cumdev.method.groups import selection_label
 
     args = {"score": "log_income", "response": "has_internet", "weight": "w"}

@@ -7,11 +7,11 @@ The generator makes a frame shaped like a screening problem: ``rows`` rows in
 ``groups`` groups whose sizes follow a Zipf-like law (share of group k
 proportional to 1 / k^1.1), a score that is either continuous (every value
 distinct, ``decimals=None``, what model probabilities or log incomes with noise
-look like) or rounded to a few decimals (many exact ties), a positive weight and a 0/1 response whose rate depends on the
-score and, for a few groups, on the group. Columns are generated chunk by
-chunk straight into their final arrays, so building the frame costs little
-more memory than the frame itself (peak-RSS figures then reflect the work
-being measured, not the generator).
+look like) or rounded to a few decimals (many exact ties), a positive weight
+and a 0/1 response whose rate depends on the score and, for a few groups, on
+the group. Columns are generated chunk by chunk straight into their final
+arrays, so building the frame costs little more memory than the frame itself
+(peak-RSS figures then reflect the work being measured, not the generator).
 """
 
 from __future__ import annotations

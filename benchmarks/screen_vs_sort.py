@@ -46,7 +46,14 @@ from pathlib import Path
 
 import common
 
-ENGINES = ("in-memory", "streaming", "kernel", "kernel-streaming", "calibration", "calibration-kernel")
+ENGINES = (
+    "in-memory",
+    "streaming",
+    "kernel",
+    "kernel-streaming",
+    "calibration",
+    "calibration-kernel",
+)
 
 
 def child(
@@ -65,14 +72,14 @@ def child(
     )
     input_bytes = df.estimated_size()
     warm = 0.0
-    if engine.startswith("kernel") or engine.endswith("kernel"):  # import Numba and load the kernel before measuring
+    compiled = engine.startswith("kernel") or engine.endswith("kernel")
+    if compiled:  # import Numba and load the kernel before measuring
         small = df.head(1000)
         warm = common.timed(
             lambda: screen(small, "group", "score", "response", "weight", engine="kernel").collect()
         )[0]
     base_rss = common.current_rss()
 
-    compiled = engine.startswith("kernel") or engine.endswith("kernel")
     polars_engine = "streaming" if engine.endswith("streaming") else "in-memory"
 
     def run_screen():
@@ -172,7 +179,7 @@ def main() -> None:
         type=int,
         default=0,
         metavar="R",
-        help="time polars_cumdev.partitioned.screen_partitioned with R ranges instead",
+        help="time polars_cumdev.engines.partitioned.screen_partitioned with R ranges instead",
     )
     parser.add_argument(
         "--scores", nargs="+", choices=list(common.SCORE_KINDS), default=["continuous", "5-decimal"]

@@ -13,8 +13,8 @@ import pytest
 
 pytest.importorskip("numba")
 
-from polars_cumdev import kernel as k  # noqa: E402
-from polars_cumdev.kernel import events  # noqa: E402
+from polars_cumdev import kernel as k
+from polars_cumdev.kernel import events
 
 
 def _data(rows: int, groups: int, scores: str, seed: int):

@@ -17,9 +17,10 @@ def pvalue(z: pl.Expr, function: Callable[..., object]) -> pl.Expr:
     """Apply a NumPy p-value function to a column, mapping null to null."""
 
     def apply(series: pl.Series) -> pl.Series:
-        values = series.cast(pl.Float64).fill_null(np.nan).to_numpy()
+        # (to_numpy gives NaN for a null double; nan_to_null maps it back: no query run)
+        values = series.cast(pl.Float64).to_numpy()
         result = np.asarray(function(values), dtype=np.float64).reshape(values.shape)
-        return pl.Series(series.name, result, dtype=pl.Float64).fill_nan(None)
+        return pl.Series(series.name, result, dtype=pl.Float64, nan_to_null=True)
 
     return z.map_batches(apply, return_dtype=pl.Float64, is_elementwise=True)
 

@@ -57,6 +57,7 @@ _RENAME = {
 
 CALIBRATION_COLUMNS = tuple(_RENAME.get(c, c) for c in STATISTIC_COLUMNS if c != "variance")
 
+
 def _prepare(
     frame: FrameLike,
     score: str,

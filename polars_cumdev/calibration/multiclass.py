@@ -182,7 +182,9 @@ def multiclass(
                 f"`classes` names {len(classes)} classes but {what} hold {len(names)}"
             )
         if len(set(classes)) != len(classes) or len(classes) < 2:
-            raise InvalidParameterError(f"`classes` must be at least two distinct values: {classes}")
+            raise InvalidParameterError(
+                f"`classes` must be at least two distinct values: {classes}"
+            )
         names = classes
     if "class" in by:
         raise InvalidParameterError(

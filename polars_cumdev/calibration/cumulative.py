@@ -182,7 +182,7 @@ def calibration(
     bernoulli = pl.LazyFrame([_BERNOULLI])
     choice = compiled.choose(engine, frame)
     if not target.compiled:
-        if choice == "kernel":
+        if engine == "kernel":
             raise InvalidParameterError(
                 f"engine='kernel' computes the calibration of probabilities only; "
                 f"target={target.name!r} runs with engine='polars' (or 'auto')"

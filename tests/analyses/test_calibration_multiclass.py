@@ -155,12 +155,12 @@ def test_bad_multiclass_input_is_named() -> None:
     wrong = df.with_columns(
         pl.when(pl.int_range(pl.len()) < 3).then(7).otherwise("label").alias("label")
     )
-    with pytest.raises(polars_cumdev.InvalidValuesError, match="3 label.*match no class"):
+    with pytest.raises(polars_cumdev.InvalidValuesError, match=r"3 label.*match no class"):
         wrong.cumdev.calibration(COLUMNS, "label", kind="class-wise")
     nan = df.with_columns(
         pl.when(pl.int_range(pl.len()) < 2).then(float("nan")).otherwise("p_b").alias("p_b")
     )
-    with pytest.raises(polars_cumdev.InvalidValuesError, match="2 row.*NaN"):
+    with pytest.raises(polars_cumdev.InvalidValuesError, match=r"2 row.*NaN"):
         nan.lazy().cumdev.calibration(COLUMNS, "label", kind="top-label").collect()
     listed = df.select(pl.concat_list(COLUMNS).alias("p"), pl.col("label").cast(pl.String))
     with pytest.raises(polars_cumdev.InvalidParameterError, match="classes="):

@@ -210,6 +210,8 @@ def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
     score = args.score if isinstance(args.score, str) else "probability"
     if options["kind"] == "top-label":
         score = "top probability"
+    elif classwise:
+        score = f"probability of {extra['class_']}"
     chart = charts.cumulative(
         points.drop("class", strict=False),
         subject=f"calibration ({options['kind'] or options['target']}), {label}",

@@ -25,6 +25,10 @@ Three targets fill in R', ref and v:
   the differences, so sigma stays the scale of noise under the alternative
   too, where the variance of the raw residuals would swell with the bias.
   Merged points need at least two for a sigma; with one, sigma is 0.
+
+Weights are sampling weights, as for probabilities: a merged point's
+response R'_k = sum(W y) / sum(W) has variance v f_k with the tie factor
+f_k = sum(W^2) / (sum W)^2 when every row's response has variance v.
 """
 
 from __future__ import annotations

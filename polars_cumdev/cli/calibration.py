@@ -69,11 +69,13 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
             "probability columns need --kind top-label or --kind class-wise"
         )
     special = args.kind is not None or target != "probability"
-    if special and (args.corp or args.report):
+    if special and args.corp:
         raise InvalidParameterError(
-            "--corp and --report calibrate one probability per row; drop them with --kind, "
-            "--target or --quantile"
+            "--corp decomposes the Brier score of one probability per row; drop it with "
+            "--kind, --target or --quantile"
         )
+    if args.kind is not None and args.report:
+        raise InvalidParameterError("--report is not yet written for --kind; use --out")
     return {"kind": args.kind, "target": target, "alpha": args.quantile}
 
 
@@ -170,6 +172,7 @@ def _run(args: argparse.Namespace) -> None:
 def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
     """Multiclass probabilities, or predicted means or quantiles: the table and the chart."""
     target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
+    page = check_out(args.report, (".html",))
     multiclass = options["kind"] is not None
     if multiclass:  # the labels may be class names: not checked as numbers
         frame = read_columns(args.path, args.score, args.weight)
@@ -183,6 +186,22 @@ def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
     classwise = options["kind"] == "class-wise"
     shown = [*_SHOWN[:8], "ecce_r_holm", *_SHOWN[8:]] if classwise else _SHOWN
     show(table, [*keys, *(["class"] if classwise else []), *shown], args.rows)
+    if page is not None:  # a mean or a quantile (not --kind): the cumulative views alone
+        from polars_cumdev.report.calibration import calibration_report
+
+        say(f"writing report {page} ...")
+        calibration_report(
+            frame,
+            args.score,
+            args.response,
+            args.weight,
+            path=page,
+            by=args.by,
+            band=args.band,
+            target=options["target"],
+            alpha=options["alpha"],
+        )
+        say(f"wrote {page}")
     if target is None:
         return
     subset, label, extra = frame, "all predictions", {}

@@ -109,7 +109,8 @@ def test_means_and_quantiles(
     ("extra", "message"),
     [
         ([], "--kind top-label or --kind class-wise"),
-        (["--kind", "top-label", "--corp"], "--corp and --report"),
+        (["--kind", "top-label", "--corp"], "--corp decomposes"),
+        (["--kind", "class-wise", "--report", "r.html"], "--report is not yet written"),
         (["--kind", "top-label", "--target", "mean"], "calibrates probabilities"),
     ],
 )
@@ -130,3 +131,35 @@ def test_quantile_level_is_checked(
     assert "must lie in (0, 1)" in capsys.readouterr().err
     code, _, err = run([*args, "--target", "quantile"], capsys)
     assert code == 2 and "--quantile ALPHA" in err
+
+
+def test_quantile_report_has_the_cumulative_views_alone(
+    files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = tmp_path / "q.html"
+    args = ["calibration", str(files["numbers"]), "--score", "q90", "--response", "y"]
+    code, _, err = run([*args, "--quantile", "0.9", "--report", str(page)], capsys)
+    assert code == 0, err
+    text = page.read_text(encoding="utf-8")
+    assert "minus 0.9" in text  # the cumulative plot's axis
+    assert "CORP" not in text and "brier" not in text
+    assert "ecce_r" in text
+
+
+def test_report_per_group_words_a_quantile_as_a_share(tmp_path: Path) -> None:
+    from polars_cumdev.report.calibration import calibration_report
+
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-2, 2, size=4000).round(2)
+    spread = 0.5 + 0.3 * np.abs(x)
+    y = x + 0.6 * (x > 1) + spread * rng.normal(size=x.size)  # too few below q where x > 1
+    frame = pl.DataFrame({"q90": x + 1.2816 * spread, "m": x, "y": y, "g": np.arange(x.size) % 2})
+    page = calibration_report(
+        frame, "q90", "y", path=tmp_path / "q.html", by="g", target="quantile", alpha=0.9
+    )
+    text = page.read_text(encoding="utf-8")
+    assert "the share of y at or below the q90 is" in text and "below the level 0.9" in text
+    assert "CORP" not in text
+    page = calibration_report(frame, "m", "y", path=tmp_path / "m.html", by="g", target="mean")
+    text = page.read_text(encoding="utf-8")
+    assert "above the m on average" in text and "CORP" not in text

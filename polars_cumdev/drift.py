@@ -35,7 +35,7 @@ __all__ = ["ADJUSTMENTS", "DRIFT_COLUMNS", "calibration_drift", "critical_z", "f
 #: Family-wise adjustments across windows.
 ADJUSTMENTS = ("holm", "bonferroni")
 #: The columns :func:`family_wise` adds.
-DRIFT_COLUMNS = ("windows", "fw_p", "critical_z", "flagged")
+DRIFT_COLUMNS = ("windows", "fw_p", "critical_z", "flagged", "alpha", "adjustment")
 
 
 def critical_z(levels: np.ndarray) -> np.ndarray:
@@ -105,8 +105,9 @@ def family_wise(
         adjusted p-value: Bonferroni min(1, m p); Holm max over the windows
         ranked at or before this one of min(1, (m - j + 1) p_(j))),
         ``critical_z`` (the Kuiper z this window must exceed: that of
-        alpha / m, or for Holm alpha / (m - j + 1) at rank j) and ``flagged``
-        (``fw_p <= alpha``).
+        alpha / m, or for Holm alpha / (m - j + 1) at rank j), ``flagged``
+        (``fw_p <= alpha``), and ``alpha`` and ``adjustment`` as given (so
+        that a chart of the table can say what was done).
     """
     _check(alpha, adjustment)
     lazy = as_lazy(table)
@@ -131,6 +132,8 @@ def family_wise(
         adjusted.alias("fw_p"),
         threshold.alias("critical_z"),
         (adjusted <= alpha).fill_null(False).alias("flagged"),
+        pl.lit(float(alpha)).alias("alpha"),
+        pl.lit(adjustment).alias("adjustment"),
     )
 
 
@@ -179,7 +182,9 @@ def calibration_drift(
     if not isinstance(time, str) or not time:
         raise InvalidParameterError(f"`time` must be a column name, got {time!r}")
     if not isinstance(every, str) or not every:
-        raise InvalidParameterError(f"`every` must be a Polars duration such as '1w', got {every!r}")
+        raise InvalidParameterError(
+            f"`every` must be a Polars duration such as '1w', got {every!r}"
+        )
     lazy = as_lazy(frame)
     schema = schema_of(lazy)
     if time not in schema:

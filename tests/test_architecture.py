@@ -50,6 +50,8 @@ WINGS: dict[str, tuple[int, int]] = {
     "spark": (4, 3),
     "dask": (4, 3),
     "partitioned": (4, 3),
+    "sklearn": (4, 3),
+    "drift": (2, 0),
     "": (4, 3),  # polars_cumdev/__init__.py (the command line imports it to register `cumdev`)
 }
 

@@ -19,6 +19,7 @@ for the window ranked j-th by p-value, the first being the Bonferroni line).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,11 +27,19 @@ import polars as pl
 
 from polars_cumdev.calibration import calibration
 from polars_cumdev.errors import ColumnNotFoundError, InvalidParameterError
+from polars_cumdev.method import _names as nm
 from polars_cumdev.method.frames import accepts_foreign_frames
 from polars_cumdev.method.prepare import FrameLike, as_lazy, schema_of
 from polars_cumdev.method.pvalues import kuiper_pvalue
 
-__all__ = ["ADJUSTMENTS", "DRIFT_COLUMNS", "calibration_drift", "critical_z", "family_wise"]
+__all__ = [
+    "ADJUSTMENTS",
+    "DRIFT_COLUMNS",
+    "calibration_drift",
+    "critical_z",
+    "family_wise",
+    "rolling_windows",
+]
 
 #: Family-wise adjustments across windows.
 ADJUSTMENTS = ("holm", "bonferroni")
@@ -137,6 +146,86 @@ def family_wise(
     )
 
 
+_DURATION = re.compile(r"^([1-9][0-9]*)([a-z]+)$")
+
+
+def _duration(text: object, what: str) -> tuple[int, str]:
+    match = _DURATION.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise InvalidParameterError(
+            f"`{what}` must be a Polars duration such as '1d', '1w' or '1mo', got {text!r}"
+        )
+    return int(match[1]), match[2]
+
+
+def rolling_windows(frame: FrameLike, time: str, *, every: str, period: str) -> pl.LazyFrame:
+    """Overlapping windows: each row repeated once per window of length ``period`` holding it.
+
+    Windows start every ``every`` (at ``pl.col(time).dt.truncate(every)``
+    boundaries) and last ``period``, a whole multiple of ``every`` in the same
+    unit (``every="1w", period="4w"``: four-week windows, one starting each
+    week). Only windows lying wholly inside the span of the data's
+    ``every``-windows are kept, so every window covers ``period`` of data.
+    The column ``time`` then holds each copy's window start: pass
+    ``by=time`` to :func:`polars_cumdev.calibration.calibration`.
+
+    For calibration this is exact: a window's statistic uses its own rows
+    only, so the copies in other windows change nothing. Across windows the
+    tests overlap and are positively dependent; Holm's and Bonferroni's
+    adjustments (:func:`family_wise`) still hold the family-wise error rate
+    under any dependence, but are conservative here (overlapping windows
+    count as separate tests). Do not feed rolling windows to
+    :func:`polars_cumdev.screen`: its full population would then count each
+    row once per window.
+
+    Parameters
+    ----------
+    frame
+        The data, with a Date or Datetime column ``time``.
+    time
+        The time column.
+    every, period
+        Polars durations, ``period`` a multiple of ``every`` in the same unit.
+
+    Returns
+    -------
+    pl.LazyFrame
+        ``frame`` with rows repeated per window and ``time`` replaced by the
+        window start.
+    """
+    step, unit = _duration(every, "every")
+    length, period_unit = _duration(period, "period")
+    if period_unit != unit or length % step != 0:
+        raise InvalidParameterError(
+            f"`period` ({period}) must be a whole multiple of `every` ({every}) in the same unit"
+        )
+    lazy = as_lazy(frame)
+    _check_time(lazy, time)
+    base = pl.col(time).dt.truncate(every)
+    starts = [base.dt.offset_by(f"-{k * step}{unit}") for k in range(length // step)]
+    first, last = f"{nm.PREFIX}first", f"{nm.PREFIX}last"
+    window = pl.col(time)
+    keep = (window >= pl.col(first)) & (
+        window.dt.offset_by(f"{length - step}{unit}") <= pl.col(last)
+    )
+    rolled = lazy.with_columns(
+        base.min().alias(first), base.max().alias(last), pl.concat_list(starts).alias(time)
+    )
+    return rolled.explode(time).filter(keep).drop(first, last)
+
+
+def _check_time(lazy: pl.LazyFrame, time: object) -> None:
+    if not isinstance(time, str) or not time:
+        raise InvalidParameterError(f"`time` must be a column name, got {time!r}")
+    schema = schema_of(lazy)
+    if time not in schema:
+        raise ColumnNotFoundError(f"time column {time!r} not found; the frame has {list(schema)}")
+    if schema[time] not in (pl.Date, pl.Datetime):
+        raise InvalidParameterError(
+            f"time column {time!r} has dtype {schema[time]}; it must be a Date or Datetime"
+        )
+
+
 @accepts_foreign_frames
 def calibration_drift(
     frame: FrameLike,
@@ -146,6 +235,7 @@ def calibration_drift(
     *,
     time: str,
     every: str = "1w",
+    period: str | None = None,
     by: str | Sequence[str] | None = None,
     alpha: float = 0.05,
     adjustment: str = "holm",
@@ -163,6 +253,11 @@ def calibration_drift(
         Window length as a Polars duration (``"1d"``, ``"1w"``, ``"1mo"``):
         the windows are ``pl.col(time).dt.truncate(every)`` (weeks start on
         Monday), named by their start in column ``time``.
+    period
+        Overlapping windows of this length, one starting every ``every``
+        (:func:`rolling_windows`, which says what that means for the
+        adjustment); ``None`` (default) for disjoint windows of length
+        ``every``.
     by
         Optional further grouping column(s): every (group, window) is one
         test of the family.
@@ -179,20 +274,9 @@ def calibration_drift(
         the group columns and time.
     """
     _check(alpha, adjustment)
-    if not isinstance(time, str) or not time:
-        raise InvalidParameterError(f"`time` must be a column name, got {time!r}")
-    if not isinstance(every, str) or not every:
-        raise InvalidParameterError(
-            f"`every` must be a Polars duration such as '1w', got {every!r}"
-        )
     lazy = as_lazy(frame)
-    schema = schema_of(lazy)
-    if time not in schema:
-        raise ColumnNotFoundError(f"time column {time!r} not found; the frame has {list(schema)}")
-    if not schema[time].is_temporal() or schema[time] in (pl.Time, pl.Duration):
-        raise InvalidParameterError(
-            f"time column {time!r} has dtype {schema[time]}; it must be a Date or Datetime"
-        )
+    _check_time(lazy, time)
+    _duration(every, "every")
     try:
         pl.select(pl.lit(0).cast(pl.Datetime).dt.truncate(every))
     except pl.exceptions.PolarsError:
@@ -201,5 +285,7 @@ def calibration_drift(
         ) from None
     groups = [] if by is None else [by] if isinstance(by, str) else list(by)
     window = pl.col(time).dt.truncate(every)
+    if period is not None:
+        lazy, window = rolling_windows(lazy, time, every=every, period=period), pl.col(time)
     table = calibration(lazy, score, response, weight, by=[*groups, window], engine=engine)
     return family_wise(table, alpha=alpha, adjustment=adjustment).sort([*groups, time])

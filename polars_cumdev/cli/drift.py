@@ -48,6 +48,13 @@ def add_drift_arguments(parser: Any) -> None:
         help="window length with --by-time, a Polars duration: 1d, 1w, 1mo, ... (default 1w)",
     )
     parser.add_argument(
+        "--period",
+        default=None,
+        metavar="DURATION",
+        help="with --by-time: overlapping windows of this length, one starting every --every "
+        "(a multiple of it, e.g. --every 1w --period 4w)",
+    )
+    parser.add_argument(
         "--alpha",
         type=level_value,
         default=0.05,
@@ -96,6 +103,7 @@ def run_drift(args: argparse.Namespace) -> None:
         args.weight,
         time=time,
         every=args.every,
+        period=args.period,
         by=args.by,
         alpha=args.alpha,
         adjustment=args.adjustment,

@@ -20,7 +20,7 @@ from numpy.testing import assert_allclose
 import polars_cumdev
 from polars_cumdev.calibration import calibration
 from polars_cumdev.datasets import weekly_predictions
-from polars_cumdev.drift import calibration_drift, critical_z, family_wise
+from polars_cumdev.drift import calibration_drift, critical_z, family_wise, rolling_windows
 from polars_cumdev.method.pvalues import kuiper_critical
 
 
@@ -179,3 +179,31 @@ def test_family_wise_error_rate_holds_without_drift() -> None:
     rate = alarms / runs
     bound = 0.05 + 3.0 * np.sqrt(0.05 * 0.95 / runs)
     assert rate <= bound, f"family-wise error rate {rate:.3f} above {bound:.3f}"
+
+
+def test_rolling_windows_hold_exactly_the_rows_of_each_span() -> None:
+    frame = weekly_predictions(weeks=6, per_week=200, drift_week=None, seed=2)
+    rolled = rolling_windows(frame, "ts", every="1w", period="3w").collect()
+    got = calibration_drift(frame, "score", "response", time="ts", period="3w").collect()
+    first = dt.datetime(2024, 1, 1)
+    starts = [first + dt.timedelta(weeks=k) for k in range(4)]  # complete 3-week windows
+    assert sorted(rolled["ts"].unique().to_list()) == starts == got["ts"].to_list()
+    for start in starts:
+        # The plain definition: the rows with start <= ts < start + 3 weeks, by a filter.
+        span = frame.filter(
+            (pl.col("ts") >= start) & (pl.col("ts") < start + dt.timedelta(weeks=3))
+        )
+        window = rolled.filter(pl.col("ts") == start).drop("ts")
+        assert window.sort("score").equals(span.drop("ts").sort("score"))
+        row = got.filter(pl.col("ts") == start).row(0, named=True)
+        alone = calibration(span, "score", "response").collect().row(0, named=True)
+        assert row["ecce_r"] == pytest.approx(alone["ecce_r"], rel=1e-12)
+        assert row["n"] == span.height
+    assert set(got["windows"].to_list()) == {4}
+
+
+def test_rolling_windows_refuse_incommensurate_periods() -> None:
+    frame = weekly_predictions(weeks=3, per_week=20, drift_week=None)
+    for period in ("10d", "5d", "1.5w", "w"):
+        with pytest.raises(polars_cumdev.CumdevError, match="period"):
+            rolling_windows(frame, "ts", every="1w", period=period)

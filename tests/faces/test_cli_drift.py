@@ -61,6 +61,10 @@ def test_no_drift_no_window_and_the_table_written(
     assert "no window miscalibrated at the family-wise level 0.05 (Bonferroni, 12 windows)" in out
     table = pl.read_csv(target)
     assert table.height == 12 and not table["flagged"].any()
+    code, out, err = run([*args, "--period", "4w", "--out", str(target)], capsys)
+    assert code == 0, err
+    assert "(Bonferroni, 9 windows)" in out  # the complete 4-week windows of 12 weeks
+    assert pl.read_csv(target)["n"].to_list() == [8000] * 9
 
 
 def test_mistakes_get_one_line(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:

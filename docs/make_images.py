@@ -14,7 +14,8 @@ import polars as pl
 
 import polars_cumdev  # noqa: F401  (registers the `cumdev` namespace)
 from polars_cumdev import charts
-from polars_cumdev.datasets import calibration_oscillating, census
+from polars_cumdev.datasets import calibration_oscillating, census, weekly_predictions
+from polars_cumdev.drift import calibration_drift
 
 COLUMNS = {"score": "log10_income", "response": "has_internet", "weight": "WGTP"}
 
@@ -58,6 +59,9 @@ def main(out: Path) -> list[Path]:
         ),
         "corp.svg": charts.corp(corp_curve, summary=corp),
         "covariate_map.svg": charts.covariate_map(oakridge, max_points=1500),
+        "drift.svg": charts.drift(
+            calibration_drift(weekly_predictions(seed=0), "score", "response", time="ts")
+        ),
     }
     return [charts.save(chart, out / name) for name, chart in pictures.items()]
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_cumdev import binned, calibration, corp, drift
+from polars_cumdev.method.keys import Key
 from polars_cumdev.namespace.base import F, Methods
 
 __all__ = ["CalibrationMethods"]
@@ -25,7 +26,7 @@ class CalibrationMethods(Methods[F]):
         response: str,
         weight: str | None = None,
         *,
-        by: str | Sequence[str] | None = None,
+        by: Key | Sequence[Key] | None = None,
         engine: str = "auto",
     ) -> F:
         """ECCE-R and ECCE-MAD of predicted probabilities, overall or per group.

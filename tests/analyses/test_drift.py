@@ -207,3 +207,31 @@ def test_rolling_windows_refuse_incommensurate_periods() -> None:
     for period in ("10d", "5d", "1.5w", "w"):
         with pytest.raises(polars_cumdev.CumdevError, match="period"):
             rolling_windows(frame, "ts", every="1w", period=period)
+
+
+def test_the_planted_week_is_found_whatever_the_seed() -> None:
+    planted = dt.datetime(2024, 1, 1) + dt.timedelta(weeks=8)
+    for seed in range(1, 6):
+        table = calibration_drift(weekly_predictions(seed=seed), "score", "response", time="ts")
+        table = table.collect()
+        assert table.filter("flagged")["ts"].to_list() == [planted], seed
+
+
+def test_a_screen_by_week_takes_the_same_adjustment() -> None:
+    # Each week against all weeks (the outcome given the score): Kuiper's p per week.
+    frame = weekly_predictions(seed=0)
+    weekly = polars_cumdev.screen(
+        frame, by=pl.col("ts").dt.truncate("1w"), score="score", response="response"
+    )
+    table = family_wise(weekly, p="kuiper_p").collect()
+    assert table.height == 12 and set(table["windows"].to_list()) == {12}
+    want = naive_holm(table["kuiper_p"].to_list())
+    assert_allclose(table["fw_p"].to_numpy(), want, rtol=1e-12)
+    assert table.filter("flagged")["ts"].to_list() == [dt.datetime(2024, 2, 26)]
+
+
+def test_pandas_input_gives_a_polars_table() -> None:
+    frame = weekly_predictions(weeks=3, per_week=300, drift_week=None, seed=4)
+    got = calibration_drift(frame.to_pandas(), "score", "response", time="ts")
+    assert isinstance(got, pl.DataFrame)
+    assert got.equals(calibration_drift(frame, "score", "response", time="ts").collect())

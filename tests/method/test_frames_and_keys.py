@@ -122,3 +122,23 @@ def test_key_names_and_errors() -> None:
         key_names(3)
     with pytest.raises(polars_cumdev.ColumnNotFoundError, match="missing column"):
         calibration(frame(), "s", "r", by=pl.col("nope").dt.truncate("1w")).collect()
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_expression_keys_agree_between_the_engines(lazy: bool) -> None:
+    df = frame(5)
+    source = df.lazy() if lazy else df
+    bucket = (pl.col("x") * 2).floor()
+    for analysis in ("screen", "calibration"):
+        runs = []
+        for engine in ("polars", "kernel"):
+            if analysis == "screen":
+                out = polars_cumdev.screen(
+                    source, by=bucket, score="s", response="r", engine=engine
+                )
+            else:
+                out = calibration(source, "s", "r", "w", by=bucket, engine=engine)
+            runs.append(out.collect().sort("x"))
+        statistic = "kuiper" if analysis == "screen" else "ecce_r"
+        assert runs[0]["x"].equals(runs[1]["x"])
+        np.testing.assert_allclose(runs[0][statistic], runs[1][statistic], rtol=1e-12)

@@ -24,6 +24,8 @@ from polars_cumdev.calibration.cumulative import CALIBRATION_COLUMNS
 from polars_cumdev.calibration.multiclass import check_kind, multiclass
 from polars_cumdev.calibration.targets import check_target
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method.frames import accepts_foreign_frames
+from polars_cumdev.method.keys import Key
 from polars_cumdev.method.prepare import FrameLike
 from polars_cumdev.method.significance import holm
 
@@ -45,8 +47,15 @@ _TOP = ("top-label probability", "top-label hit")
 _ONE = ("class probability", "label is the class")
 
 
-def _keys(by: str | Sequence[str] | None) -> list[str]:
-    return [by] if isinstance(by, str) else list(by or [])
+def _keys(by: Key | Sequence[Key] | None) -> list[str]:
+    """Multiclass ``by``: column names only (the classes join them as a key)."""
+    keys = [by] if isinstance(by, str | pl.Expr) else list(by or [])
+    if not all(isinstance(k, str) for k in keys):
+        raise InvalidParameterError(
+            "with `kind`, `by` takes column names; add an expression as a column first, "
+            "e.g. frame.with_columns(week=pl.col('ts').dt.truncate('1w')) and by='week'"
+        )
+    return keys  # type: ignore[return-value]
 
 
 def _single(score: object, classes: object) -> None:
@@ -60,13 +69,14 @@ def _single(score: object, classes: object) -> None:
         raise InvalidParameterError("`classes` names multiclass classes: use it with `kind`")
 
 
+@accepts_foreign_frames
 def calibration(
     frame: FrameLike,
     score: str | Sequence[str],
     response: str,
     weight: str | None = None,
     *,
-    by: str | Sequence[str] | None = None,
+    by: Key | Sequence[Key] | None = None,
     engine: str = "auto",
     kind: str | None = None,
     classes: Sequence[Any] | None = None,
@@ -83,7 +93,8 @@ def calibration(
     Parameters
     ----------
     frame
-        DataFrame or LazyFrame of predictions.
+        DataFrame or LazyFrame of predictions (a pandas DataFrame or PyArrow
+        table is converted, and the result collected).
     score
         The prediction's column. For a probability, values in [0, 1]. With
         ``kind``, the K class probabilities: a list of K columns, or one
@@ -95,7 +106,8 @@ def calibration(
     weight
         Optional positive weights.
     by
-        Optional grouping column(s): one row per group, computed in one query.
+        Optional grouping column(s) or expressions (names only with ``kind``):
+        one row per group, computed in one query.
     engine
         ``"polars"``, ``"kernel"`` or ``"auto"``, as in
         :func:`polars_cumdev.subpopulation.screen` (the kernel computes
@@ -164,6 +176,7 @@ def calibration(
     return out.with_columns(adjusted).select(*keys, *CLASSWISE_COLUMNS)
 
 
+@accepts_foreign_frames
 def calibration_curve(
     frame: FrameLike,
     score: str | Sequence[str],

@@ -26,6 +26,7 @@ from polars_cumdev.cli.arguments import (
     level_value,
     positive_int,
 )
+from polars_cumdev.cli.drift import add_drift_arguments, run_drift
 from polars_cumdev.cli.input import check_out, read_columns
 from polars_cumdev.cli.output import (
     CHART_SUFFIXES,
@@ -91,7 +92,15 @@ def _y_label(args: argparse.Namespace, score: str) -> str:
 
 def _run(args: argparse.Namespace) -> None:
     options = _options(args)
-    if options["kind"] is not None or options["target"] != "probability":
+    special = options["kind"] is not None or options["target"] != "probability"
+    if args.by_time is not None:  # calibration window by window (cli/drift.py)
+        if special:
+            raise InvalidParameterError(
+                "--by-time follows one probability per row; drop --kind, --target or --quantile"
+            )
+        run_drift(args)
+        return
+    if special:
         _run_kind(args, options)
         return
     target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
@@ -309,6 +318,7 @@ def add_command(commands: Any) -> None:
         "--level", type=level_value, default=0.9, help="coverage of the CORP band (default 0.9)"
     )
     calibration.add_argument("--seed", type=positive_int, default=0, help="seed of the band")
+    add_drift_arguments(calibration)
     calibration.set_defaults(run=_run, several_scores=True)  # --kind takes several; _options
 
 

@@ -176,3 +176,16 @@ def test_bad_multiclass_input_is_named() -> None:
     )
     with pytest.raises(polars_cumdev.InvalidValuesError, match="another number"):
         short.cumdev.calibration("p", "label", kind="class-wise")
+
+
+def test_pandas_input_gives_the_same_polars_frame() -> None:
+    pd = pytest.importorskip("pandas")
+    from polars_cumdev.calibration import calibration
+
+    df, _ = classified(8, m=300)
+    want = calibration(df, COLUMNS, "label", "w", kind="class-wise")
+    got = calibration(
+        pd.DataFrame(df.to_dict(as_series=False)), COLUMNS, "label", "w", kind="class-wise"
+    )
+    assert isinstance(got, pl.DataFrame)
+    assert got.equals(want.collect())

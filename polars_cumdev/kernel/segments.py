@@ -1,0 +1,89 @@
+"""Every segment's ECCE-R in one walk over the rows sorted by score (Numba).
+
+For the bootstrap of :mod:`polars_cumdev.multicalibration.bootstrap`: the rows
+are walked once, and each row updates, for every feature subset, the running
+calibration sum C = sum W (R - S) of the one segment of that subset it belongs
+to (the segment's number is the mixed-radix combination of the row's feature
+codes). The extremes of C are sampled only where a segment's tie closes (the
+row's score differs from the last one seen in that segment, or the walk ends),
+so the range is the one of the tie-merged curve (method.md 1.1 and 2): for
+calibration, merging a tie only hides the partial sums inside it. Memory is
+four numbers per segment number; nothing is stored per row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from polars_cumdev.kernel.prefix import F64, I64, JIT, Array, weight
+
+__all__ = ["segment_ranges"]
+
+
+@njit(**JIT)
+def segment_ranges(
+    codes: Array,
+    features: I64,
+    radices: I64,
+    bases: I64,
+    s: Array,
+    r: Array,
+    w: Array,
+    weighted: bool,
+    scale: float,
+    total: int,
+) -> F64:
+    """W_g times the Kuiper range of C for every segment number of every subset.
+
+    Parameters
+    ----------
+    codes
+        Rows x features array of level codes (rows sorted by score).
+    features, radices
+        Subsets x depth arrays: the feature of each position of a subset
+        (-1 past its depth) and its number of levels.
+    bases
+        Where each subset's segment numbers start in the output.
+    s, r, w, weighted, scale
+        As in :func:`polars_cumdev.kernel.calibration_groups`.
+    total
+        Number of segment numbers over all subsets.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``total`` x 2: W_g (max_k C_k - min_k C_k) with C_0 = 0 (unnormalized,
+        rescaled weights), and W_g.
+    """
+    c = np.zeros(total)
+    top = np.zeros(total)
+    bottom = np.zeros(total)
+    mass = np.zeros(total)
+    last = np.full(total, np.nan)
+    subsets, depth = features.shape
+    for i in range(s.shape[0]):
+        si = float(s[i])
+        wi = weight(w, weighted, scale, i)
+        step = wi * (float(r[i]) - si)
+        for k in range(subsets):
+            g = 0
+            for j in range(depth):
+                f = features[k, j]
+                if f < 0:
+                    break
+                g = g * radices[k, j] + int(codes[i, f])
+            g += bases[k]
+            if last[g] != si:  # a new tie opens: the one before is closed
+                if c[g] > top[g]:
+                    top[g] = c[g]
+                if c[g] < bottom[g]:
+                    bottom[g] = c[g]
+                last[g] = si
+            c[g] += step
+            mass[g] += wi
+    out = np.empty((total, 2))
+    for g in range(total):
+        out[g, 0] = max(top[g], c[g]) - min(bottom[g], c[g])
+        out[g, 1] = mass[g]
+    return out

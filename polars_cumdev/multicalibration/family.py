@@ -252,9 +252,10 @@ def _categorical(column: pl.Series, family: Segments) -> Coded:
         null_code = len(labels)
         labels.append(MISSING)
         conditions.append(f"{name} IS NULL")
+    codes = coded.to_numpy().astype(np.int32)
     if null_code is not None:
-        coded = coded.fill_null(null_code)
-    return Coded(coded.to_numpy().astype(np.int32), labels, conditions)
+        codes[values.is_null().to_numpy()] = null_code
+    return Coded(codes, labels, conditions)
 
 
 def _numerical(column: pl.Series, family: Segments) -> Coded:
@@ -323,12 +324,13 @@ def coded_features(batch: pl.DataFrame, family: Segments) -> list[Coded]:
 
 def subset_ids(coded: Sequence[Coded], subset: tuple[int, ...], rows: int) -> tuple[np.ndarray, int]:
     """Each row's segment number within ``subset`` (mixed radix, last feature fastest)."""
-    ids = np.zeros(rows, dtype=np.int32)
-    size = 1
-    for f in subset:
+    if not subset:
+        return np.zeros(rows, dtype=np.int32), 1
+    ids = coded[subset[0]].codes.astype(np.int32, copy=True)
+    size = len(coded[subset[0]].labels)
+    for f in subset[1:]:
         count = len(coded[f].labels)
-        if size > 1 or f != subset[0]:
-            ids *= count
+        ids *= count
         ids += coded[f].codes
         size *= count
     return ids, size

@@ -98,9 +98,10 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
         out, first = k.calibration_groups(
             ids, 0, rows.s, rows.r, rows.w, rows.weighted, rows.scale, size
         )
-        mean = np.bincount(ids, weights=w_user * r, minlength=size) / np.bincount(
-            ids, weights=w_user, minlength=size
-        )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.bincount(ids, weights=w_user * r, minlength=size) / np.bincount(
+                ids, weights=w_user, minlength=size
+            )
         walked.append((counts, out, first, mean))
     kept, dropped = enumerate_family([c for c, _, _, _ in walked], family)
 

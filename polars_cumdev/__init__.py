@@ -18,6 +18,7 @@ from polars_cumdev.errors import (
     TiedScoresError,
 )
 from polars_cumdev.hilbert import hilbert_index
+from polars_cumdev.multicalibration.family import segments
 from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
 from polars_cumdev.subpopulation import curve, screen
 
@@ -38,4 +39,5 @@ __all__ = [
     "ks_pvalue",
     "kuiper_pvalue",
     "screen",
+    "segments",
 ]

@@ -103,6 +103,38 @@ class CumdevNamespace(Generic[F]):
             calibration.calibration(self._frame, score, response, weight, by=by, engine=engine)
         )
 
+    def multicalibration(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        segments: object,
+        level: float = 0.05,
+        method: str = "holm",
+        resamples: int = 999,
+        seed: int = 0,
+    ) -> F:
+        """Calibration of every segment of a family, with family-wise adjusted p-values.
+
+        See :func:`polars_cumdev.multicalibration.multicalibration`.
+        """
+        from polars_cumdev.multicalibration import multicalibration
+
+        return self._out(
+            multicalibration(
+                self._frame,
+                score,
+                response,
+                weight,
+                segments=segments,  # type: ignore[arg-type]
+                level=level,
+                method=method,
+                resamples=resamples,
+                seed=seed,
+            )
+        )
+
     def calibration_curve(
         self,
         score: str,

@@ -87,3 +87,72 @@ def segment_ranges(
         out[g, 0] = max(top[g], c[g]) - min(bottom[g], c[g])
         out[g, 1] = mass[g]
     return out
+
+
+@njit(**JIT)
+def segment_sums(
+    codes: Array,
+    features: I64,
+    radices: I64,
+    bases: I64,
+    s: Array,
+    r: Array,
+    w: Array,
+    weighted: bool,
+    scale: float,
+    total: int,
+) -> tuple[F64, I64, F64]:
+    """Every segment's calibration sums in one walk (the layout of ``calibration_groups``).
+
+    Returns ``(out, first, wr)``: ``out[g]`` holds, at the indices of
+    :mod:`polars_cumdev.kernel.walks` (N_ROWS ... OVERFLOWS), the rows, the
+    merged scores (ties, method.md 1.1), W_g, and unnormalized C_n, max C,
+    min C (over the tie-merged points, k >= 1) and sigma^2's sum
+    sum_j W_j^2 S_j (1 - S_j), which equals the merged form
+    sum_k W'_k^2 f_k S'_k (1 - S'_k) of (50); the error columns are 0 as
+    for calibration. ``first[g]`` is the segment's first row (-1 if none),
+    ``wr[g]`` the sum of W_j R_j.
+    """
+    out = np.zeros((total, 12))
+    first = np.full(total, -1, dtype=np.int64)
+    wr = np.zeros(total)
+    c = np.zeros(total)
+    top = np.full(total, -np.inf)
+    bottom = np.full(total, np.inf)
+    last = np.full(total, np.nan)
+    subsets, depth = features.shape
+    for i in range(s.shape[0]):
+        si = float(s[i])
+        ri = float(r[i])
+        wi = weight(w, weighted, scale, i)
+        step = wi * (ri - si)
+        bern = wi * wi * si * (1.0 - si)
+        for k in range(subsets):
+            g = 0
+            for j in range(depth):
+                f = features[k, j]
+                if f < 0:
+                    break
+                g = g * radices[k, j] + int(codes[i, f])
+            g += bases[k]
+            if last[g] != si:
+                if first[g] < 0:
+                    first[g] = i
+                else:
+                    if c[g] > top[g]:
+                        top[g] = c[g]
+                    if c[g] < bottom[g]:
+                        bottom[g] = c[g]
+                out[g, 1] += 1.0
+                last[g] = si
+            c[g] += step
+            out[g, 0] += 1.0
+            out[g, 2] += wi
+            out[g, 6] += bern
+            wr[g] += wi * ri
+    for g in range(total):
+        if first[g] >= 0:
+            out[g, 3] = c[g]
+            out[g, 4] = max(top[g], c[g])
+            out[g, 5] = min(bottom[g], c[g])
+    return out, first, wr

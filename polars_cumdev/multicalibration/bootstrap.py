@@ -19,31 +19,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from polars_cumdev.multicalibration.family import Coded
+from polars_cumdev.multicalibration.family import Coded, layout
 
 __all__ = ["adjusted", "critical", "maxima"]
-
-
-def _layout(
-    coded: Sequence[Coded], subsets: Sequence[tuple[int, ...]]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    widest = max(256, *(len(c.labels) for c in coded)) if coded else 256
-    dtype = np.uint8 if widest <= 256 else np.uint16
-    rows = coded[0].codes.shape[0] if coded else 0
-    codes = np.zeros((rows, max(len(coded), 1)), dtype=dtype)
-    for f, c in enumerate(coded):
-        codes[:, f] = c.codes
-    depth = max(1, *(len(s) for s in subsets))
-    features = np.full((len(subsets), depth), -1, dtype=np.int64)
-    radices = np.ones((len(subsets), depth), dtype=np.int64)
-    sizes = np.ones(len(subsets), dtype=np.int64)
-    for k, subset in enumerate(subsets):
-        for j, f in enumerate(subset):
-            features[k, j] = f
-            radices[k, j] = len(coded[f].labels)
-        sizes[k] = int(np.prod(radices[k]))
-    bases = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    return codes, features, radices, bases, int(sizes.sum())
 
 
 def maxima(
@@ -68,7 +46,7 @@ def maxima(
     """
     from polars_cumdev.kernel.segments import segment_ranges
 
-    codes, features, radices, bases, total = _layout(coded, subsets)
+    codes, features, radices, bases, total = layout(coded, subsets)
     where = np.concatenate(
         [bases[k] + np.asarray(n, dtype=np.int64) for k, n in enumerate(numbers)]
         or [np.zeros(0, dtype=np.int64)]

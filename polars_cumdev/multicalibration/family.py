@@ -35,7 +35,15 @@ import polars as pl
 
 from polars_cumdev.errors import ColumnNotFoundError, ColumnTypeError, InvalidParameterError
 
-__all__ = ["Coded", "Segments", "coded_features", "enumerate_family", "segments"]
+__all__ = [
+    "Coded",
+    "Segments",
+    "coded_features",
+    "enumerate_family",
+    "layout",
+    "segments",
+    "subset_ids",
+]
 
 Rules = Literal["cumdev", "mcgrad"]
 MISSING = "(missing)"
@@ -205,11 +213,11 @@ def _label(value: object) -> str:
 
 
 def _first_order(codes: np.ndarray, count: int) -> np.ndarray:
-    """Codes renumbered by first appearance along the rows (absent codes last)."""
-    first = np.full(count, codes.shape[0], dtype=np.int64)
-    np.minimum.at(first, codes, np.arange(codes.shape[0]))
+    """Rank of each code by first appearance along the rows (absent codes last)."""
+    seen = pl.Series(codes).unique(maintain_order=True).to_numpy()
     rank = np.empty(count, dtype=np.int64)
-    rank[np.argsort(first, kind="stable")] = np.arange(count)
+    rest = np.setdiff1d(np.arange(count), seen)
+    rank[np.concatenate([seen, rest]).astype(np.int64)] = np.arange(count)
     return rank
 
 
@@ -376,3 +384,29 @@ def enumerate_family(
         out.append(k[chosen[start : start + k.shape[0]]])
         start += k.shape[0]
     return out, total - cap
+
+
+def layout(
+    coded: Sequence[Coded], subsets: Sequence[tuple[int, ...]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """The walk's view of the family: a rows x features code matrix, per subset its
+    features and their numbers of levels (padded with -1 and 1), where its segment
+    numbers start, and the number of segment numbers over all subsets.
+    """
+    widest = max(256, *(len(c.labels) for c in coded)) if coded else 256
+    dtype = np.uint8 if widest <= 256 else np.uint16
+    rows = coded[0].codes.shape[0] if coded else 0
+    codes = np.zeros((rows, max(len(coded), 1)), dtype=dtype)
+    for f, c in enumerate(coded):
+        codes[:, f] = c.codes
+    depth = max(1, *(len(s) for s in subsets))
+    features = np.full((len(subsets), depth), -1, dtype=np.int64)
+    radices = np.ones((len(subsets), depth), dtype=np.int64)
+    sizes = np.ones(len(subsets), dtype=np.int64)
+    for k, subset in enumerate(subsets):
+        for j, f in enumerate(subset):
+            features[k, j] = f
+            radices[k, j] = len(coded[f].labels)
+        sizes[k] = int(np.prod(radices[k]))
+    bases = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    return codes, features, radices, bases, int(sizes.sum())

@@ -3,9 +3,12 @@
 Inside one node of the lazy plan (:func:`polars_cumdev.compiled.node`): the
 rows arrive sorted by score; each feature is coded once
 (:func:`~polars_cumdev.multicalibration.family.coded_features`); then, for
-each feature subset (a partition of the rows), the segment numbers of the rows
-are formed and :func:`polars_cumdev.kernel.calibration_groups` walks them,
-exactly as ``calibration(by=...)`` does for one grouping. The located stretch
+each feature subset (a partition of the rows), each row's segment number is
+formed on the fly and its sums updated,
+in one walk for all subsets at once
+(:func:`polars_cumdev.kernel.segments.segment_sums`), the sums
+``calibration(by=...)`` gets from :func:`polars_cumdev.kernel.calibration_groups`
+for one grouping. The located stretch
 is searched only in the segments significant family-wise
 (:func:`polars_cumdev.compiled.location`, a second walk of those subsets).
 """
@@ -25,6 +28,7 @@ from polars_cumdev.multicalibration.family import (
     Segments,
     coded_features,
     enumerate_family,
+    layout,
     subset_ids,
 )
 from polars_cumdev.multicalibration.familywise import critical_z, holm_numpy
@@ -85,28 +89,21 @@ def _labels(coded: list[Coded], subset: tuple[int, ...], numbers: np.ndarray, fa
 def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.DataFrame:
     """Per segment: feature labels, the layout of ``summarize`` and :data:`EXTRA_SCHEMA`."""
     from polars_cumdev import kernel as k
+    from polars_cumdev.kernel.segments import segment_sums
 
     batch, n = rows.batch, rows.batch.height
     coded = coded_features(batch, family)
     subsets = family.subsets()
-    w_user = rows.w.astype(np.float64) if rows.weighted else np.ones(n)
-    r = rows.r.astype(np.float64)
-    walked = []
-    for subset in subsets:
-        ids, size = subset_ids(coded, subset, n)
-        counts = np.bincount(ids, minlength=size)
-        out, first = k.calibration_groups(
-            ids, 0, rows.s, rows.r, rows.w, rows.weighted, rows.scale, size
-        )
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.bincount(ids, weights=w_user * r, minlength=size) / np.bincount(
-                ids, weights=w_user, minlength=size
-            )
-        walked.append((counts, out, first, mean))
-    kept, dropped = enumerate_family([c for c, _, _, _ in walked], family)
+    codes, features, radices, bases, total = layout(coded, subsets)
+    sums, firsts, wr = segment_sums(
+        codes, features, radices, bases, rows.s, rows.r, rows.w, rows.weighted, rows.scale, total
+    )
+    ends = np.append(bases[1:], total)
+    walked = [(sums[a:b], firsts[a:b], wr[a:b]) for a, b in zip(bases, ends, strict=True)]
+    kept, dropped = enumerate_family([o[:, k.N_ROWS] for o, _, _ in walked], family)
 
     # z and p of every kept segment, as normalize will find them, to choose where to locate.
-    outs = [walked[i][1][kept[i]] for i in range(len(subsets))]
+    outs = [walked[i][0][kept[i]] for i in range(len(subsets))]
     stacked = np.concatenate(outs) if outs else np.zeros((0, k.GROUP_COLUMNS))
     with np.errstate(invalid="ignore", divide="ignore"):
         root = np.sqrt(np.maximum(stacked[:, k.SIGMA_B], 0.0))
@@ -134,13 +131,14 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
         numbers = kept[i]
         if numbers.shape[0] == 0:
             continue
-        counts, out, first, mean = walked[i]
+        out, first, sums_wr = walked[i]
         stop = start + numbers.shape[0]
         located = {c: np.full(numbers.shape[0], np.nan) for c in LOCATION_COLUMNS}
         if significant[start:stop].any():
             ids, _ = subset_ids(coded, subset, n)
             chosen = np.full(first.shape[0], -1, dtype=np.int64)
-            chosen[numbers[significant[start:stop]]] = first[numbers[significant[start:stop]]]
+            picked = numbers[significant[start:stop]]
+            chosen[picked] = first[picked]
             found = compiled.location(rows, ids, 0, out, chosen, True)
             located = {c: v[numbers] for c, v in found.items()}
         body = compiled.summary_frame(rows, [], out[numbers], first[numbers], located)
@@ -149,7 +147,7 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
             {
                 "depth": np.full(numbers.shape[0], len(subset), dtype=np.int32),
                 "condition": condition,
-                "response_mean": mean[numbers],
+                "response_mean": sums_wr[numbers] / out[numbers, k.WEIGHT],
                 "_p_bootstrap": p_boot[start:stop],
                 "critical_z": np.full(numbers.shape[0], critical),
                 "tests": np.full(numbers.shape[0], tests, dtype=np.int64),

@@ -3,7 +3,7 @@
 For the bootstrap of :mod:`polars_cumdev.multicalibration.bootstrap`: the rows
 are walked once, and each row updates, for every feature subset, the running
 calibration sum C = sum W (R - S) of the one segment of that subset it belongs
-to (the segment's number is the mixed-radix combination of the row's feature
+to), with no per-row storage beyond the codes (the segment's number is the mixed-radix combination of the row's feature
 codes). The extremes of C are sampled only where a segment's tie closes (the
 row's score differs from the last one seen in that segment, or the walk ends),
 so the range is the one of the tie-merged curve (method.md 1.1 and 2): for
@@ -14,14 +14,14 @@ four numbers per segment number; nothing is stored per row.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from polars_cumdev.kernel.prefix import F64, I64, JIT, Array, weight
 
 __all__ = ["segment_ranges"]
 
 
-@njit(**JIT)
+@njit(**JIT, parallel=True)
 def segment_ranges(
     codes: Array,
     features: I64,
@@ -39,7 +39,7 @@ def segment_ranges(
     Parameters
     ----------
     codes
-        Rows x features array of level codes (rows sorted by score).
+        Features x rows array of level codes (rows sorted by score).
     features, radices
         Subsets x depth arrays: the feature of each position of a subset
         (-1 past its depth) and its number of levels.
@@ -62,26 +62,30 @@ def segment_ranges(
     mass = np.zeros(total)
     last = np.full(total, np.nan)
     subsets, depth = features.shape
-    for i in range(s.shape[0]):
-        si = float(s[i])
-        wi = weight(w, weighted, scale, i)
-        step = wi * (float(r[i]) - si)
-        for k in range(subsets):
+    rows = s.shape[0]
+    steps = np.empty(rows)
+    weights = np.empty(rows)
+    for i in range(rows):
+        weights[i] = weight(w, weighted, scale, i)
+        steps[i] = weights[i] * (float(r[i]) - float(s[i]))
+    for k in prange(subsets):  # subsets own disjoint segment numbers: no race
+        for i in range(rows):
             g = 0
             for j in range(depth):
                 f = features[k, j]
                 if f < 0:
                     break
-                g = g * radices[k, j] + int(codes[i, f])
+                g = g * radices[k, j] + int(codes[f, i])
             g += bases[k]
+            si = float(s[i])
             if last[g] != si:  # a new tie opens: the one before is closed
                 if c[g] > top[g]:
                     top[g] = c[g]
                 if c[g] < bottom[g]:
                     bottom[g] = c[g]
                 last[g] = si
-            c[g] += step
-            mass[g] += wi
+            c[g] += steps[i]
+            mass[g] += weights[i]
     out = np.empty((total, 2))
     for g in range(total):
         out[g, 0] = max(top[g], c[g]) - min(bottom[g], c[g])
@@ -89,7 +93,7 @@ def segment_ranges(
     return out
 
 
-@njit(**JIT)
+@njit(**JIT, parallel=True)
 def segment_sums(
     codes: Array,
     features: I64,
@@ -121,20 +125,22 @@ def segment_sums(
     bottom = np.full(total, np.inf)
     last = np.full(total, np.nan)
     subsets, depth = features.shape
-    for i in range(s.shape[0]):
-        si = float(s[i])
-        ri = float(r[i])
-        wi = weight(w, weighted, scale, i)
-        step = wi * (ri - si)
-        bern = wi * wi * si * (1.0 - si)
-        for k in range(subsets):
+    rows = s.shape[0]
+    weights = np.empty(rows)
+    for i in range(rows):
+        weights[i] = weight(w, weighted, scale, i)
+    for k in prange(subsets):  # subsets own disjoint segment numbers: no race
+        for i in range(rows):
             g = 0
             for j in range(depth):
                 f = features[k, j]
                 if f < 0:
                     break
-                g = g * radices[k, j] + int(codes[i, f])
+                g = g * radices[k, j] + int(codes[f, i])
             g += bases[k]
+            si = float(s[i])
+            ri = float(r[i])
+            wi = weights[i]
             if last[g] != si:
                 if first[g] < 0:
                     first[g] = i
@@ -145,10 +151,10 @@ def segment_sums(
                         bottom[g] = c[g]
                 out[g, 1] += 1.0
                 last[g] = si
-            c[g] += step
+            c[g] += wi * (ri - si)
             out[g, 0] += 1.0
             out[g, 2] += wi
-            out[g, 6] += bern
+            out[g, 6] += wi * wi * si * (1.0 - si)
             wr[g] += wi * ri
     for g in range(total):
         if first[g] >= 0:

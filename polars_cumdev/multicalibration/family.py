@@ -276,10 +276,11 @@ def _numerical(column: pl.Series, family: Segments) -> Coded:
             x = column.cast(pl.Float64)
     values = x.fill_nan(None).to_numpy(allow_copy=True).astype(np.float64)
     missing = np.isnan(values)
-    present = np.sort(values[~missing])
-    distinct = np.unique(present)
+    present = values[~missing]
+    few = pl.Series(present).n_unique() <= family.levels
+    distinct = np.unique(present) if few else present[:0]
     literal = column.dtype.is_integer() or column.dtype == pl.Boolean
-    if distinct.shape[0] <= family.levels:
+    if few:
         codes = np.searchsorted(distinct, values).astype(np.int32)
         labels = [_label(int(v) if literal else float(v)) for v in distinct]
         if column.dtype == pl.Boolean:
@@ -389,16 +390,16 @@ def enumerate_family(
 def layout(
     coded: Sequence[Coded], subsets: Sequence[tuple[int, ...]]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
-    """The walk's view of the family: a rows x features code matrix, per subset its
+    """The walk's view of the family: a features x rows code matrix, per subset its
     features and their numbers of levels (padded with -1 and 1), where its segment
     numbers start, and the number of segment numbers over all subsets.
     """
     widest = max(256, *(len(c.labels) for c in coded)) if coded else 256
     dtype = np.uint8 if widest <= 256 else np.uint16
     rows = coded[0].codes.shape[0] if coded else 0
-    codes = np.zeros((rows, max(len(coded), 1)), dtype=dtype)
+    codes = np.zeros((max(len(coded), 1), rows), dtype=dtype)
     for f, c in enumerate(coded):
-        codes[:, f] = c.codes
+        codes[f] = c.codes
     depth = max(1, *(len(s) for s in subsets))
     features = np.full((len(subsets), depth), -1, dtype=np.int64)
     radices = np.ones((len(subsets), depth), dtype=np.int64)

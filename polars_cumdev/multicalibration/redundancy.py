@@ -19,14 +19,18 @@ import polars as pl
 __all__ = ["with_parents"]
 
 
-def with_parents(table: pl.LazyFrame, features: Sequence[str], level: float) -> pl.LazyFrame:
+def with_parents(
+    table: pl.LazyFrame, features: Sequence[str], level: float, z: str = "ecce_r_z"
+) -> pl.LazyFrame:
     """``table`` with ``parent_z``, ``parent`` (its condition) and ``finding``.
+
+    ``z`` names the statistic compared (``kuiper_z`` for a screen).
 
     Joins only (one per feature): no loop over segments.
     """
     table = table.cache()
     features = list(features)
-    base = table.select(*features, pl.col("ecce_r_z").alias("_pz"), pl.col("condition").alias("_pc"))
+    base = table.select(*features, pl.col(z).alias("_pz"), pl.col("condition").alias("_pc"))
     links = [
         table.filter(pl.col(f).is_not_null()).select(
             pl.col("condition").alias("_child"),
@@ -52,7 +56,7 @@ def with_parents(table: pl.LazyFrame, features: Sequence[str], level: float) -> 
         schema = {"condition": pl.String, "parent_z": pl.Float64, "parent": pl.String}
         best = pl.LazyFrame(schema=schema)
     significant = (pl.col("p_family") <= level).fill_null(False)
-    stronger = pl.col("parent_z").is_null() | (pl.col("ecce_r_z") > pl.col("parent_z"))
+    stronger = pl.col("parent_z").is_null() | (pl.col(z) > pl.col("parent_z"))
     finding = (
         pl.when(~significant)
         .then(pl.lit("not significant"))

@@ -35,7 +35,7 @@ from polars_cumdev.multicalibration.familywise import critical_z, holm_numpy
 from polars_cumdev.pvalues import kuiper_pvalue
 from polars_cumdev.statistics import SUMMARY_SCHEMA
 
-__all__ = ["EXTRA_SCHEMA", "Options", "family_frame"]
+__all__ = ["EXTRA_SCHEMA", "Options", "Walked", "assemble", "family_frame"]
 
 #: Columns the node adds to :data:`SUMMARY_SCHEMA` (after the feature columns).
 EXTRA_SCHEMA: dict[str, pl.DataType] = {
@@ -86,27 +86,66 @@ def _labels(coded: list[Coded], subset: tuple[int, ...], numbers: np.ndarray, fa
     return columns, condition
 
 
+@dataclass(frozen=True)
+class Walked:
+    """Per subset, the kernel's per-segment arrays (``calibration_groups`` layout)."""
+
+    out: list[np.ndarray]
+    first: list[np.ndarray]
+    response_sums: list[np.ndarray]  # sum of W R per segment number (rescaled weights)
+
+
 def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.DataFrame:
-    """Per segment: feature labels, the layout of ``summarize`` and :data:`EXTRA_SCHEMA`."""
-    from polars_cumdev import kernel as k
+    """Per segment: feature labels, the layout of ``summarize`` and :data:`EXTRA_SCHEMA`.
+
+    Calibration (method.md 2): every subset's sums from one compiled walk.
+    """
     from polars_cumdev.kernel.segments import segment_sums
 
-    batch, n = rows.batch, rows.batch.height
-    coded = coded_features(batch, family)
+    coded = coded_features(rows.batch, family)
     subsets = family.subsets()
     codes, features, radices, bases, total = layout(coded, subsets)
     sums, firsts, wr = segment_sums(
         codes, features, radices, bases, rows.s, rows.r, rows.w, rows.weighted, rows.scale, total
     )
     ends = np.append(bases[1:], total)
-    walked = [(sums[a:b], firsts[a:b], wr[a:b]) for a, b in zip(bases, ends, strict=True)]
-    kept, dropped = enumerate_family([o[:, k.N_ROWS] for o, _, _ in walked], family)
+    spans = list(zip(bases, ends, strict=True))
+    walked = Walked(
+        [sums[a:b] for a, b in spans], [firsts[a:b] for a, b in spans], [wr[a:b] for a, b in spans]
+    )
+    return assemble(rows, family, options, coded, subsets, walked, binary=True, prefix=None)
+
+
+def assemble(
+    rows: compiled.Rows,
+    family: Segments,
+    options: Options,
+    coded: list[Coded],
+    subsets: list[tuple[int, ...]],
+    walked: Walked,
+    *,
+    binary: bool,
+    prefix: tuple[np.ndarray, np.ndarray] | None,
+    constants: dict[str, object] | None = None,
+) -> pl.DataFrame:
+    """Keep, test, adjust and locate the walked segments; one frame row per kept segment.
+
+    ``binary`` picks sigma^2 (31) or (32) (always (50) for calibration);
+    ``prefix`` is the screen's :func:`polars_cumdev.kernel.prefix_table`
+    (``None`` for calibration); ``constants`` extra columns (the screen's
+    :func:`polars_cumdev.compiled.facts`).
+    """
+    from polars_cumdev import kernel as k
+
+    n = rows.batch.height
+    kept, dropped = enumerate_family([o[:, k.N_ROWS] for o in walked.out], family)
 
     # z and p of every kept segment, as normalize will find them, to choose where to locate.
-    outs = [walked[i][0][kept[i]] for i in range(len(subsets))]
+    outs = [walked.out[i][kept[i]] for i in range(len(subsets))]
     stacked = np.concatenate(outs) if outs else np.zeros((0, k.GROUP_COLUMNS))
+    column = k.SIGMA_B if binary else k.SIGMA_E
     with np.errstate(invalid="ignore", divide="ignore"):
-        root = np.sqrt(np.maximum(stacked[:, k.SIGMA_B], 0.0))
+        root = np.sqrt(np.maximum(stacked[:, column], 0.0))
         ranges = np.maximum(stacked[:, k.C_MAX], 0.0) - np.minimum(stacked[:, k.C_MIN], 0.0)
         z = np.where(root > 0.0, ranges / root, np.nan)
     tests = int(np.count_nonzero(~np.isnan(z)))
@@ -131,7 +170,7 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
         numbers = kept[i]
         if numbers.shape[0] == 0:
             continue
-        out, first, sums_wr = walked[i]
+        out, first = walked.out[i], walked.first[i]
         stop = start + numbers.shape[0]
         located = {c: np.full(numbers.shape[0], np.nan) for c in LOCATION_COLUMNS}
         if significant[start:stop].any():
@@ -139,15 +178,17 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
             chosen = np.full(first.shape[0], -1, dtype=np.int64)
             picked = numbers[significant[start:stop]]
             chosen[picked] = first[picked]
-            found = compiled.location(rows, ids, 0, out, chosen, True)
+            found = compiled.location(rows, ids, 0, out, chosen, binary, prefix)
             located = {c: v[numbers] for c, v in found.items()}
-        body = compiled.summary_frame(rows, [], out[numbers], first[numbers], located)
+        body = compiled.summary_frame(
+            rows, [], out[numbers], first[numbers], {**(constants or {}), **located}
+        )
         labels, condition = _labels(coded, subset, numbers, family)
         extra = pl.DataFrame(
             {
                 "depth": np.full(numbers.shape[0], len(subset), dtype=np.int32),
                 "condition": condition,
-                "response_mean": sums_wr[numbers] / out[numbers, k.WEIGHT],
+                "response_mean": walked.response_sums[i][numbers] / out[numbers, k.WEIGHT],
                 "_p_bootstrap": p_boot[start:stop],
                 "critical_z": np.full(numbers.shape[0], critical),
                 "tests": np.full(numbers.shape[0], tests, dtype=np.int64),
@@ -160,6 +201,7 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
         **{f: pl.String() for f in family.features},
         **EXTRA_SCHEMA,
         **SUMMARY_SCHEMA,
+        **{c: pl.Boolean() if isinstance(v, bool) else pl.Float64() for c, v in (constants or {}).items()},
     }
     if not frames:
         return pl.DataFrame(schema=schema)

@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 import reference_mcgrad as ref
 
+import polars_cumdev as pc
 from polars_cumdev.calibration import calibration
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.multicalibration import multicalibration, segments, subpop, summary
@@ -283,3 +284,22 @@ def test_familywise_error_under_calibration(method):
     rate = _null_rate(method, sims)
     # at most 5% plus three binomial standard errors
     assert rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / sims), rate
+
+
+@pytest.mark.parametrize("weights", [True, False])
+def test_screen_by_segments_equals_screen_of_each_segment(weights):
+    frame, weight = _data(12, n=1200, weights=weights, soft=False, grid=True)
+    family = segments(["a", "b"], ["c"], depth=2, min_rows=40)
+    table = pc.screen(frame, family, "s", "y", weight).collect()
+    assert table.height > 15 and table["depth"].min() == 1  # the full population is the reference
+    columns = ["n", "n_scores", "weight", "kuiper", "ks", "delta", "sigma", "kuiper_z", "kuiper_p"]
+    for row in table.iter_rows(named=True):
+        marked = frame.with_columns(subpop(row).alias("_member"))
+        one = pc.screen(marked, "_member", "s", "y", weight, engine="polars").collect()
+        one = one.filter(pl.col("_member")).row(0, named=True)
+        for name in columns:
+            assert _close(float(row[name]), float(one[name]), 1e-9), (row["condition"], name)
+    expected = ref.holm(table["kuiper_p"].to_list())
+    assert all(_close(a, b) for a, b in zip(table["p_family"], expected, strict=True))
+    quiet = table.filter(pl.col("p_family") > 0.05)
+    assert quiet["from_score"].null_count() == quiet.height

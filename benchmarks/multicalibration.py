@@ -76,21 +76,27 @@ def main(sizes: list[int]) -> None:
     family = pc.segments(
         [f"c{k}" for k in range(4)], [f"x{k}" for k in range(3)], depth=3, rules="mcgrad"
     )
-    print(f"MCGrad importable: {importlib.util.find_spec('mcgrad') is not None} "
-          "(not installed here: it needs PyTorch, 6.7 GB; spec (f) measured 29.9 s at 1e6)")
+    print(
+        f"MCGrad importable: {importlib.util.find_spec('mcgrad') is not None} "
+        "(not installed here: it needs PyTorch, 6.7 GB; spec (f) measured 29.9 s at 1e6)"
+    )
     warm = frame(20_000)
     multicalibration(warm, "s", "y", "w", segments=family).collect()
-    multicalibration(warm, "s", "y", "w", segments=family, method="bootstrap", resamples=2).collect()
+    multicalibration(
+        warm, "s", "y", "w", segments=family, method="bootstrap", resamples=2
+    ).collect()
     for n in sizes:
         data = frame(n)
         size = data.estimated_size()
         sort = best(lambda data=data: data.sort("s"))
         with Peak() as peak:
             table = multicalibration(data, "s", "y", "w", segments=family).collect()
-        audit = best(lambda data=data: multicalibration(data, "s", "y", "w", segments=family).collect(), 1)
+        audit = best(
+            lambda data=data: multicalibration(data, "s", "y", "w", segments=family).collect(), 1
+        )
         b = 5
         boot = best(
-            lambda data=data: multicalibration(
+            lambda data=data, b=b: multicalibration(
                 data, "s", "y", "w", segments=family, method="bootstrap", resamples=b
             ).collect(),
             1,
@@ -104,7 +110,9 @@ def main(sizes: list[int]) -> None:
             f"({size / 1e9:.2f} GB)"
         )
         if n <= 1_000_000:
-            print(f"  vs MCGrad 0.1.5's 29.9 s (spec (f), same machine class): {29.9 / audit:5.1f}x")
+            print(
+                f"  vs MCGrad 0.1.5's 29.9 s (spec (f), same machine class): {29.9 / audit:5.1f}x"
+            )
 
 
 if __name__ == "__main__":

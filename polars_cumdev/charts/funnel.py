@@ -65,9 +65,7 @@ def funnel(
     if not 0.0 < level < 1.0:
         raise InvalidParameterError(f"`level` must be in (0, 1), got {level!r}")
     features: Sequence[str] = _features(frame)
-    parts = [
-        pl.when(pl.col(f).is_not_null()).then(pl.lit(f"{f} = ") + pl.col(f)) for f in features
-    ]
+    parts = [pl.when(pl.col(f).is_not_null()).then(pl.lit(f"{f} = ") + pl.col(f)) for f in features]
     label = pl.concat_str(parts, separator=" & ", ignore_nulls=True) if parts else pl.lit("")
     shown = frame.filter(pl.col(z).is_not_null() & pl.col(z).is_finite())
     left_out = frame.height - shown.height
@@ -105,7 +103,6 @@ def funnel(
         .encode(y="critical:Q")
     )
     text = title or "Every segment's calibration z against its weight"
-    return (
-        alt.layer(points, rule)
-        .properties(width=width, height=height, title=_style.title(text, subtitle))
+    return alt.layer(points, rule).properties(
+        width=width, height=height, title=_style.title(text, subtitle)
     )

@@ -1,14 +1,15 @@
-"""Every segment's ECCE-R in one walk over the rows sorted by score (Numba).
+"""Every segment's calibration sums in one compiled pass per feature subset (Numba).
 
-For the bootstrap of :mod:`polars_cumdev.multicalibration.bootstrap`: the rows
-are walked once, and each row updates, for every feature subset, the running
-calibration sum C = sum W (R - S) of the one segment of that subset it belongs
-to), with no per-row storage beyond the codes (the segment's number is the mixed-radix combination of the row's feature
-codes). The extremes of C are sampled only where a segment's tie closes (the
-row's score differs from the last one seen in that segment, or the walk ends),
-so the range is the one of the tie-merged curve (method.md 1.1 and 2): for
-calibration, merging a tie only hides the partial sums inside it. Memory is
-four numbers per segment number; nothing is stored per row.
+For :mod:`polars_cumdev.multicalibration`: the rows, sorted by score, are
+walked once per feature subset (subsets in parallel, each owning its own
+segment numbers), each row updating the sums of the one segment of that
+subset it belongs to; the segment's number is the mixed-radix combination of
+the row's feature codes, formed on the fly, so nothing is stored per row and
+segment. The extremes of C = sum W (R - S) are sampled only where a segment's
+tie closes (the row's score differs from the last one seen in that segment, or
+the walk ends), so the range is the one of the tie-merged curve (method.md 1.1
+and 2): for calibration, merging a tie only hides the partial sums inside it.
+Memory is a few numbers per segment number.
 """
 
 from __future__ import annotations

@@ -37,6 +37,8 @@ MULTICALIBRATION_COLUMNS = (
     *LOCATION_COLUMNS,
     "parent_z",
     "parent",
+    "child_z",
+    "child",
     "finding",
     "condition",
     "critical_z",
@@ -105,10 +107,11 @@ def multicalibration(
         ``response_mean`` (the segment's weighted mean response),
         ``p_family`` (family-wise adjusted p of ``ecce_r_z``), the located
         stretch (``from_score``, ``to_score``, ``share``, ``deviation``;
-        only where ``p_family <= level``), ``parent_z`` and ``parent`` (the
-        strongest parent segment), ``finding`` ("new", "inherited" or "not
-        significant"), ``condition`` (SQL text; :func:`subpop` turns it
-        into an expression), ``critical_z``, ``tests`` (segments with a
+        only where ``p_family <= level``), ``parent_z``, ``parent``, ``child_z``,
+        ``child`` (the strongest parent and child segments), ``finding``
+        ("new", "inherited", "broader" or "not significant";
+        :mod:`~polars_cumdev.multicalibration.redundancy`), ``condition``
+        (SQL text; :func:`subpop` turns it into an expression), ``critical_z``, ``tests`` (segments with a
         defined z), ``dropped`` (segments left out by a cap) and ``note``;
         sorted by ``ecce_r_z``, largest first.
     """

@@ -72,7 +72,9 @@ class Segments:
         """Feature subsets by depth, each in ``itertools.combinations`` order."""
         depth = min(self.depth, len(self.features))
         return [
-            c for d in range(depth + 1) for c in itertools.combinations(range(len(self.features)), d)
+            c
+            for d in range(depth + 1)
+            for c in itertools.combinations(range(len(self.features)), d)
         ]
 
     def check(self, schema: pl.Schema, reserved: Sequence[str]) -> None:
@@ -227,8 +229,11 @@ def _categorical(column: pl.Series, family: Segments) -> Coded:
     if isinstance(column.dtype, pl.Enum):
         values = column.cast(pl.String)
     mcgrad = family.rules == "mcgrad"
-    table = values.to_frame("v").with_row_index("i").group_by("v").agg(
-        pl.len().alias("n"), pl.col("i").min().alias("first")
+    table = (
+        values.to_frame("v")
+        .with_row_index("i")
+        .group_by("v")
+        .agg(pl.len().alias("n"), pl.col("i").min().alias("first"))
     )
     if not mcgrad:
         table = table.filter(pl.col("v").is_not_null())
@@ -296,9 +301,7 @@ def _numerical(column: pl.Series, family: Segments) -> Coded:
             opening = "[" if b == 0 else "("
             labels.append(f"{opening}{_label(low)}, {_label(high)}]")
             relation = ">=" if b == 0 else ">"
-            conditions.append(
-                f"({name} {relation} {_literal(low)} AND {name} <= {_literal(high)})"
-            )
+            conditions.append(f"({name} {relation} {_literal(low)} AND {name} <= {_literal(high)})")
     if missing.any():
         codes[missing] = len(labels)
         labels.append(MISSING)
@@ -331,7 +334,9 @@ def coded_features(batch: pl.DataFrame, family: Segments) -> list[Coded]:
     return coded
 
 
-def subset_ids(coded: Sequence[Coded], subset: tuple[int, ...], rows: int) -> tuple[np.ndarray, int]:
+def subset_ids(
+    coded: Sequence[Coded], subset: tuple[int, ...], rows: int
+) -> tuple[np.ndarray, int]:
     """Each row's segment number within ``subset`` (mixed radix, last feature fastest)."""
     if not subset:
         return np.zeros(rows, dtype=np.int32), 1

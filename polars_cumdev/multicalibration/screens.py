@@ -39,6 +39,8 @@ SEGMENT_SCREEN_COLUMNS = (
     *LOCATION_COLUMNS,
     "parent_z",
     "parent",
+    "child_z",
+    "child",
     "finding",
     "condition",
     "critical_z",
@@ -103,8 +105,10 @@ def screen_segments(
         subsets = [s for s in segments.subsets() if s]
         columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
         prefix = k.prefix_table(*columns, rows.centre)
-        w = rows.w.astype(np.float64) * rows.scale if rows.weighted else np.full(
-            rows.batch.height, rows.scale
+        w = (
+            rows.w.astype(np.float64) * rows.scale
+            if rows.weighted
+            else np.full(rows.batch.height, rows.scale)
         )
         r = rows.r.astype(np.float64)
         walked = Walked([], [], [])

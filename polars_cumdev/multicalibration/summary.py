@@ -19,8 +19,8 @@ import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.prepare import FrameLike, as_lazy
-from polars_cumdev.significance import pvalue
 from polars_cumdev.pvalues import kuiper_pvalue
+from polars_cumdev.significance import pvalue
 
 __all__ = ["summary"]
 

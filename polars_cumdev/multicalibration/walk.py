@@ -201,7 +201,10 @@ def assemble(
         **{f: pl.String() for f in family.features},
         **EXTRA_SCHEMA,
         **SUMMARY_SCHEMA,
-        **{c: pl.Boolean() if isinstance(v, bool) else pl.Float64() for c, v in (constants or {}).items()},
+        **{
+            c: pl.Boolean() if isinstance(v, bool) else pl.Float64()
+            for c, v in (constants or {}).items()
+        },
     }
     if not frames:
         return pl.DataFrame(schema=schema)

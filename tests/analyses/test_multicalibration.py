@@ -190,11 +190,14 @@ def test_planted_intersection_ranks_first(method):
     assert top["finding"] == "new"
     assert top["from_score"] is not None  # significant: the stretch is stated
     # inherited variants: its children are significant but weaker than it
-    children = table.filter(
-        (pl.col("a") == "x") & (pl.col("b") == "2") & pl.col("c").is_not_null()
-    )
+    children = table.filter((pl.col("a") == "x") & (pl.col("b") == "2") & pl.col("c").is_not_null())
     assert (children["parent_z"] <= top["ecce_r_z"] + 1e-12).all()
     assert set(children.filter(pl.col("p_family") <= 0.05)["finding"]) <= {"inherited"}
+    # its parents (diluted views) are "broader", pointing at it
+    for parent in (pl.col("a") == "x", pl.col("b") == "2"):
+        row = table.filter(parent & (pl.col("depth") == 1)).row(0, named=True)
+        if row["p_family"] <= 0.05:
+            assert row["finding"] == "broader" and row["child"] == top["condition"]
     # nothing located where the family-wise p does not support it
     quiet = table.filter(pl.col("p_family") > 0.05)
     assert quiet["from_score"].null_count() == quiet.height

@@ -1,3 +1,4 @@
+# ruff: noqa: N803, N806  (the spec's names: D, V, M, K, W, C, T, F)
 """Naive NumPy transcription of multicalibration-mcgrad.md (MCGrad 0.1.5's arithmetic).
 
 Written from the spec page only, deliberately plainly: a Python loop over
@@ -53,7 +54,7 @@ def numerical_levels(column: list, V: int) -> tuple[list, list]:
         edges = []
         for q in np.linspace(0, 1, V + 1):
             h = (L - 1) * q
-            i = int(math.floor(h))
+            i = math.floor(h)
             t = h - i
             lo = present[i]
             hi = present[min(i + 1, L - 1)]

@@ -30,4 +30,13 @@ from polars_cumdev.charts.funnel import funnel
 from polars_cumdev.charts.reliability import reliability
 from polars_cumdev.charts.screen import screen
 
-__all__ = ["corp", "covariate_map", "cumulative", "ece_sweep", "funnel", "reliability", "save", "screen"]
+__all__ = [
+    "corp",
+    "covariate_map",
+    "cumulative",
+    "ece_sweep",
+    "funnel",
+    "reliability",
+    "save",
+    "screen",
+]

@@ -111,8 +111,8 @@ def multicalibration(
         ``child`` (the strongest parent and child segments), ``finding``
         ("new", "inherited", "broader" or "not significant";
         :mod:`~polars_cumdev.multicalibration.redundancy`), ``condition``
-        (SQL text; :func:`subpop` turns it into an expression), ``critical_z``, ``tests`` (segments with a
-        defined z), ``dropped`` (segments left out by a cap) and ``note``;
+        (SQL text; :func:`subpop` turns it into an expression),
+        ``critical_z``, ``tests`` (segments with a defined z), ``dropped`` (segments left out by a cap) and ``note``;
         sorted by ``ecce_r_z``, largest first.
     """
     if not isinstance(segments, Segments):

@@ -112,7 +112,8 @@ def multicalibration(
         ("new", "inherited", "broader" or "not significant";
         :mod:`~polars_cumdev.multicalibration.redundancy`), ``condition``
         (SQL text; :func:`subpop` turns it into an expression),
-        ``critical_z``, ``tests`` (segments with a defined z), ``dropped`` (segments left out by a cap) and ``note``;
+        ``critical_z``, ``tests`` (segments with a defined z), ``dropped``
+        (segments left out by a cap) and ``note``;
         sorted by ``ecce_r_z``, largest first.
     """
     if not isinstance(segments, Segments):

@@ -44,6 +44,7 @@ from polars_cumdev.datasets.subpopulation_examples import (
     step_oscillation,
     weighted_outliers,
 )
+from polars_cumdev.datasets.scored import census_scored
 from polars_cumdev.datasets.survey import COUNTIES, PAPER_STATISTICS, census
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "calibration_oscillating",
     "calibration_overconfident",
     "census",
+    "census_scored",
     "notch",
     "notch_indices",
     "paired_models",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -62,6 +62,11 @@ class Segments:
     max_segments: int | None = None
     rules: Rules = "cumdev"
     chunk: int = 50
+    feature_levels: tuple[tuple[str, int], ...] = ()
+
+    def levels_of(self, name: str) -> int:
+        """The number of levels of feature ``name`` (``feature_levels`` wins over ``levels``)."""
+        return dict(self.feature_levels).get(name, self.levels)
 
     @property
     def features(self) -> tuple[str, ...]:
@@ -132,6 +137,7 @@ def segments(
     max_segments: int | None = None,
     rules: Rules = "cumdev",
     chunk: int = 50,
+    feature_levels: Mapping[str, int] | None = None,
 ) -> Segments:
     """Describe the family of segments a multicalibration audit examines.
 
@@ -163,6 +169,9 @@ def segments(
         ``"cumdev"`` or ``"mcgrad"`` (multicalibration-mcgrad.md, section a).
     chunk
         MCGrad's ``chunk_size`` (only with ``rules="mcgrad"`` and a cap).
+    feature_levels
+        Levels of particular features, overriding ``levels`` (e.g.
+        ``{"county": 50}`` keeps every county of 50 or fewer apart).
 
     Returns
     -------
@@ -177,6 +186,11 @@ def segments(
         raise InvalidParameterError(f"`rules` must be 'cumdev' or 'mcgrad', got {rules!r}")
     if max_segments is not None:
         _positive_int(max_segments, "max_segments", 1)
+    own = dict(feature_levels or {})
+    for name, count in own.items():
+        if name not in cat + num:
+            raise InvalidParameterError(f"`feature_levels` names {name!r}, which is not a feature")
+        _positive_int(count, f"feature_levels[{name!r}]", 2)
     return Segments(
         categorical=cat,
         numerical=num,
@@ -186,6 +200,7 @@ def segments(
         max_segments=max_segments,
         rules=rules,
         chunk=_positive_int(chunk, "chunk", 1),
+        feature_levels=tuple(sorted(own.items())),
     )
 
 
@@ -240,8 +255,9 @@ def _categorical(column: pl.Series, family: Segments) -> Coded:
     tie = ["n", "first"] if mcgrad else ["n", "v"]
     table = table.sort(tie, descending=[True, False], nulls_last=True)
     distinct = table.get_column("v").to_list()
-    pooled = len(distinct) > family.levels
-    kept = distinct[: family.levels - 1] if pooled else distinct
+    levels = family.levels_of(column.name)
+    pooled = len(distinct) > levels
+    kept = distinct[: levels - 1] if pooled else distinct
     labels = [MISSING if v is None else _label(v) for v in kept]
     conditions = [f"{name} IS NULL" if v is None else f"{name} = {_literal(v)}" for v in kept]
     index = pl.Series([v for v in kept if v is not None], dtype=values.dtype)
@@ -282,7 +298,8 @@ def _numerical(column: pl.Series, family: Segments) -> Coded:
     values = x.fill_nan(None).to_numpy(allow_copy=True).astype(np.float64)
     missing = np.isnan(values)
     present = values[~missing]
-    few = pl.Series(present).n_unique() <= family.levels
+    levels = family.levels_of(column.name)
+    few = pl.Series(present).n_unique() <= levels
     distinct = np.unique(present) if few else present[:0]
     literal = column.dtype.is_integer() or column.dtype == pl.Boolean
     if few:
@@ -293,7 +310,7 @@ def _numerical(column: pl.Series, family: Segments) -> Coded:
         else:
             conditions = [f"{name} = {_literal(int(v) if literal else float(v))}" for v in distinct]
     else:
-        edges = np.unique(np.quantile(present, np.linspace(0.0, 1.0, family.levels + 1)))
+        edges = np.unique(np.quantile(present, np.linspace(0.0, 1.0, levels + 1)))
         codes = np.clip(np.searchsorted(edges, values, side="left") - 1, 0, None).astype(np.int32)
         labels, conditions = [], []
         for b in range(edges.shape[0] - 1):

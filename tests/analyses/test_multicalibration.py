@@ -306,3 +306,28 @@ def test_screen_by_segments_equals_screen_of_each_segment(weights):
     assert all(_close(a, b) for a, b in zip(table["p_family"], expected, strict=True))
     quiet = table.filter(pl.col("p_family") > 0.05)
     assert quiet["from_score"].null_count() == quiet.height
+
+
+def test_feature_levels_override_levels():
+    frame, _ = _data(13, weights=False, soft=False)
+    family = segments(["a"], ["c"], depth=1, min_rows=1, feature_levels={"a": 10})
+    table = multicalibration(frame, "s", "y", segments=family).collect()
+    assert set(table["a"].drop_nulls()) == {"p", "q", "r", "t", "u", "(missing)"}
+    assert table.filter(pl.col("c").is_not_null()).height == 4  # 3 quantile bins + (missing)
+    with pytest.raises(CumdevError, match="not a feature"):
+        segments(["a"], feature_levels={"b": 4})
+
+
+@pytest.mark.slow
+def test_bundled_example_finds_the_built_in_counties():
+    from polars_cumdev.datasets import census_scored
+
+    family = segments(
+        ["county"], ["vehicles", "children", "log10_income"], depth=2, feature_levels={"county": 41}
+    )
+    table = census_scored().cumdev.multicalibration(
+        "score", "has_internet", "WGTP", segments=family
+    )
+    new = table.filter(pl.col("finding") == "new")
+    assert set(new["county"]) == {"Marlow", "Cedar"}
+    assert (new["depth"] == 1).all()

@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/compensated_sum.py [--rows 1e7] [--groups 1000]
 
-The screen (polars_cumdev.bins) gets every bin's sums of W, W^2, W r and
+The screen (polars_cumdev.method.bins) gets every bin's sums of W, W^2, W r and
 W r^2 (r = R - c, the centred response) as differences of running sums over
 the whole population sorted by score. A difference of two large running
 sums carries the rounding error of the running sums themselves, about
@@ -19,7 +19,7 @@ getting a bin sum from stored running sums:
 * ``global cum_sum``: one float64 running sum over the whole population
   (Polars ``cum_sum``; NumPy's ``cumsum`` gives the same figures), bin =
   difference of two running sums (what bins.py did before it compensated);
-* ``library pair``: what :func:`polars_cumdev.bins.running_sums` stores, the
+* ``library pair``: what :func:`polars_cumdev.method.bins.running_sums` stores, the
   running sum and the running sum of each addition's exact rounding error
   (TwoSum); bin = (sum_b - sum_a) + (err_b - err_a);
 * ``kernel pair``: the same pair as the compiled kernel keeps it
@@ -31,7 +31,7 @@ getting a bin sum from stored running sums:
   blocks is (rest of its first block) + (whole blocks between) + (local sum
   in its last block);
 * ``ranges (R=8)``: the same with 8 score ranges instead of blocks: exactly
-  how :mod:`polars_cumdev.partitioned` computes bins.
+  how :mod:`polars_cumdev.engines.partitioned` computes bins.
 
 Reported: the largest relative error |diff - exact| / |exact| of a bin sum,
 and the same relative to the bin's sum of |x| (which is what matters for the
@@ -50,10 +50,10 @@ import common
 import numpy as np
 import polars as pl
 
-from polars_cumdev import _names as nm
-from polars_cumdev.bins import running_sums
 from polars_cumdev.kernel import prefix_table
 from polars_cumdev.kernel.prefix import HI, LO
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.prefix_sums import running_sums
 
 BLOCK = 4096
 

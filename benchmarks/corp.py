@@ -29,7 +29,7 @@ import polars as pl
 
 
 def decomposition_rows(rows: int, groups_list: list[int], repeat: int) -> list[dict]:
-    from polars_cumdev.corp import corp
+    from polars_cumdev.corp.decomposition import corp
 
     out = []
     for groups in groups_list:
@@ -62,10 +62,10 @@ def decomposition_rows(rows: int, groups_list: list[int], repeat: int) -> list[d
 def stacked_band(x, v, c, point, segment, resamples: int, level: float, seed: int):
     """The band with every resample of every segment laid end to end in one fit_segments call.
 
-    Same draws as :func:`polars_cumdev.isotonic.consistency_band`; the
+    Same draws as :func:`polars_cumdev.corp.isotonic.consistency_band`; the
     alternative to its loop over resamples, for comparison only.
     """
-    from polars_cumdev.isotonic import fit_segments, segment_starts
+    from polars_cumdev.corp.isotonic import fit_segments, segment_starts
 
     starts = segment_starts(point)
     ids = segment[starts]
@@ -84,7 +84,7 @@ def stacked_band(x, v, c, point, segment, resamples: int, level: float, seed: in
 
 def band_rows(rows: int, groups: int, resamples: int) -> list[dict]:
     from polars_cumdev.corp import corp_curve
-    from polars_cumdev.isotonic import consistency_band
+    from polars_cumdev.corp.isotonic import consistency_band
 
     df = common.make_frame(rows, groups, seed=7)
 
@@ -130,7 +130,7 @@ def band_rows(rows: int, groups: int, resamples: int) -> list[dict]:
 def precision_rows(size: int = 25) -> list[dict]:
     from scipy.optimize import isotonic_regression
 
-    from polars_cumdev.isotonic import fit_segments
+    from polars_cumdev.corp.isotonic import fit_segments
 
     rng = np.random.default_rng(11)
     out = []

@@ -15,14 +15,14 @@ sort:
 * ``index``: ``df.select(hilbert_index(*covariates, normalize=...))``, the
   UInt64 index of every row (coordinates and distance along the curve);
 * ``coords``: the grid coordinates of the d covariates alone, as the index
-  computes them (rank: :func:`polars_cumdev.ranking.compiled_rank_grid`,
+  computes them (rank: :func:`polars_cumdev.covariates.ranking.compiled_rank_grid`,
   the compiled dense ranks on threads; range: the min-max expressions);
 * ``polars rank``: what the rank coordinates cost before the compiled path,
   one Polars ``rank("dense")`` per covariate in one ``select``;
-* ``distance``: :func:`polars_cumdev.hilbert.hilbert_distances` alone, on
+* ``distance``: :func:`polars_cumdev.covariates.hilbert.hilbert_distances` alone, on
   precomputed grid coordinates (the state machine's share of ``index``);
 * ``score``: the internal score of ``score=[...]``, the index's dense rank
-  (as :func:`polars_cumdev.covariates.resolve_score` computes it).
+  (as :func:`polars_cumdev.covariates.ordering.resolve_score` computes it).
 
 Ratios are to the sort measured in the same process; the load average is
 printed before and after (the machine is shared).
@@ -37,15 +37,15 @@ import common
 import numpy as np
 import polars as pl
 
-from polars_cumdev import ranking
-from polars_cumdev.covariates import _dense_rank
-from polars_cumdev.hilbert import (
+from polars_cumdev.covariates import ranking
+from polars_cumdev.covariates.hilbert import (
     _range_expr,
     default_bits,
     grid_coordinates,
     hilbert_distances,
     hilbert_index,
 )
+from polars_cumdev.covariates.ordering import _dense_rank
 
 COVARIATES = ("x", "y", "age", "u")
 

@@ -11,7 +11,7 @@ there:
 * ``import polars_cumdev`` (which imports neither Numba nor the kernel);
 * the census-sized screen (134,094 rows, the bundled data) with
   ``engine="auto"``, which keeps the Polars plan below
-  ``polars_cumdev.compiled.KERNEL_ROWS`` rows: its first call and its best of
+  ``polars_cumdev.method.compiled.KERNEL_ROWS`` rows: its first call and its best of
   five;
 * the same screen forced onto the kernel (``engine="kernel"``) with an empty
   Numba cache (``NUMBA_CACHE_DIR`` pointing to a new directory: every

@@ -135,7 +135,7 @@ def main() -> None:
         type=int,
         default=0,
         metavar="R",
-        help="time polars_cumdev.partitioned.screen_partitioned with R ranges instead",
+        help="time polars_cumdev.engines.partitioned.screen_partitioned with R ranges instead",
     )
     parser.add_argument("--child", nargs=5, metavar=("ROWS", "GROUPS", "ENGINE", "REPEAT", "R"))
     args = parser.parse_args()

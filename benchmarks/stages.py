@@ -12,10 +12,10 @@ and times that stage alone (best of ``repeat``), next to one eager
 
 * ``standardize``: validation and renaming (:func:`polars_cumdev.subpopulation.prepare_screen`);
 * ``sort by score``: the lazy sort the screen starts with;
-* ``full-population sums``: :func:`polars_cumdev.bins.full_population_prefix`;
-* ``stable sort by group``: :func:`polars_cumdev.ties.group_rows`;
-* ``merge ties``: :func:`polars_cumdev.ties.merge_ties` (includes the sort by group);
-* ``locate bins``: :func:`polars_cumdev.bins.locate_bins`;
+* ``full-population sums``: :func:`polars_cumdev.method.bins.full_population_prefix`;
+* ``stable sort by group``: :func:`polars_cumdev.method.ties.group_rows`;
+* ``merge ties``: :func:`polars_cumdev.method.ties.merge_ties` (includes the sort by group);
+* ``locate bins``: :func:`polars_cumdev.method.bins.locate_bins`;
 * ``accumulate + statistics``: accumulation, per-group statistics, p-values.
 
 Stages collected separately lose what the whole query shares (the cached
@@ -31,12 +31,13 @@ from collections.abc import Callable
 import common
 import polars as pl
 
-from polars_cumdev import _names as nm
-from polars_cumdev.accumulate import accumulate
-from polars_cumdev.bins import full_population_prefix, locate_bins
-from polars_cumdev.statistics import is_binary, normalize, summarize
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.accumulate import accumulate
+from polars_cumdev.method.bins import locate_bins
+from polars_cumdev.method.prefix_sums import full_population_prefix
+from polars_cumdev.method.statistics import is_binary, normalize, summarize
+from polars_cumdev.method.ties import group_rows, merge_ties
 from polars_cumdev.subpopulation import prepare_screen, screen
-from polars_cumdev.ties import group_rows, merge_ties
 
 ENGINES = ("in-memory", "streaming")
 KEYS = ["group"]

@@ -18,7 +18,7 @@ import polars as pl
 import polars_cumdev  # noqa: F401  (registers the `cumdev` namespace)
 from polars_cumdev import charts
 from polars_cumdev.datasets import census
-from polars_cumdev.report import render_html, report
+from polars_cumdev.report.subpopulation import render_html, report
 
 
 def output_dir() -> Path:

@@ -7,6 +7,7 @@ Importing the package registers the ``cumdev`` namespace on
 from __future__ import annotations
 
 from polars_cumdev import namespace as _namespace  # noqa: F401  (registers `cumdev`)
+from polars_cumdev.covariates.hilbert import hilbert_index
 from polars_cumdev.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -17,9 +18,8 @@ from polars_cumdev.errors import (
     OverlapError,
     TiedScoresError,
 )
-from polars_cumdev.hilbert import hilbert_index
+from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
 from polars_cumdev.multicalibration.family import segments
-from polars_cumdev.pvalues import ks_pvalue, kuiper_pvalue
 from polars_cumdev.subpopulation import curve, screen
 
 __version__ = "0.1.0"

@@ -16,12 +16,12 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_cumdev import _names as nm
-from polars_cumdev import compiled
-from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
-from polars_cumdev.curves import summed_sigma_curve
-from polars_cumdev.prepare import FrameLike, Prepared, prepare, schema_of
-from polars_cumdev.statistics import (
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method import compiled
+from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
+from polars_cumdev.method.curves import summed_sigma_curve
+from polars_cumdev.method.prepare import FrameLike, Prepared, prepare, schema_of
+from polars_cumdev.method.statistics import (
     MIN_SCORES,
     RMAX,
     STATISTIC_COLUMNS,
@@ -31,8 +31,8 @@ from polars_cumdev.statistics import (
     summarize,
     with_location,
 )
-from polars_cumdev.ties import merge_ties, sort_by_score
-from polars_cumdev.weights import rescale
+from polars_cumdev.method.ties import merge_ties, sort_by_score
+from polars_cumdev.method.weights import rescale
 
 __all__ = ["CALIBRATION_COLUMNS", "calibration", "calibration_curve"]
 
@@ -143,7 +143,7 @@ def calibration(
         ``ecce_r_log10p``, ``ecce_mad_log10p``, ``ecce_r_q``,
         ``ecce_mad_q`` (Benjamini-Hochberg across groups), the located
         stretch ``from_score``, ``to_score``, ``share``, ``deviation``
-        (:mod:`polars_cumdev.location`) and ``note``;
+        (:mod:`polars_cumdev.method.location`) and ``note``;
         sorted by ``ecce_r_z``, largest first.
     """
     prepared = _prepare(frame, score, response, weight, by)
@@ -196,7 +196,7 @@ def calibration_curve(
         ``score``, ``cumdiff``, ``full_mean`` (= ``score``),
         ``response_mean``, ``weight``, ``sigma``, ``variance_share`` and
         ``located`` (the point lies in the located stretch,
-        :mod:`polars_cumdev.location`).
+        :mod:`polars_cumdev.method.location`).
     """
     fraction = check_fraction(fraction)
     prepared = _prepare(frame, score, response, weight, None)

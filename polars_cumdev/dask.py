@@ -1,10 +1,10 @@
 """Screen and calibrate data that lives in a Dask cluster (``pip install "polars-cumdev[dask]"``).
 
-The score-range decomposition of :mod:`polars_cumdev.partitioned` run as
-Dask tasks on Polars frames (:mod:`polars_cumdev.cluster.dask_engine`); see
+The score-range decomposition of :mod:`polars_cumdev.engines.partitioned` run as
+Dask tasks on Polars frames (:mod:`polars_cumdev.engines.cluster.dask_engine`); see
 the workflow page "Screening on a cluster". Importing this module imports no
 Dask; the functions do, and raise
-:class:`~polars_cumdev.cluster.EngineMissingError` when it is missing.
+:class:`~polars_cumdev.engines.cluster.EngineMissingError` when it is missing.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def screen(
 
     The rows stay on the workers: they are checked and summarized per part,
     split into score ranges and each range reduced by one task
-    (:func:`polars_cumdev.partitioned.range_step`); only per-(range, group)
+    (:func:`polars_cumdev.engines.partitioned.range_step`); only per-(range, group)
     summaries reach the driver, which combines them (method.md 1.2-1.6).
 
     Parameters
@@ -47,9 +47,9 @@ def screen(
     ranges
         Number of score ranges or the cut points; by default the larger of
         the cluster's threads and one range per
-        :data:`polars_cumdev.partitioned.ROWS_PER_RANGE` rows, rounded up to
+        :data:`polars_cumdev.engines.partitioned.ROWS_PER_RANGE` rows, rounded up to
         a multiple of the threads
-        (:func:`polars_cumdev.cluster.steps.default_ranges`).
+        (:func:`polars_cumdev.engines.cluster.steps.default_ranges`).
     scheduler
         A ``distributed.Client``, a scheduler address such as
         ``"tcp://10.0.0.5:8786"``, or None: the current client if there is
@@ -65,15 +65,15 @@ def screen(
         The in-process screen's columns, rows and order (equal to rounding),
         the located stretch included: when some group has D > 2 sigma, the
         ranges holding such groups are stepped a second time, for them only
-        (:mod:`polars_cumdev.partitioned.locating`).
+        (:mod:`polars_cumdev.engines.partitioned.locating`).
 
     Raises
     ------
     CumdevError
         The in-process screen's errors for bad input (same class and
-        message), or :class:`~polars_cumdev.cluster.EngineMissingError`.
+        message), or :class:`~polars_cumdev.engines.cluster.EngineMissingError`.
     """
-    from polars_cumdev.cluster import dask_engine
+    from polars_cumdev.engines.cluster import dask_engine
 
     return dask_engine.screen(
         source,
@@ -117,13 +117,13 @@ def calibration(
     pl.DataFrame
         The in-process calibration's columns, rows and order.
     """
-    from polars_cumdev.cluster import dask_engine
+    from polars_cumdev.engines.cluster import dask_engine
 
     return dask_engine.calibration(source, score, response, weight, by=by, scheduler=scheduler)
 
 
 def local_cluster(workers: int | None = None) -> Any:
     """A ``distributed.Client`` on a new ``LocalCluster`` (one single-threaded process per core)."""
-    from polars_cumdev.cluster import dask_engine
+    from polars_cumdev.engines.cluster import dask_engine
 
     return dask_engine.local_cluster(workers)

@@ -31,14 +31,14 @@ from typing import Literal
 
 import polars as pl
 
-from polars_cumdev import _names as nm
-from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
-from polars_cumdev.covariates import Score, resolve_score
-from polars_cumdev.curves import summed_sigma_curve
+from polars_cumdev.covariates.ordering import Score, resolve_score
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.groups import selection_label
-from polars_cumdev.masks import mask_checks, resolve_mask
-from polars_cumdev.prepare import (
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
+from polars_cumdev.method.curves import summed_sigma_curve
+from polars_cumdev.method.groups import selection_label
+from polars_cumdev.method.masks import mask_checks, resolve_mask
+from polars_cumdev.method.prepare import (
     FrameLike,
     Prepared,
     _range_check,
@@ -49,7 +49,7 @@ from polars_cumdev.prepare import (
     prepare,
     schema_of,
 )
-from polars_cumdev.statistics import (
+from polars_cumdev.method.statistics import (
     MIN_SCORES,
     RMAX,
     STATISTIC_COLUMNS,
@@ -57,8 +57,8 @@ from polars_cumdev.statistics import (
     summarize,
     with_location,
 )
-from polars_cumdev.ties import merge_ties, sort_by_score
-from polars_cumdev.weights import rescale
+from polars_cumdev.method.ties import merge_ties, sort_by_score
+from polars_cumdev.method.weights import rescale
 
 __all__ = ["PAIRED_COLUMNS", "PAIRED_CURVE_COLUMNS", "PairedVariance", "paired", "paired_curve"]
 
@@ -171,7 +171,7 @@ def paired(
     score
         The covariate S the two responses are compared at; a list of
         covariates orders the pairs along a Hilbert curve through them
-        (:mod:`polars_cumdev.covariates`: adds ``ordering`` and
+        (:mod:`polars_cumdev.covariates.ordering`: adds ``ordering`` and
         ``from_<covariate>`` / ``to_<covariate>``; on the curve, one column
         per covariate).
     first, second

@@ -1,10 +1,10 @@
 """Screen and calibrate data that lives in Spark (``pip install "polars-cumdev[spark]"``).
 
-The score-range decomposition of :mod:`polars_cumdev.partitioned` run on
-Spark executors over Arrow batches (:mod:`polars_cumdev.cluster.spark_engine`);
+The score-range decomposition of :mod:`polars_cumdev.engines.partitioned` run on
+Spark executors over Arrow batches (:mod:`polars_cumdev.engines.cluster.spark_engine`);
 see the workflow page "Screening on a cluster". Importing this module imports
 no PySpark; the functions do, and raise
-:class:`~polars_cumdev.cluster.EngineMissingError` when it is missing.
+:class:`~polars_cumdev.engines.cluster.EngineMissingError` when it is missing.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def screen(
     The rows never come to the driver: the cut points from a sample of the
     scores (about 200,000, drawn in the JVM), each partition's check counts and
     per-(range, group) cell summaries from one ``mapInArrow`` pass, and each
-    score range's step (:func:`polars_cumdev.partitioned.range_step`) from
+    score range's step (:func:`polars_cumdev.engines.partitioned.range_step`) from
     one task after a shuffle by range (method.md 1.2-1.6). The driver
     combines the small results.
 
@@ -48,9 +48,9 @@ def screen(
     ranges
         Number of score ranges or the cut points; by default the larger of
         Spark's default parallelism and one range per
-        :data:`polars_cumdev.partitioned.ROWS_PER_RANGE` rows, rounded up
+        :data:`polars_cumdev.engines.partitioned.ROWS_PER_RANGE` rows, rounded up
         to a multiple of the parallelism
-        (:func:`polars_cumdev.cluster.steps.default_ranges`). One task
+        (:func:`polars_cumdev.engines.cluster.steps.default_ranges`). One task
         holds one range's rows.
 
     log
@@ -63,15 +63,15 @@ def screen(
         The in-process screen's columns, rows and order (equal to rounding),
         the located stretch included: when some group has D > 2 sigma, the
         ranges holding such groups are stepped a second time, for them only
-        (:mod:`polars_cumdev.partitioned.locating`).
+        (:mod:`polars_cumdev.engines.partitioned.locating`).
 
     Raises
     ------
     CumdevError
         The in-process screen's errors for bad input (same class and
-        message), or :class:`~polars_cumdev.cluster.EngineMissingError`.
+        message), or :class:`~polars_cumdev.engines.cluster.EngineMissingError`.
     """
-    from polars_cumdev.cluster import spark_engine
+    from polars_cumdev.engines.cluster import spark_engine
 
     return spark_engine.screen(
         sdf, by, score, response, weight, variance=variance, ranges=ranges, log=log
@@ -105,13 +105,13 @@ def calibration(
     pl.DataFrame
         The in-process calibration's columns, rows and order.
     """
-    from polars_cumdev.cluster import spark_engine
+    from polars_cumdev.engines.cluster import spark_engine
 
     return spark_engine.calibration(sdf, score, response, weight, by=by)
 
 
 def local_session(master: str = "local[2]") -> Any:
     """A ``SparkSession`` for ``master``, set up for these tasks (see the cluster workflow)."""
-    from polars_cumdev.cluster import spark_engine
+    from polars_cumdev.engines.cluster import spark_engine
 
     return spark_engine.local_session(master)

@@ -11,24 +11,25 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_cumdev import _names as nm
-from polars_cumdev import compiled
-from polars_cumdev.accumulate import accumulate, check_fraction, zoom_check
-from polars_cumdev.bins import full_population_prefix, locate_bins
-from polars_cumdev.covariates import Score, resolve_score
-from polars_cumdev.curves import curve_frame, variance_share
+from polars_cumdev.covariates.ordering import Score, resolve_score
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.groups import selection_label
-from polars_cumdev.location import flag_stretch
-from polars_cumdev.masks import mask_checks, resolve_mask
-from polars_cumdev.prepare import (
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method import compiled
+from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
+from polars_cumdev.method.bins import locate_bins
+from polars_cumdev.method.curves import curve_frame, variance_share
+from polars_cumdev.method.groups import selection_label
+from polars_cumdev.method.location import flag_stretch
+from polars_cumdev.method.masks import mask_checks, resolve_mask
+from polars_cumdev.method.prefix_sums import full_population_prefix
+from polars_cumdev.method.prepare import (
     FrameLike,
     Prepared,
     as_lazy,
     prepare,
     schema_of,
 )
-from polars_cumdev.statistics import (
+from polars_cumdev.method.statistics import (
     FACTS_SCHEMA,
     MIN_SCORES,
     OVERFLOWS,
@@ -46,8 +47,8 @@ from polars_cumdev.statistics import (
     verdict,
     with_location,
 )
-from polars_cumdev.ties import merge_ties, sort_by_score
-from polars_cumdev.weights import SCALE, rescale
+from polars_cumdev.method.ties import merge_ties, sort_by_score
+from polars_cumdev.method.weights import SCALE, rescale
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -224,7 +225,7 @@ def screen(
     score, response, weight
         Column names of S, R and W; ``weight=None`` weights rows equally.
         A list of covariates as ``score`` orders the rows along a Hilbert
-        curve through them (:mod:`polars_cumdev.covariates`): the result
+        curve through them (:mod:`polars_cumdev.covariates.ordering`): the result
         then has a column ``ordering``, ``from_score`` / ``to_score`` are
         Hilbert ranks and ``from_<covariate>`` / ``to_<covariate>`` give the
         covariate values at both ends of the located stretch.
@@ -234,8 +235,8 @@ def screen(
     engine
         ``"polars"`` (the lazy Polars plan), ``"kernel"`` (the compiled
         kernel of :mod:`polars_cumdev.kernel` after Polars' sort) or
-        ``"auto"`` (the kernel from :data:`polars_cumdev.compiled.KERNEL_ROWS`
-        rows on; see :mod:`polars_cumdev.compiled`). The results agree to
+        ``"auto"`` (the kernel from :data:`polars_cumdev.method.compiled.KERNEL_ROWS`
+        rows on; see :mod:`polars_cumdev.method.compiled`). The results agree to
         1e-12.
 
     Returns
@@ -247,7 +248,7 @@ def screen(
         ``kuiper_log10p``, ``ks_log10p`` (finite where p underflows),
         ``kuiper_q``, ``ks_q`` (Benjamini-Hochberg over the groups), the
         located stretch ``from_score``, ``to_score``, ``share``,
-        ``deviation`` (:mod:`polars_cumdev.location`; null when D <= 2
+        ``deviation`` (:mod:`polars_cumdev.method.location`; null when D <= 2
         sigma), ``variance`` and ``note``. Sorted by ``kuiper_z``, largest
         first.
     """
@@ -319,7 +320,7 @@ def curve(
         on every row), ``variance_share`` (the share of sigma^2 accumulated
         by point k, 0 at the origin and 1 at the last point; see
         :func:`variance_share`) and ``located`` (whether the point lies in
-        the screen's located stretch, :func:`polars_cumdev.location.flag_stretch`).
+        the screen's located stretch, :func:`polars_cumdev.method.location.flag_stretch`).
     """
     fraction = check_fraction(fraction)
     frame, score, ordering = resolve_score(frame, score, weight)

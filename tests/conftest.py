@@ -175,3 +175,20 @@ def pure_bins_frame(seed: int, levels: int = 40) -> pl.DataFrame:
 def pure_bins():
     """The :func:`pure_bins_frame` factory."""
     return pure_bins_frame
+
+
+def covariate_data(
+    n: int = 1500, seed: int = 0, corner: float = 0.0, q: float = 0.75, ties: bool = True
+) -> pl.DataFrame:
+    """Two covariates, five groups; group 'a' deviates by ``corner`` above both q-quantiles."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=n)
+    y = rng.exponential(size=n)
+    if ties:
+        y = y.round(1)
+    g = rng.choice(list("abcde"), size=n)
+    hot = (g == "a") & (x > np.quantile(x, q)) & (y > np.quantile(y, q))
+    p = 0.3 + corner * hot
+    r = (rng.uniform(size=n) < p).astype(np.int64)
+    w = rng.uniform(0.5, 2.0, size=n)
+    return pl.DataFrame({"x": x, "y": y, "g": g, "r": r, "w": w})

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from polars_cumdev import _names as nm
 from polars_cumdev.binned.options import _BIN, _FIRST, _LO, _ROW, _SPAN, _SUM_WR, _SUM_WS
-from polars_cumdev.prepare import (
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.prepare import (
     schema_of,
 )
 

@@ -7,7 +7,6 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from polars_cumdev import _names as nm
 from polars_cumdev.binned.binnings import _assign, _bin_sums, _fsum, _sorted
 from polars_cumdev.binned.options import (
     _FIRST,
@@ -25,12 +24,13 @@ from polars_cumdev.binned.options import (
     _unit_checks,
 )
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.prepare import (
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.prepare import (
     FrameLike,
     Prepared,
     prepare,
 )
-from polars_cumdev.weights import rescale
+from polars_cumdev.method.weights import rescale
 
 # --------------------------------------------------------------------------
 # Expected calibration errors
@@ -152,7 +152,7 @@ def ece(
         At once, for a bad ``bins``, ``binning``, ``weighting`` or ``seed``.
     InvalidValuesError
         On collection, for scores or responses outside [0, 1] and the other
-        value problems of :func:`polars_cumdev.prepare.prepare`.
+        value problems of :func:`polars_cumdev.method.prepare.prepare`.
     """
     bins = _check_bins(bins)
     binning = _check_choice(binning, "binning", BINNINGS)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from polars_cumdev import _names as nm
 from polars_cumdev.binned.binnings import _assign, _bin_sums, _means, _sorted
 from polars_cumdev.binned.options import (
     _BIN,
@@ -22,15 +21,16 @@ from polars_cumdev.binned.options import (
     _unit_checks,
 )
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.groups import selection_label
-from polars_cumdev.masks import mask_checks, resolve_mask
-from polars_cumdev.prepare import (
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.groups import selection_label
+from polars_cumdev.method.masks import mask_checks, resolve_mask
+from polars_cumdev.method.prepare import (
     FrameLike,
     as_lazy,
     prepare,
 )
-from polars_cumdev.statistics import verdict
-from polars_cumdev.weights import SCALE, rescale
+from polars_cumdev.method.statistics import verdict
+from polars_cumdev.method.weights import SCALE, rescale
 
 # --------------------------------------------------------------------------
 # Reliability diagrams

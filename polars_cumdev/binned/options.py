@@ -7,9 +7,9 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from polars_cumdev import _names as nm
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.prepare import (
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.prepare import (
     Check,
 )
 

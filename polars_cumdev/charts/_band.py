@@ -4,7 +4,7 @@ Two references for reading a cumulative curve without the p-values:
 
 * the Kolmogorov-Smirnov band, plus and minus z_alpha sigma around zero,
   z_alpha the critical value at level alpha
-  (:func:`polars_cumdev.pvalues.ks_critical`): the curve leaves it exactly
+  (:func:`polars_cumdev.method.pvalues.ks_critical`): the curve leaves it exactly
   when max_k |C_k| / sigma > z_alpha, that is when the Kolmogorov-Smirnov
   p-value is below alpha;
 * the pointwise envelope of pure noise, plus and minus two sigma times the
@@ -64,7 +64,7 @@ def band_layers(
         ``(layers, subtitle)``: the layers ``ks_band`` (two dashed rules) and
         ``noise_envelope`` (two dotted lines), and one line of text.
     """
-    from polars_cumdev.pvalues import ks_critical
+    from polars_cumdev.method.pvalues import ks_critical
 
     critical = ks_critical(alpha)
     half = critical * sigma

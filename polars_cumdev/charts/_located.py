@@ -2,7 +2,7 @@
 
 A curve frame (``curve``, ``calibration_curve``, ``compare_curve``) flags
 with its boolean ``located`` column the points inside the shortest stretch
-whose rise (or fall) reaches D - 2 sigma (:mod:`polars_cumdev.location`).
+whose rise (or fall) reaches D - 2 sigma (:mod:`polars_cumdev.method.location`).
 The chart shades that stretch, from the point before the first flagged one
 (point i) to the last flagged one (point j), and prints the scores at its
 ends, the share of the weight inside (A_j - A_i) and the average deviation
@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.charts import _style
-from polars_cumdev.wording import number, percent
+from polars_cumdev.charts.numbers import number, percent
 
 __all__ = ["Stretch", "located_layer", "located_text", "stretch"]
 

@@ -1,6 +1,6 @@
 """The CORP reliability diagram: isotonic recalibration, consistency band, diagonal, histogram.
 
-The frame drawn is the output of :func:`polars_cumdev.corp.corp_curve` for
+The frame drawn is the output of :func:`polars_cumdev.corp.diagram.corp_curve` for
 one group: one row per distinct score with ``score``, ``fitted`` (the
 isotonic recalibration there), ``weight``, ``rows``, ``block``, and the
 band ``lower``, ``upper`` with its ``level`` and ``resamples`` (null when
@@ -101,12 +101,12 @@ def corp(
     Parameters
     ----------
     curve
-        One group's output of :func:`polars_cumdev.corp.corp_curve`
+        One group's output of :func:`polars_cumdev.corp.diagram.corp_curve`
         (filter a ``by=`` result to one group first): ``score``,
         ``fitted``, ``weight``, ``rows``, ``block``, ``lower``, ``upper``,
         ``level``; other columns are ignored.
     summary
-        Optional one-row output of :func:`polars_cumdev.corp.corp` for the
+        Optional one-row output of :func:`polars_cumdev.corp.decomposition.corp` for the
         same data; its Brier score and decomposition go in the subtitle.
     title
         Title text (default ``"CORP reliability diagram"``).

@@ -1,7 +1,7 @@
 """Charts for results on Hilbert order: covariate tuples on the axis, and a map of the points.
 
 A curve computed with several covariates as the score (``score=[...]``,
-:mod:`polars_cumdev.covariates`) has a column ``ordering`` and one column
+:mod:`polars_cumdev.covariates.ordering`) has a column ``ordering`` and one column
 per covariate. Its ``score`` is a Hilbert rank, which means nothing to a
 reader, so :func:`covariate_ticks` labels the cumulative plot's major ticks
 with the covariate values there instead, and :func:`covariate_map` draws the
@@ -19,9 +19,9 @@ from polars_cumdev.charts import _style
 from polars_cumdev.charts._data import as_frame, inline, require
 from polars_cumdev.charts._located import Stretch, located_text
 from polars_cumdev.charts._ticks import Ticks, compact
-from polars_cumdev.covariates import covariate_names
+from polars_cumdev.charts.numbers import number
+from polars_cumdev.covariates.ordering import covariate_names
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
-from polars_cumdev.wording import number
 
 __all__ = ["covariate_map", "covariate_ticks", "hilbert_label", "located_covariates"]
 
@@ -38,7 +38,7 @@ def covariate_ticks(curve: pl.DataFrame, lower: Ticks, a: np.ndarray, k: np.ndar
     ----------
     curve
         The user's curve frame, with ``k`` and the covariate columns named by
-        its ``ordering`` (:func:`polars_cumdev.covariates.covariate_names`).
+        its ``ordering`` (:func:`polars_cumdev.covariates.ordering.covariate_names`).
     lower
         The score ticks of the plot (positions on the ``a`` scale).
     a, k

@@ -31,9 +31,9 @@ from polars_cumdev.charts._layers import TRIANGLE_APEX, axis_layer, triangle
 from polars_cumdev.charts._located import located_layer, located_text, stretch
 from polars_cumdev.charts._ticks import label_expr, lower_ticks, uncrowd, upper_ticks
 from polars_cumdev.charts.covariates import covariate_ticks, hilbert_label, located_covariates
-from polars_cumdev.covariates import covariate_names
+from polars_cumdev.covariates.ordering import covariate_names
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
-from polars_cumdev.normalization import MIN_SCORES, normalized
+from polars_cumdev.method.normalization import MIN_SCORES, normalized
 
 __all__ = ["CURVE_COLUMNS", "TRIANGLE_APEX", "cumulative", "default_title"]
 
@@ -98,7 +98,7 @@ def _subtitle(
     """Kuiper's range and Kolmogorov-Smirnov's maximum of C_k, over sigma when normalized.
 
     Whether they are normalized (``shows_z``: z shown, triangle drawn) follows
-    the rule of the tables, :func:`polars_cumdev.normalization.normalized`.
+    the rule of the tables, :func:`polars_cumdev.method.normalization.normalized`.
     """
     # The origin (C_0 = 0) always counts, even if the frame omitted its row.
     kuiper = float(max(cumdiff.max(), 0.0) - min(cumdiff.min(), 0.0))
@@ -161,7 +161,7 @@ def cumulative(
         produced by ``df.cumdev.curve``, ``calibration_curve`` or
         ``compare_curve``. When it has the boolean ``located`` column of
         those functions, the located stretch
-        (:mod:`polars_cumdev.location`) is shaded and a subtitle line gives
+        (:mod:`polars_cumdev.method.location`) is shaded and a subtitle line gives
         its scores, its share of the weight and the average deviation there.
     title
         Title text; by default the paper's wording for ``kind``, naming the
@@ -172,7 +172,7 @@ def cumulative(
         ``"compare"`` (two groups; pass a ``title`` saying which is
         subtracted from which) or ``"paired"`` (two responses of the same
         units, ``paired_curve``). It sets the fewest points for which the
-        statistics are normalized (:data:`polars_cumdev.normalization.MIN_SCORES`,
+        statistics are normalized (:data:`polars_cumdev.method.normalization.MIN_SCORES`,
         the rule of the tables) and what the points are called.
     subject
         What the curve is about, e.g. ``"county = Cedar"``: put before the
@@ -204,7 +204,7 @@ def cumulative(
     band
         A level alpha in (0, 1) to draw the Kolmogorov-Smirnov band, plus
         and minus z_alpha sigma around zero with z_alpha from
-        :func:`polars_cumdev.pvalues.ks_critical` (the curve leaves it
+        :func:`polars_cumdev.method.pvalues.ks_critical` (the curve leaves it
         exactly when the KS p-value is below alpha), and beside it the
         pointwise envelope of pure noise, plus and minus 2 sigma times the
         square root of the frame's ``variance_share``; ``None`` (default)

@@ -28,7 +28,7 @@ from polars_cumdev.charts import _style
 from polars_cumdev.charts._data import as_frame, inline, require
 from polars_cumdev.compare import COMPARE_ALL_COLUMNS
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.statistics import STATISTIC_COLUMNS as SCREEN_COLUMNS
+from polars_cumdev.method.statistics import STATISTIC_COLUMNS as SCREEN_COLUMNS
 
 __all__ = ["KUIPER_NULL_MEAN", "STATISTIC_COLUMNS", "screen"]
 

@@ -18,7 +18,7 @@ single group (a constant group id); :func:`compare_all` uses the values of the
 ``by`` column. For every group the query
 
 1. merges tied scores inside each subpopulation (method.md 1.1, via
-   :func:`polars_cumdev.ties.merge_ties`); the second subpopulation (the
+   :func:`polars_cumdev.method.ties.merge_ties`); the second subpopulation (the
    reference of :func:`compare_all`) is merged once and crossed with every
    group id;
 2. finds the distinct scores shared by the two subpopulations and, with

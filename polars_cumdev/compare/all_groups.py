@@ -6,11 +6,11 @@ import polars as pl
 
 from polars_cumdev.compare.columns import _CHECKED, _G, COMPARE_ALL_COLUMNS, _options
 from polars_cumdev.compare.steps import _pipeline, _standard
-from polars_cumdev.covariates import Score, resolve_score
+from polars_cumdev.covariates.ordering import Score, resolve_score
 from polars_cumdev.errors import ColumnTypeError, EmptySubpopulationError, InvalidParameterError
-from polars_cumdev.prepare import Check, FrameLike, as_lazy, prepare, schema_of
-from polars_cumdev.statistics import benjamini_hochberg, verdict
-from polars_cumdev.weights import rescale
+from polars_cumdev.method.prepare import Check, FrameLike, as_lazy, prepare, schema_of
+from polars_cumdev.method.statistics import benjamini_hochberg, verdict
+from polars_cumdev.method.weights import rescale
 
 __all__ = ["compare_all"]
 
@@ -81,7 +81,7 @@ def compare_all(
         ``kuiper_p``, ``ks_p``, ``kuiper_log10p``, ``ks_log10p``, ``kuiper_q``,
         ``ks_q`` (Benjamini-Hochberg over the groups with a p-value), the
         located stretch ``from_score``, ``to_score``, ``share``,
-        ``deviation`` (:mod:`polars_cumdev.location`), ``effect``,
+        ``deviation`` (:mod:`polars_cumdev.method.location`), ``effect``,
         ``variance`` and
         ``note``; sorted by ``kuiper_z``, largest first, nulls last, then by
         ``by``. Empty when the reference is the only group.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_cumdev import _names as nm
 from polars_cumdev.compare.columns import (
     _CHECKED,
     _D,
@@ -24,26 +23,27 @@ from polars_cumdev.compare.steps import (
     _pipeline,
     _standard,
 )
-from polars_cumdev.covariates import Score, resolve_score
-from polars_cumdev.curves import variance_share
+from polars_cumdev.covariates.ordering import Score, resolve_score
 from polars_cumdev.errors import (
     EmptySubpopulationError,
     InvalidValuesError,
     OverlapError,
     TiedScoresError,
 )
-from polars_cumdev.groups import selection_label
-from polars_cumdev.location import flag_stretch
-from polars_cumdev.masks import mask_checks, resolve_mask
-from polars_cumdev.prepare import (
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.curves import variance_share
+from polars_cumdev.method.groups import selection_label
+from polars_cumdev.method.location import flag_stretch
+from polars_cumdev.method.masks import mask_checks, resolve_mask
+from polars_cumdev.method.prepare import (
     Check,
     FrameLike,
     Prepared,
     as_lazy,
     prepare,
 )
-from polars_cumdev.statistics import MIN_SCORES, verdict
-from polars_cumdev.weights import rescale
+from polars_cumdev.method.statistics import MIN_SCORES, verdict
+from polars_cumdev.method.weights import rescale
 
 
 def _pair(
@@ -158,7 +158,7 @@ def compare(
     score, response, weight
         Column names; ``weight=None`` weights rows equally. A list of
         covariates as ``score`` orders the rows along a Hilbert curve through
-        them (:mod:`polars_cumdev.covariates`): the result then has
+        them (:mod:`polars_cumdev.covariates.ordering`): the result then has
         ``ordering`` and ``from_<covariate>`` / ``to_<covariate>``, and
         ``from_score`` / ``to_score`` are Hilbert ranks.
     variance
@@ -247,8 +247,8 @@ def compare_curve(
         subpopulation owns that block), ``difference`` (d_k, "first minus
         second"), ``v`` (the normalized weight v_k) and ``variance_share``
         (the share of sigma^2 from the terms of points 1..k, step 6; see
-        :func:`polars_cumdev.curves.variance_share`) and ``located``
-        (the point lies in the located stretch, :mod:`polars_cumdev.location`).
+        :func:`polars_cumdev.method.curves.variance_share`) and ``located``
+        (the point lies in the located stretch, :mod:`polars_cumdev.method.location`).
         When the scores do not interleave, or the zoom keeps no difference,
         there is only the origin row, with a null sigma.
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from polars_cumdev import _names as nm
-from polars_cumdev.accumulate import check_fraction
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.location import LOCATION_COLUMNS
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.accumulate import check_fraction
+from polars_cumdev.method.location import LOCATION_COLUMNS
 
 COMPARE_COLUMNS = (
     "n_first",

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from polars_cumdev import _names as nm
 from polars_cumdev.compare.columns import (
     _BLOCK,
     _BLOCKS,
@@ -36,10 +35,11 @@ from polars_cumdev.compare.columns import (
 from polars_cumdev.compare.dither import (
     _dithered,
 )
-from polars_cumdev.location import LOCATION_COLUMNS, THRESHOLD, locate, threshold
-from polars_cumdev.statistics import NOT_LOCATED, pvalue_columns
-from polars_cumdev.sums import ordered_sum
-from polars_cumdev.ties import merge_ties, sort_by_score
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.location import LOCATION_COLUMNS, THRESHOLD, locate, threshold
+from polars_cumdev.method.statistics import NOT_LOCATED, pvalue_columns
+from polars_cumdev.method.sums import ordered_sum
+from polars_cumdev.method.ties import merge_ties, sort_by_score
 
 
 def _over(expr: pl.Expr) -> pl.Expr:

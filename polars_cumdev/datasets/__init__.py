@@ -35,6 +35,7 @@ from polars_cumdev.datasets.calibration_examples import (
     calibration_overconfident,
 )
 from polars_cumdev.datasets.paired_examples import paired_models, paired_synthetic
+from polars_cumdev.datasets.scored import census_scored
 from polars_cumdev.datasets.subpopulation_examples import (
     SYNTHETIC_EXAMPLES,
     notch,
@@ -44,7 +45,6 @@ from polars_cumdev.datasets.subpopulation_examples import (
     step_oscillation,
     weighted_outliers,
 )
-from polars_cumdev.datasets.scored import census_scored
 from polars_cumdev.datasets.survey import COUNTIES, PAPER_STATISTICS, census
 
 __all__ = [

@@ -7,19 +7,19 @@ arithmetic runs as loops compiled by Numba over the rows already sorted by
 score, in two passes:
 
 1. :func:`prefix_table` -- the full population's compensated running sums
-   (TwoSum, as :mod:`polars_cumdev.sums`) of W, W^2, W r, W r^2 (r = R - c),
+   (TwoSum, as :mod:`polars_cumdev.method.sums`) of W, W^2, W r, W r^2 (r = R - c),
    the exact counts of rows, of R = 0 and of R = 1, and the running maxima of
    the error sums, kept at the last row of each distinct score
-   (:func:`polars_cumdev.bins.full_population_prefix`);
+   (:func:`polars_cumdev.method.bins.full_population_prefix`);
 2. :func:`screen_groups` -- one walk over the rows in score order carrying
    every group's open tie (method.md 1.1: W', R', f summed directly over the
    tie), closing it when the group's next distinct score arrives: its upper
    midpoint B_k (6)-(7), found in the prefix table by binary search, gives
    the bin's sums as a difference of two prefix rows, then Rt_k (26), V_k
-   (33) and their error bounds (:func:`polars_cumdev.bins.bin_moments`), and
+   (33) and their error bounds (:func:`polars_cumdev.method.bins.bin_moments`), and
    the point's contributions to the group's C_k (25)-(28), its extremes
    (12)-(13), sigma^2 (31)-(32) and their error bounds
-   (:func:`polars_cumdev.statistics.error_terms`). Nothing per point is
+   (:func:`polars_cumdev.method.statistics.error_terms`). Nothing per point is
    stored: memory is the prefix table (one row per distinct score) and one
    state per group. The caller computes the table once and passes it, so
    that :func:`group_curves` (the same walk for the groups whose deviation
@@ -28,8 +28,8 @@ score, in two passes:
 :func:`group_points` is the same walk for one subpopulation, returning its
 points with their bins (for the drill-down curve); :func:`calibration_groups`
 the walk without bins (method.md 2). The glue to Polars is in
-:mod:`polars_cumdev.compiled`; the kernel and the plan agree to 1e-12
-(``tests/test_kernel.py``), differing only in the order of some additions.
+:mod:`polars_cumdev.method.compiled`; the kernel and the plan agree to 1e-12
+(``tests/kernel/test_kernel.py``), differing only in the order of some additions.
 
 Division follows IEEE 754 (``error_model="numpy"``: x / 0 is inf or NaN,
 as in Polars, never a Python exception), and no fast-math reordering is

@@ -1,6 +1,6 @@
 """Skilling's distance along the Hilbert curve, compiled: the table machine run row by row.
 
-The same finite-state machine as :func:`polars_cumdev.hilbert_tables.distances`
+The same finite-state machine as :func:`polars_cumdev.covariates.tables.distances`
 (its tables, built there), read ``c`` levels per look-up. Here each row runs
 through all its levels at once instead of each level running through all
 rows: the coordinates are read once, their bits interleaved (a Morton code,

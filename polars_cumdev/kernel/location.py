@@ -119,7 +119,7 @@ def stretches_from(
     -1 in the result), and its sign (+1 for a rise) is the whole curve's,
     not found from the piece. The range-partitioned screen searches each
     range's piece of a curve this way
-    (:mod:`polars_cumdev.partitioned.locating`).
+    (:mod:`polars_cumdev.engines.partitioned.locating`).
     """
     groups = starts.shape[0] - 1
     lower = np.full(groups, -1, dtype=np.int64)

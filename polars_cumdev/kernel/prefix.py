@@ -1,9 +1,9 @@
 """The full population's side of the kernel: prefix sums, and a bin from two of their rows.
 
 :func:`prefix_table` is the compiled form of
-:func:`polars_cumdev.bins.full_population_prefix`, :func:`_bin` of
-:func:`polars_cumdev.bins.bin_moments` with
-:func:`polars_cumdev.bins.difference_error`, operation for operation.
+:func:`polars_cumdev.method.bins.full_population_prefix`, :func:`_bin` of
+:func:`polars_cumdev.method.bins.bin_moments` with
+:func:`polars_cumdev.method.bins.difference_error`, operation for operation.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _two_sum(a: float, b: float) -> tuple[float, float]:
 
 @njit(**JIT)
 def weight(w: Array, weighted: bool, scale: float, i: int) -> float:
-    """Row i's weight, rescaled exactly (:func:`polars_cumdev.weights.rescale`).
+    """Row i's weight, rescaled exactly (:func:`polars_cumdev.method.weights.rescale`).
 
     Without weights every row weighs 1, rescaled like any weight.
     """
@@ -69,7 +69,7 @@ def prefix_table(
     score (its last row): at ``HI + j`` the running sum of stream j, at
     ``LO + j`` the running sum of its TwoSum errors (hi + lo is the running
     total to about 2^-106), at ``LOMAX + j`` the largest |lo| so far (the
-    bound of :func:`polars_cumdev.bins.difference_error`), then the counts of
+    bound of :func:`polars_cumdev.method.bins.difference_error`), then the counts of
     rows, of R = 0 and of R = 1 so far.
     """
     m = s.shape[0]
@@ -131,7 +131,7 @@ def response_facts(r: Array) -> tuple[bool, float]:
 
 @njit(**JIT)
 def midpoint(lower: float, upper: float) -> float:
-    """B_k between consecutive distinct scores (:func:`polars_cumdev.bins.midpoint`)."""
+    """B_k between consecutive distinct scores (:func:`polars_cumdev.method.bins.midpoint`)."""
     total = lower + upper
     if np.isfinite(total):
         half = total / 2.0
@@ -174,7 +174,7 @@ def bin_moments(
 
     ``below`` is the prefix row of the bin's lower boundary (-1 for -inf),
     ``upper`` that of its upper boundary. The arithmetic is that of
-    :func:`polars_cumdev.bins.bin_moments`, operation for operation.
+    :func:`polars_cumdev.method.bins.bin_moments`, operation for operation.
     Returns ``(Rt, V, e_Rt, e_bernoulli, e_V, overflow, bin weight, bin rows)``.
     """
     rows = table[upper, ROWS]

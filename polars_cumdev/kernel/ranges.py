@@ -1,14 +1,14 @@
 """One score range of the partitioned screen, in the kernel.
 
-The compiled form of :func:`polars_cumdev.partitioned.range_step`.
+The compiled form of :func:`polars_cumdev.engines.partitioned.range_step`.
 
 A range's rows, sorted by score, are walked as in :func:`screen_groups` with
 the range's own prefix table, but what each group's *cell* (its points in
 the range) reports follows the partitioned screen's split
-(:mod:`polars_cumdev.partitioned`): the first point's weight, response, tie
+(:mod:`polars_cumdev.engines.partitioned`): the first point's weight, response, tie
 factor and the prefix row at its upper midpoint; the last point's, with the
 prefix row at its lower midpoint (its bins reach across ranges and are
-finished by :func:`polars_cumdev.partitioned.combine`); and for the points
+finished by :func:`polars_cumdev.engines.partitioned.combine`); and for the points
 between, the sum, running maximum and minimum of W'_k (R'_k - Rt_k), the
 sigma sums with W'_k in place of a_k, their error bounds and the
 overflowed bins.

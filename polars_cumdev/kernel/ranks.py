@@ -1,6 +1,6 @@
 """Dense ranks of one column by a compiled radix sort, and the grid coordinates they give.
 
-The rank coordinates of :mod:`polars_cumdev.hilbert` need, for every row,
+The rank coordinates of :mod:`polars_cumdev.covariates.hilbert` need, for every row,
 its dense rank r (counted from 0) among the column's distinct values and the
 number m of distinct values. The column arrives as the 64 bits of each value
 (a double, a signed or an unsigned integer), which :func:`key` turns, on the

@@ -33,7 +33,7 @@ __all__ = ["calibration_groups", "group_curves", "merged_tie", "screen_groups"]
 def merged_tie(
     tie_w: float, tie_wr: float, tie_ww: float, tie_first: float, mixed: bool, rows: int
 ) -> tuple[float, float]:
-    """R' and f of a merged tie (method.md 1.1; :func:`polars_cumdev.ties.merge_ties`)."""
+    """R' and f of a merged tie (method.md 1.1; :func:`polars_cumdev.method.ties.merge_ties`)."""
     response = tie_wr / tie_w if mixed else tie_first
     factor = 1.0 if rows == 1 else tie_ww / (tie_w * tie_w)
     return response, factor
@@ -253,7 +253,7 @@ def screen_groups(
         W_g (rescaled), and, all still to be divided by W_g (or W_g^2 for
         the sigma terms), C_n, max_k C_k, min_k C_k (k >= 1), the sums of
         W'^2 f Rt (1 - Rt) and W'^2 f V, and the error bounds of
-        :func:`polars_cumdev.statistics.error_terms`; then the number of
+        :func:`polars_cumdev.method.statistics.error_terms`; then the number of
         overflowed bins. ``first[g]`` is the group's first row (-1 if
         absent), to read its keys from.
     """

@@ -3,7 +3,7 @@
 One lazy query: the rows are sorted by score once, every segment's ECCE-R,
 ECCE-MAD, sigma, z and p-value computed as ``calibration(by=...)`` computes
 them (method.md 2, equations (44)-(50)), then adjusted for the whole family
-(:mod:`~polars_cumdev.multicalibration.familywise` or
+(:mod:`~polars_cumdev.method.familywise` or
 :mod:`~polars_cumdev.multicalibration.bootstrap`), and each segment compared
 with its strongest parent (:mod:`~polars_cumdev.multicalibration.redundancy`).
 """
@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_cumdev import _names as nm
-from polars_cumdev import compiled
 from polars_cumdev.calibration import _BERNOULLI, _RENAME, CALIBRATION_COLUMNS
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
-from polars_cumdev.location import LOCATION_COLUMNS
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method import compiled
+from polars_cumdev.method.familywise import holm
+from polars_cumdev.method.location import LOCATION_COLUMNS
+from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare, schema_of
+from polars_cumdev.method.statistics import MIN_SCORES, NOT_LOCATED, SUMMARY_SCHEMA, normalize
 from polars_cumdev.multicalibration.family import Segments
-from polars_cumdev.multicalibration.familywise import holm
 from polars_cumdev.multicalibration.redundancy import with_parents
 from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Options, family_frame
-from polars_cumdev.prepare import FrameLike, as_lazy, prepare, schema_of
-from polars_cumdev.statistics import MIN_SCORES, NOT_LOCATED, SUMMARY_SCHEMA, normalize
 
 __all__ = ["MULTICALIBRATION_COLUMNS", "multicalibration", "subpop"]
 

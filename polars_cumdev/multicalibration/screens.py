@@ -17,15 +17,21 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from polars_cumdev import compiled
-from polars_cumdev.location import LOCATION_COLUMNS
+from polars_cumdev.method import compiled
+from polars_cumdev.method.familywise import holm
+from polars_cumdev.method.location import LOCATION_COLUMNS
+from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare, schema_of
+from polars_cumdev.method.statistics import (
+    FACTS_SCHEMA,
+    STATISTIC_COLUMNS,
+    SUMMARY_SCHEMA,
+    check_variance,
+    normalize,
+)
 from polars_cumdev.multicalibration.api import _check
 from polars_cumdev.multicalibration.family import Segments, coded_features, subset_ids
-from polars_cumdev.multicalibration.familywise import holm
 from polars_cumdev.multicalibration.redundancy import with_parents
 from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Walked, assemble
-from polars_cumdev.prepare import FrameLike, as_lazy, schema_of
-from polars_cumdev.statistics import FACTS_SCHEMA, STATISTIC_COLUMNS, SUMMARY_SCHEMA, normalize
 
 __all__ = ["SEGMENT_SCREEN_COLUMNS", "screen_segments"]
 
@@ -82,14 +88,21 @@ def screen_segments(
         ``critical_z``, ``tests``, ``dropped``, ``note``; sorted by
         ``kuiper_z``, largest first.
     """
-    from polars_cumdev.subpopulation import prepare_screen
-
     options = _check(level, "holm", 1, 0)
     lazy = as_lazy(frame)
     reserved = (*SEGMENT_SCREEN_COLUMNS, *STATISTIC_COLUMNS)
     segments.check(schema_of(lazy), reserved)
     features = list(segments.features)
-    prepared = prepare_screen(lazy, features, score, response, weight, variance)
+    check_variance(variance)
+    prepared = prepare(
+        lazy,
+        score=score,
+        response=response,
+        weight=weight,
+        by=features,
+        response_range=(0.0, 1.0) if variance == "bernoulli" else None,
+        reserved=reserved,
+    )
     schema = {
         **{f: pl.String() for f in features},
         **EXTRA_SCHEMA,

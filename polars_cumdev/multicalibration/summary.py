@@ -18,9 +18,9 @@ from __future__ import annotations
 import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.prepare import FrameLike, as_lazy
-from polars_cumdev.pvalues import kuiper_pvalue
-from polars_cumdev.significance import pvalue
+from polars_cumdev.method.prepare import FrameLike, as_lazy
+from polars_cumdev.method.pvalues import kuiper_pvalue
+from polars_cumdev.method.significance import pvalue
 
 __all__ = ["summary"]
 

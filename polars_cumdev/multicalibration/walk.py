@@ -20,8 +20,11 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from polars_cumdev import compiled
-from polars_cumdev.location import LOCATION_COLUMNS
+from polars_cumdev.method import compiled
+from polars_cumdev.method.familywise import critical_z, holm_numpy
+from polars_cumdev.method.location import LOCATION_COLUMNS
+from polars_cumdev.method.pvalues import kuiper_pvalue
+from polars_cumdev.method.statistics import SUMMARY_SCHEMA
 from polars_cumdev.multicalibration import bootstrap
 from polars_cumdev.multicalibration.family import (
     Coded,
@@ -31,9 +34,6 @@ from polars_cumdev.multicalibration.family import (
     layout,
     subset_ids,
 )
-from polars_cumdev.multicalibration.familywise import critical_z, holm_numpy
-from polars_cumdev.pvalues import kuiper_pvalue
-from polars_cumdev.statistics import SUMMARY_SCHEMA
 
 __all__ = ["EXTRA_SCHEMA", "Options", "Walked", "assemble", "family_frame"]
 

@@ -1,0 +1,19 @@
+"""Numbers as the charts, the reports and the command line print them.
+
+Shared by :mod:`polars_cumdev.charts`, :mod:`polars_cumdev.report` and
+:mod:`polars_cumdev.cli`, and so kept here, below all three.
+"""
+
+from __future__ import annotations
+
+__all__ = ["number", "percent"]
+
+
+def percent(share: float) -> str:
+    """A share as a percentage with two significant digits ("18%", "0.53%")."""
+    return f"{100.0 * share:.2g}%"
+
+
+def number(value: float) -> str:
+    """A score or covariate value with four significant digits ("4.173", "1.2e-05")."""
+    return f"{value:.4g}"

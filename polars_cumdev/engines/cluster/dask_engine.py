@@ -1,0 +1,293 @@
+"""The cluster screen on Dask (``distributed``): Polars frames moved between the tasks as futures.
+
+Three rounds of tasks, each a plain function of :mod:`polars_cumdev.engines.cluster.steps`:
+
+1. load each part (a Dask DataFrame partition converted with
+   :func:`polars.from_pandas`, or row groups of a Parquet file read with
+   PyArrow and converted with :func:`polars.from_arrow`) and keep it on its
+   worker; sample its scores for the cut points;
+2. per part: its check counts and cell summaries (gathered to the driver,
+   which raises a failed check and plans the ranges) and its rows split by
+   score range (kept on the worker);
+3. per range: the range's pieces are sent to one task, which runs the range
+   step; the small results are gathered and combined on the driver;
+4. only when some group has D > 2 sigma: per range holding such a group,
+   its pieces are sent again to one task, which lays out those groups'
+   curves there (:func:`polars_cumdev.engines.cluster.steps.run_points`); the driver
+   stitches the located stretches.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import os
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from polars_cumdev.engines.cluster import require, steps
+from polars_cumdev.engines.cluster.checks import count_below
+from polars_cumdev.engines.cluster.request import Kind, Request, make_request
+from polars_cumdev.engines.partitioned import SAMPLE_SIZE
+from polars_cumdev.errors import InvalidParameterError
+
+__all__ = ["calibration", "local_cluster", "screen"]
+
+#: Rows of a Parquet part (row groups are gathered up to about this many rows).
+PART_ROWS = 1_000_000
+
+
+def local_cluster(workers: int | None = None) -> Any:
+    """A ``distributed.Client`` on a new ``LocalCluster``: one process per core, one thread each.
+
+    Polars in each worker is limited to one thread (``POLARS_MAX_THREADS``),
+    so the workers do not oversubscribe the cores.
+    """
+    distributed = require("distributed", "dask")
+    workers = workers or os.cpu_count() or 1
+    # The client owns the cluster it starts: closing the client stops the workers.
+    return distributed.Client(
+        n_workers=workers,
+        threads_per_worker=1,
+        processes=True,
+        dashboard_address=":0",
+        env={"POLARS_MAX_THREADS": "1"},
+    )
+
+
+@contextmanager
+def _client(scheduler: Any):
+    """The client to use: the one given, one for an address, the current one, or a new cluster."""
+    distributed = require("distributed", "dask")
+    if isinstance(scheduler, distributed.Client):
+        yield scheduler
+        return
+    if isinstance(scheduler, str):
+        client = distributed.Client(scheduler)
+    elif scheduler is None:
+        try:
+            yield distributed.get_client()
+            return
+        except ValueError:
+            client = local_cluster()
+    else:
+        raise InvalidParameterError(
+            f"`scheduler` must be a distributed.Client, an address or None, got {scheduler!r}"
+        )
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+# -- loading parts -------------------------------------------------------------
+
+
+def _from_pandas(frame: Any, columns: Sequence[str]) -> pl.DataFrame:
+    return pl.from_pandas(frame[list(columns)], nan_to_null=False)
+
+
+def _read_row_groups(path: str, groups: Sequence[int], columns: Sequence[str]) -> pl.DataFrame:
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(path).read_row_groups(list(groups), columns=list(columns))
+    return pl.from_arrow(table)
+
+
+def _parquet_parts(paths: Sequence[str]) -> list[tuple[str, list[int]]]:
+    """(file, row groups) of about :data:`PART_ROWS` rows each."""
+    import pyarrow.parquet as pq
+
+    parts: list[tuple[str, list[int]]] = []
+    for path in paths:
+        meta = pq.ParquetFile(path).metadata
+        group: list[int] = []
+        rows = 0
+        for i in range(meta.num_row_groups):
+            group.append(i)
+            rows += meta.row_group(i).num_rows
+            if rows >= PART_ROWS:
+                parts.append((path, group))
+                group, rows = [], 0
+        if group or not parts:
+            parts.append((path, group))
+    return parts
+
+
+def _paths(source: str | Path | Sequence[str | Path]) -> list[str]:
+    items = [source] if isinstance(source, str | Path) else list(source)
+    out: list[str] = []
+    for item in items:
+        text = str(item)
+        path = Path(text)
+        if path.is_dir():
+            out += sorted(str(p) for p in path.glob("*.parquet"))
+        elif any(ch in text for ch in "*?["):
+            out += sorted(str(p) for p in Path(path.anchor or ".").glob(text.lstrip("/")))
+        else:
+            out.append(text)
+    if not out:
+        raise InvalidParameterError(f"no Parquet file found at {source!r}")
+    return out
+
+
+def _load(client: Any, source: Any, request_of) -> tuple[list[Any], Request]:
+    """Futures of the parts as Polars frames (kept on the workers) and the request."""
+    require("pyarrow", "dask")
+    if hasattr(source, "to_delayed") and hasattr(source, "_meta"):
+        schema = pl.from_pandas(source._meta).schema
+        request = request_of(schema)
+        delayed = source[request.columns].to_delayed()
+        pandas_parts = client.compute(delayed)
+        parts = client.map(_from_pandas, pandas_parts, columns=request.columns, pure=False)
+        del pandas_parts
+        return parts, request
+    if isinstance(source, str | Path | list | tuple):
+        paths = _paths(source)
+        request = request_of(pl.scan_parquet(paths).collect_schema())
+        specs = _parquet_parts(paths)
+        parts = [
+            client.submit(_read_row_groups, p, g, request.columns, pure=False) for p, g in specs
+        ]
+        return parts, request
+    raise InvalidParameterError(
+        "expected a dask.dataframe.DataFrame or Parquet path(s), got " + type(source).__name__
+    )
+
+
+def _count_below(client: Any, parts: list[Any], weight: str | None):
+    def count(threshold: float) -> int:
+        counts = client.map(count_below, parts, weight=weight, threshold=threshold)
+        return sum(client.gather(counts))
+
+    return count
+
+
+def _sample(chunk: pl.DataFrame, request: Request, target: int) -> tuple[int, pl.Series]:
+    every = max(1, math.ceil(chunk.height / max(1, target)))
+    return chunk.height, steps.sample_scores(chunk, request, every)
+
+
+def _range_task(plan: Any, r: int, *pieces: pl.DataFrame) -> Any:
+    rows = pl.concat([p for p in pieces if p.height], how="vertical_relaxed")
+    return steps.run_range(rows, plan, r)
+
+
+def _points_task(plan: Any, r: int, cells: pl.DataFrame, *pieces: pl.DataFrame) -> Any:
+    rows = pl.concat([p for p in pieces if p.height], how="vertical_relaxed")
+    return steps.run_points(rows, plan, r, cells)
+
+
+def _piece(split: tuple, r: int) -> pl.DataFrame:
+    return split[1][r]
+
+
+def _request_maker(kind: Kind, by, score, response, weight, variance):
+    def make(schema):
+        return make_request(kind, schema, by, score, response, weight, variance)
+
+    return make
+
+
+def screen(
+    source: Any,
+    by: str | Sequence[str],
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    variance: str = "auto",
+    ranges: int | Sequence[float] | None = None,
+    scheduler: Any = None,
+    log: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """The screen of a Dask DataFrame or Parquet files; see :func:`polars_cumdev.dask.screen`."""
+    note = steps.clock(log)
+    make = _request_maker("screen", by, score, response, weight, variance)
+    with _client(scheduler) as client:
+        parts, request = _load(client, source, make)
+        target = SAMPLE_SIZE // max(1, len(parts))
+        sampled = client.gather(client.map(_sample, parts, request=request, target=target))
+        samples = [s for _, s in sampled]
+        if ranges is None:
+            rows = sum(n for n, _ in sampled)
+            ranges = steps.default_ranges(rows, sum(client.nthreads().values()))
+        cuts = steps.cuts_from_sample(samples, ranges)
+        note(f"round 1: {len(parts)} parts loaded and sampled; {len(cuts) + 1} score ranges")
+        split = client.map(steps.summarize_and_split_part, parts, request=request, cuts=cuts)
+        summaries = client.gather(client.map(operator.itemgetter(0), split))
+        plan = steps.plan_screen(
+            request, summaries, cuts, _count_below(client, parts, request.weight)
+        )
+        note(f"round 2: checks and cell summaries; {plan.queries.height} queries")
+        del parts
+        results = []
+        for r in range(plan.ranges):
+            if plan.range_rows[r] == 0:
+                continue
+            pieces = [client.submit(_piece, s, r) for s in split]
+            task = steps.task_plan(plan, r)
+            results.append((r, client.submit(_range_task, task, r, *pieces)))
+        done = client.gather([f for _, f in results])
+        gathered = dict(zip([r for r, _ in results], done, strict=True))
+        del results
+        note("round 3: range steps")
+        stats, locating = steps.combine_ranges(plan, [gathered.get(r) for r in range(plan.ranges)])
+        outputs = []
+        if locating is not None:
+            # Round 4, only for the groups with D > 2 sigma: the located stretch.
+            for r in sorted(locating.ranges):
+                pieces = [client.submit(_piece, s, r) for s in split]
+                task = steps.task_plan(plan, r)
+                cells = locating.for_range(r)
+                outputs.append(client.submit(_points_task, task, r, cells, *pieces))
+            outputs = client.gather(outputs)
+            note(f"round 4: {locating.groups.height} groups located")
+        del split
+        out = steps.finish_screen(plan, stats, locating, outputs)
+        note("combined")
+        return out
+
+
+def _calibrate(request: Request, *pieces: pl.DataFrame) -> tuple:
+    chunk = pl.concat(list(pieces), how="vertical_relaxed") if pieces else request.empty()
+    return steps.calibrate_part(chunk, request)
+
+
+def _by_group(chunk: pl.DataFrame, request: Request, buckets: int) -> list[pl.DataFrame]:
+    """A part's rows in ``buckets`` pieces by a hash of the group keys (groups stay whole)."""
+    chunk = request.conform(chunk)
+    if not request.keys:
+        return [chunk]
+    bucket = pl.struct(list(request.keys)).hash(seed=0) % buckets
+    indexed = chunk.with_columns(bucket.alias("__bucket"))
+    split = indexed.partition_by("__bucket", as_dict=True)
+    out = {k[0]: p.drop("__bucket") for k, p in split.items()}
+    return [out.get(b, chunk.clear()) for b in range(buckets)]
+
+
+def calibration(
+    source: Any,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    by: str | Sequence[str] | None = None,
+    scheduler: Any = None,
+) -> pl.DataFrame:
+    """Calibration per group on Dask; see :func:`polars_cumdev.dask.calibration`."""
+    make = _request_maker("calibration", by, score, response, weight, "auto")
+    with _client(scheduler) as client:
+        parts, request = _load(client, source, make)
+        buckets = max(1, sum(client.nthreads().values())) if request.keys else 1
+        split = client.map(_by_group, parts, request=request, buckets=buckets)
+        tasks = []
+        for b in range(buckets):
+            pieces = [client.submit(operator.itemgetter(b), s) for s in split]
+            tasks.append(client.submit(_calibrate, request, *pieces))
+        results = client.gather(tasks)
+        return steps.finish_calib(request, results, _count_below(client, parts, request.weight))

@@ -1,0 +1,326 @@
+"""The engine-neutral work of a cluster screen: what each task computes, and what the driver does.
+
+The screen follows :mod:`polars_cumdev.engines.partitioned`; an engine adapter only
+moves Polars frames between these functions:
+
+| function | runs on | what it does |
+| --- | --- | --- |
+| :func:`sample_scores` | worker | a systematic sample of a batch's scores |
+| :func:`cuts_from_sample` | driver | the cut points (quantiles of the sample) |
+| :func:`summarize_part` | worker | a batch's check counts and cell summaries |
+| :func:`plan_screen` | driver | raise a failed check; merge the cells; plan |
+| :func:`split_part` | worker | a batch's standardized rows, range by range |
+| :func:`summarize_and_split_part` | worker | both, standardizing the batch once (Dask) |
+| :func:`task_plan` | driver | the plan without what only the driver needs |
+| :func:`run_range` | worker | one range's step (its rows checked in range) |
+| :func:`combine_ranges` | driver | combine the ranges; flag the groups to locate |
+| :func:`run_points` | worker | a range's second step, for the flagged groups only |
+| :func:`finish_screen` | driver | stitch the located stretches; the screen's columns |
+| :func:`calibrate_part` | worker | calibration of the groups in a batch |
+| :func:`finish_calib` | driver | raise a failed check; p, q; sort |
+
+Everything a worker returns is small (per batch: one tally row, one row per
+(range, group) cell) except the split rows, which the engine shuffles.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+import polars as pl
+
+from polars_cumdev.engines.cluster.checks import WMAX, WMIN, raise_tally, tally
+from polars_cumdev.engines.cluster.request import Request
+from polars_cumdev.engines.partitioned import (
+    RANGE,
+    ROWS_PER_RANGE,
+    Locating,
+    Plan,
+    RangeResult,
+    aggregate,
+    cell_summaries,
+    combine_cells,
+    cut_points,
+    finish,
+    flag,
+    gather,
+    merge_cell_summaries,
+    plan_ranges,
+    range_filter,
+    range_points,
+    range_step,
+    stitch,
+    with_located,
+)
+from polars_cumdev.engines.partitioned.cuts import range_index
+from polars_cumdev.errors import CumdevError
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.weights import RATIO_LIMIT
+
+__all__ = [
+    "calibrate_part",
+    "clock",
+    "combine_ranges",
+    "cuts_from_sample",
+    "default_ranges",
+    "finish_calib",
+    "finish_screen",
+    "pack",
+    "plan_screen",
+    "run_points",
+    "run_range",
+    "sample_scores",
+    "split_part",
+    "summarize_and_split_part",
+    "summarize_part",
+    "task_plan",
+    "unpack",
+]
+
+
+def clock(log: Callable[[str], None] | None) -> Callable[[str], None]:
+    """A progress callback: ``log`` gets the seconds since this call and the step (or nothing)."""
+    start = time.perf_counter()
+
+    def note(message: str) -> None:
+        if log is not None:
+            log(f"{time.perf_counter() - start:8.2f} s  {message}")
+
+    return note
+
+
+def pack(value: object) -> bytes:
+    """Bytes of a task's small result (frames pickle as Arrow IPC), for engines that ship bytes."""
+    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack(data: bytes) -> object:
+    """The inverse of :func:`pack` (only for bytes the tasks of this screen produced)."""
+    return pickle.loads(data)
+
+
+def default_ranges(rows: int, slots: int) -> int:
+    """Ranges for ``rows`` rows on ``slots`` task slots: a multiple of the slots.
+
+    At least one range per slot and one per
+    :data:`polars_cumdev.engines.partitioned.ROWS_PER_RANGE` rows, rounded up to a
+    whole number of waves (3 ranges on 2 slots would leave one slot idle
+    for the last range).
+    """
+    slots = max(1, slots)
+    wanted = max(slots, -(-rows // ROWS_PER_RANGE))
+    return -(-wanted // slots) * slots
+
+
+def sample_scores(chunk: pl.DataFrame, request: Request, every: int) -> pl.Series:
+    """Every ``every``-th finite standardized score of a batch (the sample for the cuts)."""
+    s = pl.col(request.score).cast(pl.Float64)
+    out = chunk.select(s.filter(s.is_finite()).gather_every(max(1, every)).alias(nm.SCORE))
+    return out.get_column(nm.SCORE)
+
+
+def cuts_from_sample(samples: Sequence[pl.Series], ranges: int | Sequence[float]) -> list[float]:
+    """Cut points for ``ranges`` ranges from the workers' samples (or the cuts given)."""
+    values = [s.rename(nm.SCORE) for s in samples if s.len()]
+    values = values or [pl.Series(nm.SCORE, [], pl.Float64)]
+    return cut_points(pl.concat(values).to_frame().lazy(), ranges, engine="in-memory")
+
+
+def _clean(part: pl.DataFrame, weight: str | None) -> bool:
+    """Whether a batch's own counts pass (then its rows can be summarized safely)."""
+    counts = [c for c in part.columns if c.startswith("c")]
+    fine = all(part.get_column(c).item() == 0 for c in counts)
+    wmin, wmax = part.get_column(WMIN).item(), part.get_column(WMAX).item()
+    spread = weight is not None and wmin is not None and wmin < wmax / RATIO_LIMIT
+    return fine and not spread
+
+
+def summarize_part(
+    chunk: pl.DataFrame, request: Request, cuts: Sequence[float]
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """A batch's :func:`~polars_cumdev.engines.cluster.checks.tally` and cell summaries.
+
+    The cells are computed only when the batch's own counts pass; otherwise
+    the driver raises from the tallies and never needs them.
+    """
+    counts, chunk = _checked(chunk, request)
+    if chunk is None:
+        return counts, None
+    return counts, _cells(request.standardize(chunk), request, cuts)
+
+
+def summarize_and_split_part(
+    chunk: pl.DataFrame, request: Request, cuts: Sequence[float]
+) -> tuple[tuple[pl.DataFrame, pl.DataFrame | None], list[pl.DataFrame] | None]:
+    """:func:`summarize_part` and :func:`split_part` of one batch, standardizing it once.
+
+    The pieces are None when the batch failed a check (the driver raises
+    before any range runs); an empty batch gives an empty piece per range.
+    """
+    counts, checked = _checked(chunk, request)
+    if checked is None:
+        return (counts, None), (split_part(chunk, request, cuts) if chunk.height == 0 else None)
+    rows = request.standardize(checked)
+    return (counts, _cells(rows, request, cuts)), _split_rows(rows, cuts)
+
+
+def _checked(chunk: pl.DataFrame, request: Request) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """A batch's tally, and the batch conformed to the schema when it is not empty and passes."""
+    chunk = request.conform(chunk)
+    counts = tally(chunk, request.checks(), request.weight)
+    if not chunk.height or not _clean(counts, request.weight):
+        return counts, None
+    return counts, chunk
+
+
+def _cells(rows: pl.DataFrame, request: Request, cuts: Sequence[float]) -> pl.DataFrame:
+    return cell_summaries(rows, list(request.keys), cuts).collect(engine="in-memory")
+
+
+def plan_screen(
+    request: Request,
+    parts: Sequence[tuple[pl.DataFrame, pl.DataFrame | None]],
+    cuts: Sequence[float],
+    count_below: Callable[[float], int],
+) -> Plan:
+    """Raise a failed check as in-process, then merge the cells and plan the ranges."""
+    tallies = pl.concat([t for t, _ in parts], how="vertical_relaxed") if parts else pl.DataFrame()
+    if not tallies.height:
+        tallies = tally(request.empty(), request.checks(), request.weight)
+    raise_tally(tallies, request.checks(), request.weight, count_below)
+    keys = list(request.keys)
+    cells = merge_cell_summaries([c for _, c in parts if c is not None], keys)
+    labels = request.prepared().labels
+    return plan_ranges(cells.collect(), keys, cuts, request.variance, labels)
+
+
+def split_part(chunk: pl.DataFrame, request: Request, cuts: Sequence[float]) -> list[pl.DataFrame]:
+    """A batch's standardized rows, one frame per range (empty frames for ranges it misses)."""
+    return _split_rows(request.standardize(request.conform(chunk)), cuts)
+
+
+def _split_rows(rows: pl.DataFrame, cuts: Sequence[float]) -> list[pl.DataFrame]:
+    count = len(cuts) + 1
+    if count == 1:
+        return [rows]
+    indexed = rows.with_columns(range_index(cuts, pl.col(nm.SCORE)).alias(RANGE))
+    split = indexed.partition_by(RANGE, as_dict=True)
+    pieces = {key[0]: piece.drop(RANGE) for key, piece in split.items()}
+    empty = rows.clear()
+    return [pieces.get(r, empty) for r in range(count)]
+
+
+def task_plan(plan: Plan, r: int | None = None) -> Plan:
+    """The part of the plan a range task needs: no cells; only range ``r``'s queries if given.
+
+    The cells (one row per (range, group)) serve the combination on the
+    driver only; leaving them out keeps what is shipped to every task small.
+    """
+    queries = plan.queries if r is None else plan.queries.filter(pl.col(RANGE) == r)
+    return replace(plan, cells=plan.cells.clear(), queries=queries)
+
+
+def _check_routed(rows: pl.DataFrame, plan: Plan, r: int) -> None:
+    outside = rows.select((~range_filter(plan.cuts, r)).sum()).item()
+    if outside:
+        raise CumdevError(
+            f"internal error: {outside} row(s) routed to score range {r} lie outside it"
+        )
+
+
+def run_range(rows: pl.DataFrame, plan: Plan, r: int) -> RangeResult:
+    """The step of range ``r`` (:func:`polars_cumdev.engines.partitioned.range_step`).
+
+    Raises when a row lies outside the range: the engine routed it wrong,
+    which would otherwise change the result without a trace.
+    """
+    _check_routed(rows, plan, r)
+    from polars_cumdev.method import compiled
+
+    # The compiled step is about 4x faster than the Polars step (0.16 s against
+    # 0.61 s for 500,000 rows); a worker pays Numba's cache load once.
+    return range_step(rows, plan, r, compiled=compiled.available())
+
+
+def combine_ranges(
+    plan: Plan, results: Sequence[RangeResult | None]
+) -> tuple[pl.DataFrame, Locating | None]:
+    """The per-group statistics from the ranges' results, and what locating them needs.
+
+    ``results[r]`` is ``None`` for a range without rows. The second value is
+    ``None`` when no group has D > 2 sigma; otherwise the ranges
+    ``locating.ranges`` are stepped again (:func:`run_points`) and the
+    outputs finished by :func:`finish_screen`.
+    """
+    cells = combine_cells(plan, results)
+    stats = aggregate(plan, cells)
+    return stats, flag(plan, cells, stats)
+
+
+def run_points(
+    rows: pl.DataFrame, plan: Plan, r: int, cells: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The second step of range ``r`` (:func:`polars_cumdev.engines.partitioned.range_points`).
+
+    ``cells`` are the range's flagged cells
+    (:meth:`polars_cumdev.engines.partitioned.Locating.for_range`); the rows are
+    checked as in :func:`run_range`.
+    """
+    _check_routed(rows, plan, r)
+    from polars_cumdev.method import compiled
+
+    return range_points(rows, plan, cells, compiled=compiled.available())
+
+
+def finish_screen(
+    plan: Plan,
+    stats: pl.DataFrame,
+    locating: Locating | None = None,
+    outputs: Sequence[tuple[pl.DataFrame, pl.DataFrame]] = (),
+) -> pl.DataFrame:
+    """The screen from :func:`combine_ranges`' statistics and the second steps' outputs."""
+    if locating is not None:
+        stats = with_located(plan, stats, stitch(locating, *gather(outputs)))
+    return finish(plan, stats)
+
+
+# --------------------------------------------------------------------------
+# Calibration per group: the groups are independent, so the rows are
+# shuffled by group and each task calibrates the groups it holds.
+# --------------------------------------------------------------------------
+
+
+def calibrate_part(
+    chunk: pl.DataFrame, request: Request
+) -> tuple[pl.DataFrame, pl.DataFrame | None]:
+    """A batch's tally and, when its counts pass, the statistics of its (whole) groups."""
+    from polars_cumdev.calibration import _summary_node
+
+    counts, checked = _checked(chunk, request)
+    if checked is None:
+        return counts, None
+    stats = _summary_node(request.prepared(checked), "at run time").collect(engine="in-memory")
+    return counts, stats
+
+
+def finish_calib(
+    request: Request,
+    parts: Sequence[tuple[pl.DataFrame, pl.DataFrame | None]],
+    count_below: Callable[[float], int],
+) -> pl.DataFrame:
+    """Raise a failed check as in-process, then p-values, q-values and the order over all groups."""
+    from polars_cumdev.calibration import _BERNOULLI, _RENAME
+    from polars_cumdev.method.statistics import normalize
+
+    tallies = pl.concat([t for t, _ in parts], how="vertical_relaxed") if parts else pl.DataFrame()
+    if not tallies.height:
+        tallies = tally(request.empty(), request.checks(), request.weight)
+    raise_tally(tallies, request.checks(), request.weight, count_below)
+    stats = pl.concat([s for _, s in parts if s is not None], how="vertical_relaxed")
+    keys = list(request.keys)
+    labels = request.prepared().labels
+    out = normalize(stats.lazy(), keys, pl.LazyFrame([_BERNOULLI]), min_scores=1, labels=labels)
+    return out.drop("variance").rename(_RENAME).collect(engine="in-memory")

@@ -1,0 +1,198 @@
+"""Steps 1 and 2: per-(range, group) cell summaries, and the plan they give."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from polars_cumdev.engines.partitioned.columns import (
+    HI,
+    LO,
+    MIDPOINT,
+    NONBINARY,
+    Q_HI,
+    Q_LO,
+    QUERY,
+    RANGE,
+    RMAX,
+    RSUM,
+    WMAX,
+)
+from polars_cumdev.engines.partitioned.cuts import range_index
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.bins import midpoint
+from polars_cumdev.method.prepare import FrameLike, Labels, as_lazy
+from polars_cumdev.method.statistics import check_variance
+from polars_cumdev.method.weights import scale_factor
+
+__all__ = ["Plan", "cell_summaries", "merge_cell_summaries", "plan_ranges"]
+
+
+def cell_summaries(rows: FrameLike, keys: Sequence[str], cuts: Sequence[float]) -> pl.LazyFrame:
+    """Per (range, group) cell: first/last score, rows, largest weight and |response|, sums.
+
+    ``rows`` are standardized rows (:func:`polars_cumdev.method.prepare.prepare`) in
+    any order and any batch: summaries of several batches merge with
+    :func:`merge_cell_summaries`.
+    """
+    r = pl.col(nm.RESPONSE)
+    return (
+        as_lazy(rows)
+        .with_columns(range_index(cuts, pl.col(nm.SCORE)).alias(RANGE))
+        .group_by([RANGE, *keys])
+        .agg(
+            pl.col(nm.SCORE).min().alias(LO),
+            pl.col(nm.SCORE).max().alias(HI),
+            pl.len().cast(pl.Int64).alias(nm.ROWS),
+            pl.col(nm.WEIGHT).max().alias(WMAX),
+            r.abs().max().alias(RMAX),
+            r.sum().alias(RSUM),
+            ((r != 0.0) & (r != 1.0)).sum().cast(pl.Int64).alias(NONBINARY),
+        )
+    )
+
+
+def merge_cell_summaries(parts: Sequence[FrameLike], keys: Sequence[str]) -> pl.LazyFrame:
+    """Merge outputs of :func:`cell_summaries` computed on separate batches of rows."""
+    return (
+        pl.concat([as_lazy(p) for p in parts])
+        .group_by([RANGE, *keys])
+        .agg(
+            pl.col(LO).min(),
+            pl.col(HI).max(),
+            pl.col(nm.ROWS).sum(),
+            pl.col(WMAX).max(),
+            pl.col(RMAX).max(),
+            pl.col(RSUM).sum(),
+            pl.col(NONBINARY).sum(),
+        )
+    )
+
+
+# --------------------------------------------------------------------------
+# Step 2: the plan
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything the per-range step and the combination need, all small.
+
+    Attributes
+    ----------
+    cuts
+        The cut points c_1 < ... < c_{R-1}.
+    keys
+        Grouping columns.
+    centre
+        c = round(2 mean R) / 2, the centring of the responses in the prefix
+        sums (as in :func:`polars_cumdev.method.bins.full_population_prefix`).
+    binary
+        Whether the Bernoulli sigma (31) applies.
+    weight_scale
+        The power of two the weights are multiplied by before any sum
+        (:func:`polars_cumdev.method.weights.scale_factor` of the largest weight).
+    response_scale
+        The largest |R| (see :func:`polars_cumdev.method.statistics.resolved`).
+    cells
+        One row per non-empty (range, group): keys, ``RANGE``, ``Q_LO`` and
+        ``Q_HI`` (query ids, null at the group's two ends) and ``LO`` (the
+        cell's first score).
+    queries
+        One row per query: ``QUERY`` (id), ``MIDPOINT`` B and ``RANGE`` (the
+        range c_{r-1} < B <= c_r that answers it).
+    range_rows
+        Rows in each range (length R).
+    labels
+        How errors found in the combination name the weight and response
+        columns.
+    """
+
+    cuts: list[float]
+    keys: list[str]
+    centre: float
+    binary: bool
+    weight_scale: float
+    response_scale: float
+    cells: pl.DataFrame
+    queries: pl.DataFrame
+    range_rows: list[int]
+    labels: Labels = field(default_factory=Labels)
+
+    @property
+    def ranges(self) -> int:
+        """Number of ranges R."""
+        return len(self.cuts) + 1
+
+    def queries_for(self, r: int) -> pl.DataFrame:
+        """The queries range ``r`` answers (``QUERY``, ``MIDPOINT``)."""
+        return self.queries.filter(pl.col(RANGE) == r).select(QUERY, MIDPOINT)
+
+
+def _centre(mean: float) -> float:
+    """round(2 mean) / 2 with Polars' rounding, as the one-pass screen does."""
+    return pl.select((pl.lit(mean, dtype=pl.Float64) * 2.0).round() / 2.0).item()
+
+
+def plan_ranges(
+    cells: pl.DataFrame,
+    keys: Sequence[str],
+    cuts: Sequence[float],
+    variance: str,
+    labels: Labels | None = None,
+) -> Plan:
+    """Route the cross-range midpoints and gather the global constants (step 2).
+
+    For consecutive non-empty cells of a group, in ranges r1 < r2, the
+    midpoint B of the last score in r1 and the first score in r2
+    (:func:`polars_cumdev.method.bins.midpoint`) bounds the bins of both end points;
+    it is answered by the range containing it.
+    """
+    keys = list(keys)
+    cuts = list(cuts)
+    variance = check_variance(variance)
+    rows = int(cells.get_column(nm.ROWS).sum())
+    mean = float(cells.get_column(RSUM).sum()) / rows if rows else 0.0
+    if variance == "auto":
+        binary = int(cells.get_column(NONBINARY).sum()) == 0
+    else:
+        binary = variance == "bernoulli"
+    per_range = cells.group_by(RANGE).agg(pl.col(nm.ROWS).sum())
+    counts = dict(zip(per_range[RANGE].to_list(), per_range[nm.ROWS].to_list(), strict=True))
+    range_rows = [int(counts.get(r, 0)) for r in range(len(cuts) + 1)]
+
+    ordered = cells.sort([*keys, RANGE], nulls_last=True)
+    over = pl.col(HI).shift(1)
+    if keys:
+        over = over.over(keys)
+    linked = ordered.with_columns(
+        midpoint(over, pl.col(LO)).alias(MIDPOINT)  # lower midpoint of the cell's first point
+    ).with_row_index(QUERY)
+    # A query for every cell that has a predecessor in its group: its lower midpoint.
+    has_query = pl.col(MIDPOINT).is_not_null()
+    linked = linked.with_columns(pl.when(has_query).then(pl.col(QUERY)).alias(Q_LO))
+    nxt = pl.col(Q_LO).shift(-1)
+    if keys:
+        nxt = nxt.over(keys)
+    linked = linked.with_columns(nxt.alias(Q_HI))
+    queries = linked.filter(has_query).select(
+        pl.col(QUERY),
+        pl.col(MIDPOINT),
+        range_index(cuts, pl.col(MIDPOINT)).cast(pl.Int64).alias(RANGE),
+    )
+    largest = cells.get_column(WMAX).max() if cells.height else 1.0
+    response_scale = float(cells.get_column(RMAX).max()) if cells.height else 0.0
+    return Plan(
+        cuts=cuts,
+        keys=keys,
+        centre=_centre(mean),
+        binary=binary,
+        weight_scale=pl.select(scale_factor(pl.lit(largest, dtype=pl.Float64))).item(),
+        response_scale=response_scale,
+        cells=linked.select(*keys, pl.col(RANGE).cast(pl.Int64), Q_LO, Q_HI, LO),
+        queries=queries,
+        range_rows=range_rows,
+        labels=labels if labels is not None else Labels(),
+    )

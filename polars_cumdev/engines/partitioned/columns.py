@@ -1,0 +1,31 @@
+"""Internal column names and the engine type of the partitioned screen."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from polars_cumdev.method import _names as nm
+
+__all__ = [
+    "MIDPOINT",
+    "QUERY",
+    "RANGE",
+    "TOTAL_WEIGHT",
+    "Engine",
+]
+
+Engine = Literal["auto", "in-memory", "streaming"]
+
+RANGE = f"{nm.PREFIX}range"
+QUERY = f"{nm.PREFIX}query"
+MIDPOINT = f"{nm.PREFIX}midpoint"
+TOTAL_WEIGHT = f"{nm.PREFIX}total_weight"
+LO = f"{nm.PREFIX}lo"  # first distinct score of a cell
+HI = f"{nm.PREFIX}hi"  # last distinct score of a cell
+RSUM = f"{nm.PREFIX}rsum"
+WMAX = f"{nm.PREFIX}wmax"  # largest weight of a cell
+RMAX = f"{nm.PREFIX}rabsmax"  # largest |response| of a cell
+NONBINARY = f"{nm.PREFIX}nonbinary"
+Q_LO = f"{nm.PREFIX}q_lo"  # query answering the lower midpoint of a cell's first point
+Q_HI = f"{nm.PREFIX}q_hi"  # query answering the upper midpoint of a cell's last point
+GID = f"{nm.PREFIX}gid"  # group number inside one range

@@ -1,0 +1,170 @@
+"""Running the partitioned screen in one process: any frame, or Parquet range by range."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import polars as pl
+
+from polars_cumdev.engines.partitioned.cells import cell_summaries, plan_ranges
+from polars_cumdev.engines.partitioned.columns import Engine
+from polars_cumdev.engines.partitioned.cuts import cut_points, range_filter
+from polars_cumdev.engines.partitioned.joining import aggregate, combine_cells, finish
+from polars_cumdev.engines.partitioned.locating import flag, gather, stitch, with_located
+from polars_cumdev.engines.partitioned.points import range_points
+from polars_cumdev.engines.partitioned.step import RangeResult, range_step
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.prepare import FrameLike, Prepared
+from polars_cumdev.subpopulation import prepare_screen
+
+__all__ = ["ROWS_PER_RANGE", "screen_parquet", "screen_partitioned"]
+
+# Default target of rows per range for the Parquet adapter.
+ROWS_PER_RANGE = 4_000_000
+
+
+def _run(
+    prepared: Prepared,
+    ranges: int | Sequence[float],
+    variance: str,
+    *,
+    scan_engine: Engine,
+    range_engine: Engine,
+    log: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    keys = prepared.keys
+    frame = prepared.frame
+    clock = time.perf_counter()
+
+    def note(message: str) -> None:
+        if log is not None:
+            log(f"{time.perf_counter() - clock:8.2f} s  {message}")
+
+    # Validate every value before any range is read (one scan of the source).
+    prepared.guarded(pl.LazyFrame({f"{nm.PREFIX}probe": [True]})).collect(engine=scan_engine)
+    note("values checked")
+    cuts = cut_points(frame, ranges, engine=scan_engine)
+    note(f"{len(cuts) + 1} ranges")
+    cells = cell_summaries(frame, keys, cuts).collect(engine=scan_engine)
+    plan = plan_ranges(cells, keys, cuts, variance, prepared.labels)
+    note(f"pass 1: {cells.height} cells, {plan.queries.height} queries")
+    results: list[RangeResult | None] = []
+    for r in range(plan.ranges):
+        if plan.range_rows[r] == 0:
+            results.append(None)
+            continue
+        # The range is read (and sorted) inside the step: only it is in memory.
+        results.append(
+            range_step(frame.filter(range_filter(plan.cuts, r)), plan, r, engine=range_engine)
+        )
+        note(f"range {r + 1}/{plan.ranges}: {plan.range_rows[r]} rows")
+    cells = combine_cells(plan, results)
+    stats = aggregate(plan, cells)
+    del results
+    note("combined")
+    locating = flag(plan, cells, stats)
+    if locating is not None:
+        # Pass 2, only for the groups with D > 2 sigma: their located stretch.
+        outputs = []
+        for r in sorted(locating.ranges):
+            rows = frame.filter(range_filter(plan.cuts, r))
+            outputs.append(range_points(rows, plan, locating.for_range(r), engine=range_engine))
+            note(f"located, range {r + 1}/{plan.ranges}")
+        stats = with_located(plan, stats, stitch(locating, *gather(outputs)))
+        note(f"pass 2: {locating.groups.height} groups located")
+    return finish(plan, stats)
+
+
+def screen_partitioned(
+    frame: FrameLike,
+    by: str | Sequence[str],
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    ranges: int | Sequence[float] = 8,
+    variance: str = "auto",
+    engine: Engine = "in-memory",
+    log: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """:func:`polars_cumdev.subpopulation.screen`, computed range by range.
+
+    Parameters
+    ----------
+    frame
+        The full population (DataFrame or LazyFrame). Each range is collected
+        on its own, so a LazyFrame over files is never held whole in memory.
+    by, score, response, weight, variance
+        As in :func:`polars_cumdev.subpopulation.screen`.
+    ranges
+        Number R of score ranges (quantile cut points), or the cut points.
+    engine
+        Polars engine for the scans of ``frame`` and for each range.
+    log
+        Called with a line of progress (elapsed time and step) after each
+        step, e.g. ``print``.
+
+    Returns
+    -------
+    pl.DataFrame
+        The same columns, rows and order as ``screen(...).collect()``, equal
+        up to rounding, the located stretch included (when some group has
+        D > 2 sigma, the ranges holding such groups are read a second time,
+        for them only: :mod:`polars_cumdev.engines.partitioned.locating`).
+    """
+    prepared = prepare_screen(frame, by, score, response, weight, variance)
+    return _run(prepared, ranges, variance, scan_engine=engine, range_engine=engine, log=log)
+
+
+def screen_parquet(
+    path_or_glob: str | Path | Sequence[str | Path],
+    by: str | Sequence[str],
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    ranges: int | Sequence[float] | None = None,
+    variance: str = "auto",
+    log: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """Screen Parquet data that need not fit in memory, one score range at a time.
+
+    The files are scanned lazily (:func:`polars.scan_parquet`): one streaming
+    pass checks the values and summarizes the cells, then each range is read
+    on its own with a score filter pushed into the scan, sorted and reduced
+    to small summaries; when some group has D > 2 sigma, the ranges holding
+    such groups are read once more to locate it. Peak memory is about that
+    of screening the largest range in memory.
+
+    Parameters
+    ----------
+    path_or_glob
+        A Parquet file, a glob such as ``"data/*.parquet"``, or a list of them.
+    by, score, response, weight, variance
+        As in :func:`polars_cumdev.subpopulation.screen`.
+    ranges
+        Number of score ranges or the cut points; by default about one range
+        per :data:`ROWS_PER_RANGE` rows.
+    log
+        As in :func:`screen_partitioned`.
+
+    Returns
+    -------
+    pl.DataFrame
+        The screen's output.
+    """
+    source = (
+        pl.scan_parquet([str(p) for p in path_or_glob])
+        if isinstance(path_or_glob, Sequence) and not isinstance(path_or_glob, str)
+        else pl.scan_parquet(str(path_or_glob))
+    )
+    prepared = prepare_screen(source, by, score, response, weight, variance)
+    if ranges is None:
+        rows = source.select(pl.len()).collect(engine="streaming").item()
+        ranges = max(1, math.ceil(rows / ROWS_PER_RANGE))
+    return _run(
+        prepared, ranges, variance, scan_engine="streaming", range_engine="in-memory", log=log
+    )

@@ -1,0 +1,377 @@
+"""The compiled engine: :mod:`polars_cumdev.kernel` as a node of a lazy Polars plan.
+
+The plan keeps what Polars does best: projecting, filtering (pushed into
+scans) and the one sort by score, of the user's own columns (no copy is cast
+or rescaled first). The sorted rows then reach the kernel through
+:meth:`polars.LazyFrame.map_batches`, whole, under either engine; the node
+checks them (the checks of :mod:`polars_cumdev.method.prepare`, so bad input raises
+the same error as the plan), rescales the weights exactly inside the kernel
+and returns the small per-group (or per-point) frame the rest of the plan
+normalizes.
+
+Which engine runs is the ``engine`` argument of the public functions:
+
+* ``"polars"``: the lazy Polars plan (the kernel's oracle in the tests);
+* ``"kernel"``: the compiled kernel (Numba is a dependency of the package);
+* ``"auto"`` (default): the kernel for at least :data:`KERNEL_ROWS` rows,
+  Polars below: Numba's import (about half a second) and its first call in
+  a fresh environment (seconds of compilation, then cached on disk) would
+  cost a small screen more than they save. For a DataFrame the choice is
+  made when the query is built; for a LazyFrame, whose size is unknown
+  until it runs, inside the node, which below the threshold runs the Polars
+  stages on the rows it received.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.kernel_loader import available, kernel
+from polars_cumdev.method.prepare import Prepared, raise_failures
+from polars_cumdev.method.weights import SCALE, rescale, scale_factor
+
+__all__ = [
+    "ENGINES",
+    "KERNEL_ROWS",
+    "Choice",
+    "Engine",
+    "Rows",
+    "available",
+    "check_engine",
+    "choose",
+    "facts",
+    "group_ids",
+    "kernel",
+    "location",
+    "node",
+    "points_frame",
+    "standardized",
+    "summary_frame",
+]
+
+Engine = Literal["auto", "polars", "kernel"]
+Choice = Literal["polars", "kernel", "at run time"]
+ENGINES = ("auto", "polars", "kernel")
+#: Fewest rows for which ``engine="auto"`` runs the compiled kernel.
+KERNEL_ROWS = 1_000_000
+
+_GID = f"{nm.PREFIX}gid"
+# Key ranges up to this size map to group numbers by an offset (else a join).
+_DIRECT_RANGE = 1 << 24
+
+
+def check_engine(engine: object) -> Engine:
+    """Validate the ``engine`` argument."""
+    if engine not in ENGINES:
+        raise InvalidParameterError(f"`engine` must be one of {ENGINES}, got {engine!r}")
+    return engine  # type: ignore[return-value]
+
+
+def choose(engine: object, frame: object) -> Choice:
+    """Resolve ``engine`` for an input frame: eager frames by height, lazy ones at run time."""
+    engine = check_engine(engine)
+    if engine != "auto":
+        return engine
+    if not available():
+        return "polars"
+    if isinstance(frame, pl.DataFrame):
+        return "kernel" if frame.height >= KERNEL_ROWS else "polars"
+    return "at run time"
+
+
+@dataclass(frozen=True)
+class Rows:
+    """The sorted rows as the kernel reads them (see :func:`node`)."""
+
+    batch: pl.DataFrame  # the user's columns, sorted by score, checked
+    s: np.ndarray
+    r: np.ndarray
+    w: np.ndarray
+    weighted: bool
+    scale: float  # the power of two the weights are multiplied by
+    centre: float  # c = round(2 mean R) / 2, as the Polars plan computes it
+
+    @property
+    def small(self) -> bool:
+        """Below :data:`KERNEL_ROWS`: where ``"auto"`` prefers the Polars stages."""
+        return self.batch.height < KERNEL_ROWS
+
+
+def _numbers(column: pl.Series) -> np.ndarray:
+    """A checked numeric column as a NumPy array the kernel reads as doubles."""
+    if column.dtype == pl.Boolean:
+        column = column.cast(pl.UInt8)
+    elif not (column.dtype.is_integer() or column.dtype.is_float()):
+        column = column.cast(pl.Float64)
+    return np.ascontiguousarray(column.to_numpy())
+
+
+def _read(batch: pl.DataFrame, prepared: Prepared) -> Rows:
+    """Check the rows (the plan's checks, batch-wide), then view them for the kernel."""
+    checks = prepared.checks
+    counts = batch.select(
+        pl.len().alias("rows"),
+        *[c.count.cast(pl.Int64).alias(f"c{i}") for i, c in enumerate(checks)],
+    ).row(0)
+    raise_failures(checks, counts[1:], counts[0])
+    score, response, weight = prepared.names
+    if weight is None:
+        w, largest = np.empty(0), pl.lit(1.0)
+    else:
+        w, largest = _numbers(batch.get_column(weight)), pl.col(weight).cast(pl.Float64).max()
+    r = pl.col(response).cast(pl.Float64)
+    scale, centre = batch.select(
+        scale_factor(largest), ((r.mean() * 2.0).round() / 2.0).fill_null(0.0)
+    ).row(0)
+    return Rows(
+        batch=batch,
+        s=_numbers(batch.get_column(score)),
+        r=_numbers(batch.get_column(response)),
+        w=w,
+        weighted=weight is not None,
+        scale=float(scale),
+        centre=float(centre),
+    )
+
+
+def node(
+    prepared: Prepared,
+    function: Callable[[Rows], pl.DataFrame],
+    schema: Mapping[str, pl.DataType],
+    extra: Mapping[str, pl.Expr] | None = None,
+) -> pl.LazyFrame:
+    """The user's rows sorted by score, checked, read and handed to ``function``.
+
+    The node carries the keys, the score, response and weight columns, the
+    named ``extra`` expressions (e.g. a subpopulation mask) and whatever the
+    checks read; ``function`` returns a frame of ``schema``.
+    """
+    extra = dict(extra or {})
+    score, response, weight = prepared.names
+    needed = [*prepared.keys, score, response, *([weight] if weight else [])]
+    for check in prepared.checks:
+        needed += [n for n in check.count.meta.root_names() if n not in extra]
+    columns = [pl.col(n) for n in dict.fromkeys(needed)]
+    columns += [expr.alias(name) for name, expr in extra.items()]
+
+    def run(batch: pl.DataFrame) -> pl.DataFrame:
+        return function(_read(batch, prepared))
+
+    return (
+        prepared.source.select(columns)
+        .sort(score)
+        .map_batches(run, schema=pl.Schema(schema), streamable=False)
+    )
+
+
+def standardized(rows: Rows, prepared: Prepared) -> pl.LazyFrame:
+    """The node's rows as the Polars stages take them: standardized, rescaled, sorted.
+
+    For ``"auto"`` below :data:`KERNEL_ROWS` rows (the order by score is kept).
+    """
+    frame = rows.batch.lazy().select(prepared.columns)
+    return rescale(frame)[0]
+
+
+def group_ids(batch: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, int, int]:
+    """Group numbers of the rows of ``batch``: ``(ids, offset, count)``, 0 <= id - offset < count.
+
+    A single integer-like key without nulls whose values span less than 2^24
+    (integers, booleans, dates, times, strings through a categorical cast) is
+    its own number, offset by its smallest value: the kernel reads the
+    column as it is, with no copy. Any other key set is numbered by a join
+    with its distinct values (null keys included). Numbers with no row are
+    allowed: the kernel reports them as absent.
+    """
+    if not keys:
+        return np.zeros(batch.height, dtype=np.int8), 0, 1
+    if len(keys) == 1:
+        column = batch.get_column(keys[0])
+        if column.dtype == pl.String:
+            column = column.cast(pl.Categorical)
+        if column.dtype == pl.Boolean:
+            column = column.cast(pl.Int8)
+        physical = column.to_physical()
+        if physical.dtype.is_integer() and physical.null_count() == 0 and physical.len():
+            low, high = int(physical.min()), int(physical.max())  # type: ignore[arg-type]
+            if high - low + 1 < _DIRECT_RANGE:
+                return np.ascontiguousarray(physical.to_numpy()), low, high - low + 1
+    table = batch.select(keys).unique().with_row_index(_GID)
+    ids = batch.select(keys).join(
+        table, on=list(keys), how="left", nulls_equal=True, maintain_order="left"
+    )
+    return ids.get_column(_GID).to_numpy(), 0, max(table.height, 1)
+
+
+def facts(rows: Rows, variance: str) -> dict[str, object]:
+    """The ``BINARY`` and ``RMAX`` columns :func:`polars_cumdev.method.statistics.normalize` needs.
+
+    As :func:`polars_cumdev.method.statistics.is_binary` computes them, from the
+    node's rows instead of another scan of the input.
+    """
+    from polars_cumdev.method.statistics import RMAX
+
+    if rows.small:  # NumPy: no Numba import where the Polars stages may run
+        r = rows.r.astype(np.float64)
+        binary = bool(np.all((r == 0.0) | (r == 1.0)))
+        largest = float(np.max(np.abs(r))) if r.size else 0.0
+    else:
+        binary, largest = kernel().response_facts(rows.r)
+    if variance != "auto":
+        binary = variance == "bernoulli"
+    return {nm.BINARY: bool(binary), RMAX: float(largest)}
+
+
+def summary_frame(
+    rows: Rows,
+    keys: Sequence[str],
+    out: np.ndarray,
+    first: np.ndarray,
+    constants: Mapping[str, object] | None = None,
+) -> pl.DataFrame:
+    """The kernel's per-group arrays in the layout of :func:`statistics.summarize`.
+
+    Divides the kernel's sums by the group's total weight W_g (by W_g^2 for
+    the sigma terms): C_k = (sum_{j<=k} W'_j (R'_j - Rt_j)) / W_g, and so on;
+    ``weight`` is W_g in the user's units. Groups without rows are dropped;
+    keys are read from each group's first row. ``constants`` become columns:
+    a scalar repeated on every row (e.g. :func:`facts`), an array one value
+    per group number (e.g. :func:`location`).
+    """
+    from polars_cumdev import kernel as k
+    from polars_cumdev.method.statistics import (
+        C_ERROR,
+        OVERFLOWS,
+        SIGMA_B,
+        SIGMA_B_ERROR,
+        SIGMA_E,
+        SIGMA_E_ERROR,
+    )
+
+    present = first >= 0
+    extra = {
+        name: value[present] if isinstance(value, np.ndarray) else np.full(present.sum(), value)
+        for name, value in (constants or {}).items()
+    }
+    out, first = out[present], first[present]
+    total = out[:, k.WEIGHT]
+    top, bottom = out[:, k.C_MAX], out[:, k.C_MIN]
+    columns = {
+        "n": out[:, k.N_ROWS].astype(np.int64),
+        "n_scores": out[:, k.N_SCORES].astype(np.int64),
+        "weight": total / rows.scale,
+        "kuiper": (np.maximum(top, 0.0) - np.minimum(bottom, 0.0)) / total,
+        "ks": np.maximum(np.abs(top), np.abs(bottom)) / total,
+        "delta": out[:, k.C_LAST] / total,
+        SIGMA_B: out[:, k.SIGMA_B] / (total * total),
+        SIGMA_E: out[:, k.SIGMA_E] / (total * total),
+        C_ERROR: out[:, k.ERR_C] / total,
+        SIGMA_B_ERROR: out[:, k.ERR_B] / (total * total),
+        SIGMA_E_ERROR: out[:, k.ERR_E] / (total * total),
+        OVERFLOWS: out[:, k.OVERFLOWS].astype(np.int64),
+    }
+    body = pl.DataFrame({**columns, **extra}).with_columns(
+        pl.col(c).fill_nan(None) for c in extra if extra[c].dtype.kind == "f"
+    )
+    key_frame = rows.batch.select(keys)[pl.Series(first)] if keys else pl.DataFrame()
+    return pl.concat([key_frame, body], how="horizontal")
+
+
+def location(
+    rows: Rows,
+    ids: np.ndarray,
+    offset: int,
+    out: np.ndarray,
+    first: np.ndarray,
+    binary: bool,
+    prefix: tuple[np.ndarray, np.ndarray] | None = None,
+) -> dict[str, np.ndarray]:
+    """Each group's located stretch (:mod:`location`), one value per group number.
+
+    From the first walk's per-group sums, T = D - 2 sigma; the groups with
+    T > 0 are walked again (:func:`polars_cumdev.kernel.group_curves`) to
+    lay out their curves, and searched. NaN where there is no stretch.
+    ``prefix`` is the first walk's ``(scores, table)`` of
+    :func:`polars_cumdev.kernel.prefix_table`, reused; ``None`` for
+    calibration, which has no bins.
+    """
+    from polars_cumdev import kernel as k
+    from polars_cumdev.method.location import located
+
+    total = out[:, k.WEIGHT]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kuiper = (np.maximum(out[:, k.C_MAX], 0.0) - np.minimum(out[:, k.C_MIN], 0.0)) / total
+        sigma2 = out[:, k.SIGMA_B if binary else k.SIGMA_E] / (total * total)
+        thresholds = kuiper - 2.0 * np.sqrt(np.maximum(sigma2, 0.0))
+    wanted = (first >= 0) & (thresholds > 0.0)
+    columns = {name: np.full(out.shape[0], np.nan) for name in ("from_score", "to_score")}
+    columns |= {name: np.full(out.shape[0], np.nan) for name in ("share", "deviation")}
+    if not wanted.any():
+        return columns
+    counts = np.where(wanted, out[:, k.N_SCORES], 0).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    bins = prefix is not None
+    scores, table = prefix if bins else (np.empty(0), np.empty((0, kernel().TABLE_COLUMNS)))
+    curves = kernel().group_curves(
+        ids,
+        offset,
+        rows.s,
+        rows.r,
+        rows.w,
+        rows.weighted,
+        rows.scale,
+        out.shape[0],
+        rows.centre,
+        scores,
+        table,
+        bins,
+        wanted,
+        starts,
+    )
+    per_point = np.repeat(total[wanted], counts[wanted])
+    found = located(
+        np.concatenate([[0], np.cumsum(counts[wanted])]),
+        curves[0] / per_point,
+        curves[1] / per_point,
+        curves[2],
+        thresholds[wanted],
+    )
+    for name, values in found.items():
+        columns[name][wanted] = values
+    return columns
+
+
+def points_frame(
+    rows: Rows, values: np.ndarray, ints: np.ndarray, flags: np.ndarray
+) -> pl.DataFrame:
+    """The kernel's points of one subpopulation in the layout of ``locate_bins``.
+
+    Weights stay rescaled; the column ``SCALE`` holds the factor.
+    """
+    from polars_cumdev import kernel as k
+
+    return pl.DataFrame(
+        {
+            nm.SCORE: values[:, k.P_SCORE],
+            nm.WEIGHT: values[:, k.P_WEIGHT],
+            nm.RESPONSE: values[:, k.P_RESPONSE],
+            nm.TIE: values[:, k.P_TIE],
+            nm.ROWS: ints[:, 0],
+            nm.BIN_WEIGHT: values[:, k.P_BIN_WEIGHT],
+            nm.BIN_ROWS: ints[:, 1],
+            nm.REFERENCE: values[:, k.P_REFERENCE],
+            nm.BIN_VARIANCE: values[:, k.P_VARIANCE],
+            nm.REFERENCE_ERROR: values[:, k.P_E_REFERENCE],
+            nm.BERNOULLI_ERROR: values[:, k.P_E_BERNOULLI],
+            nm.VARIANCE_ERROR: values[:, k.P_E_VARIANCE],
+            nm.OVERFLOW: flags,
+            SCALE: np.full(values.shape[0], rows.scale),
+        }
+    )

@@ -1,0 +1,33 @@
+"""Whether the compiled kernel can run, and importing it (and Numba) on first use.
+
+The stages of :mod:`polars_cumdev.method` and the compiled node of
+:mod:`polars_cumdev.method.compiled` reach :mod:`polars_cumdev.kernel` only
+through these two functions, so that ``import polars_cumdev`` never loads
+Numba and a missing Numba is said in the user's terms.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from types import ModuleType
+
+from polars_cumdev.errors import CumdevError
+
+__all__ = ["available", "kernel"]
+
+
+def available() -> bool:
+    """Whether Numba can be imported (the kernel can run)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def kernel() -> ModuleType:
+    """Import :mod:`polars_cumdev.kernel` (and Numba) on first use."""
+    if not available():
+        raise CumdevError(
+            "engine='kernel' needs Numba, which is not installed: pip install numba "
+            "(or use engine='polars')"
+        )
+    from polars_cumdev import kernel as module
+
+    return module

@@ -1,0 +1,276 @@
+"""Where a group deviates: the located stretch, as columns of the screen-like results.
+
+A screen says *that* a group deviates; these columns say *where* and by how
+much. D = max C - min C is a rise or a fall; the stretch between its two
+extremes is a poor answer where the curve is flat (the position of a random
+walk's extreme spreads over the whole flat part, whatever n), so the library
+reports the **shortest** stretch, in A (the share of the group's weight),
+whose rise (or fall) reaches D - 2 sigma (:func:`polars_cumdev.kernel.stretches`).
+With points i < j bounding it:
+
+* ``from_score``: the score of point i + 1, the first point inside;
+* ``to_score``: the score of point j;
+* ``share``: A_j - A_i, the share of the group's weight inside;
+* ``deviation``: (C_j - C_i) / (A_j - A_i), the group's average deviation
+  from the full population there (signed: the slope of the curve).
+
+They are null when z is null (see ``note``) or when D <= 2 sigma (no
+stretch stands out from the noise). The statistics layers compute the
+threshold, group the curves and call :func:`locate`; the search itself is
+compiled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method import kernel_loader
+from polars_cumdev.method.normalization import normalized
+from polars_cumdev.method.prepare import schema_of
+from polars_cumdev.method.sums import boundary
+
+__all__ = [
+    "LOCATED",
+    "LOCATION_COLUMNS",
+    "LOCATION_SCHEMA",
+    "NUMPY_POINTS",
+    "THRESHOLD",
+    "flag_stretch",
+    "locate",
+    "located",
+    "stretches_numpy",
+    "threshold",
+]
+
+LOCATION_COLUMNS = ("from_score", "to_score", "share", "deviation")
+LOCATION_SCHEMA: dict[str, pl.DataType] = {c: pl.Float64() for c in LOCATION_COLUMNS}
+THRESHOLD = f"{nm.PREFIX}threshold"
+
+
+def threshold(kuiper: pl.Expr, sigma2: pl.Expr) -> pl.Expr:
+    """T = D - 2 sigma: the rise (or fall) the located stretch must reach."""
+    return kuiper - 2.0 * sigma2.clip(lower_bound=0.0).sqrt()
+
+
+#: Below this many points the search runs in NumPy (no Numba import), above compiled.
+NUMPY_POINTS = 200_000
+
+
+def stretches_numpy(
+    starts: np.ndarray,
+    a: np.ndarray,
+    c: np.ndarray,
+    thresholds: np.ndarray,
+    origins: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`polars_cumdev.kernel.stretches` in vectorized NumPy, for small inputs.
+
+    Same arguments, same results; with ``origins`` = (A, C, sign) per group,
+    :func:`polars_cumdev.kernel.stretches_from` (an explicit start point
+    and the sign given). With each group's origin put in front of
+    its points, the best start i for an end j is the latest point before j
+    whose (signed) C is at most C_j - T; the minimum of C over [i, j) is then
+    at most C_j - T, and over (i, j) above it, so i is found for every j at
+    once by binary lifting over a table of minima of blocks of 2^L points
+    (O(n log n) time and memory). The rise is always computed as the
+    difference C_j - C_i, as in the compiled search.
+    """
+    starts = np.asarray(starts, dtype=np.int64)
+    groups = starts.size - 1
+    counts = np.diff(starts)
+    lower = np.full(groups, -1, dtype=np.int64)
+    upper = np.full(groups, -1, dtype=np.int64)
+    if groups == 0 or a.size == 0:
+        return lower, upper
+    # Points with each group's origin in front: index starts[g] + g is group g's origin.
+    group = np.repeat(np.arange(groups), counts + 1)
+    head = starts[:-1] + np.arange(groups)  # the origins
+    inner = np.ones(group.size, dtype=bool)
+    inner[head] = False
+    big_a = np.zeros(group.size)
+    big_c = np.zeros(group.size)
+    big_a[inner], big_c[inner] = a, c
+    index = np.arange(group.size)
+    if origins is not None:
+        big_a[head], big_c[head] = origins[0], origins[1]
+        sign = np.asarray(origins[2], dtype=np.float64)
+    else:
+        # Rise or fall: the first maximum and the first minimum of C (origin included).
+        top = np.maximum.reduceat(big_c, head)
+        bottom = np.minimum.reduceat(big_c, head)
+        first_top = np.minimum.reduceat(np.where(big_c == top[group], index, group.size), head)
+        first_bottom = np.minimum.reduceat(
+            np.where(big_c == bottom[group], index, group.size), head
+        )
+        sign = np.where(first_bottom < first_top, 1.0, -1.0)
+    value = sign[group] * big_c
+    limit = np.asarray(thresholds, dtype=np.float64)[group]
+    # minima[L][i] = min(value[i : i + 2^L]); lifting finds, for every j, the
+    # earliest pos such that no point in [pos, j) rises to j by T (the rise
+    # value_j - min, computed as that difference, is monotone in the min),
+    # stopping at the group's origin; the start is the point before it.
+    levels = [value]
+    while (1 << len(levels)) <= counts.max() + 1:
+        step = 1 << (len(levels) - 1)
+        previous = levels[-1]
+        levels.append(np.minimum(previous, np.append(previous[step:], np.full(step, np.inf))))
+    pos = index.copy()
+    origin = head[group]
+    with np.errstate(invalid="ignore"):  # an unresolved curve may hold infinities
+        for level in range(len(levels) - 1, -1, -1):
+            candidate = pos - (1 << level)
+            allowed = candidate >= origin
+            block = levels[level][np.where(allowed, candidate, 0)]
+            pos = np.where(allowed & ~(value - block >= limit), candidate, pos)
+        start = pos - 1
+        valid = (limit > 0.0) & inner & (start >= origin)
+        valid &= value - value[np.maximum(start, 0)] >= limit
+    if not valid.any():
+        return lower, upper
+    ends = index[valid]
+    begins = start[valid]
+    length = big_a[ends] - big_a[begins]
+    owner = group[valid]
+    order = np.lexsort((ends, length, owner))  # shortest first, then earliest end
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = owner[order][1:] != owner[order][:-1]
+    chosen = order[first]
+    g = owner[chosen]
+    lower[g] = begins[chosen] - origin[ends[chosen]] - 1
+    upper[g] = ends[chosen] - origin[ends[chosen]] - 1
+    return lower, upper
+
+
+def located(
+    starts: np.ndarray, a: np.ndarray, c: np.ndarray, s: np.ndarray, thresholds: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The location columns of groups laid end to end (NaN where there is none).
+
+    ``starts`` are the groups' offsets (length groups + 1) in ``a`` (A_k),
+    ``c`` (C_k) and ``s`` (S'_k), each group's points in order, the origin
+    implicit; ``thresholds`` their T. Small inputs are searched in NumPy
+    (:func:`stretches_numpy`), larger ones by the compiled kernel.
+    """
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    arrays = (
+        starts,
+        np.ascontiguousarray(a, dtype=np.float64),
+        np.ascontiguousarray(c, dtype=np.float64),
+        np.ascontiguousarray(thresholds, dtype=np.float64),
+    )
+    if a.size < NUMPY_POINTS or not kernel_loader.available():
+        lower, upper = stretches_numpy(*arrays)
+    else:
+        lower, upper = kernel_loader.kernel().stretches(*arrays)
+    found = upper >= 0
+    head = starts[:-1]
+    hi = np.where(found, head + upper, 0)
+    lo = head + lower
+    inside = np.where(found, head + lower + 1, 0)
+    a_lo = np.where(lower >= 0, a[np.maximum(lo, 0)] if a.size else 0.0, 0.0)
+    c_lo = np.where(lower >= 0, c[np.maximum(lo, 0)] if c.size else 0.0, 0.0)
+    a_hi = a[hi] if a.size else np.zeros(len(found))
+    c_hi = c[hi] if c.size else np.zeros(len(found))
+    share = a_hi - a_lo
+    with np.errstate(invalid="ignore", divide="ignore"):
+        deviation = (c_hi - c_lo) / share
+    columns = {
+        "from_score": s[inside] if s.size else np.zeros(len(found)),
+        "to_score": s[hi] if s.size else np.zeros(len(found)),
+        "share": share,
+        "deviation": deviation,
+    }
+    return {name: np.where(found, values, np.nan) for name, values in columns.items()}
+
+
+def locate(points: pl.LazyFrame, keys: Sequence[str], thresholds: pl.LazyFrame) -> pl.LazyFrame:
+    """Every group's located stretch from its accumulated points.
+
+    Parameters
+    ----------
+    points
+        Accumulated points (:func:`polars_cumdev.method.accumulate.accumulate`):
+        each group's points contiguous and in order, with ``SCORE``, ``A``
+        and ``CUMDIFF``.
+    keys
+        Grouping columns.
+    thresholds
+        One row per group: the keys and ``THRESHOLD`` (T).
+
+    Returns
+    -------
+    pl.LazyFrame
+        One row per group of ``points``: the keys and :data:`LOCATION_COLUMNS`
+        (null where there is no stretch).
+    """
+    keys = list(keys)
+    columns = [*keys, nm.SCORE, nm.A, nm.CUMDIFF]
+    if keys:
+        joined = points.select(columns).join(
+            thresholds, on=keys, how="left", nulls_equal=True, maintain_order="left"
+        )
+    else:
+        joined = points.select(columns).join(thresholds, how="cross", maintain_order="left")
+    source = schema_of(points)
+    schema = {**{k: source[k] for k in keys}, **LOCATION_SCHEMA}
+
+    def run(batch: pl.DataFrame) -> pl.DataFrame:
+        if batch.is_empty():
+            return pl.DataFrame(schema=schema)
+        heads = batch.select(boundary(keys, 1)).to_series().arg_true().to_numpy()
+        starts = np.append(heads, batch.height)
+        found = located(
+            starts,
+            batch.get_column(nm.A).to_numpy(),
+            batch.get_column(nm.CUMDIFF).to_numpy(),
+            batch.get_column(nm.SCORE).to_numpy(),
+            batch.get_column(THRESHOLD).fill_null(np.nan).to_numpy()[heads],
+        )
+        key_frame = batch.select(keys)[pl.Series(heads)] if keys else pl.DataFrame()
+        body = pl.DataFrame(found).fill_nan(None)
+        return pl.concat([key_frame, body], how="horizontal")
+
+    return joined.map_batches(run, schema=pl.Schema(schema), streamable=False)
+
+
+def flag_stretch(curve: pl.LazyFrame, min_scores: int) -> pl.LazyFrame:
+    """A drill-down frame with ``located``: true on the points inside its located stretch.
+
+    ``curve`` has the origin row (k = 0) first, then the points in order,
+    with ``a``, ``cumdiff`` and ``sigma``. The stretch is searched when the
+    normalized statistics exist (at least ``min_scores`` points and sigma
+    positive, as in :func:`polars_cumdev.method.statistics.normalize`) and
+    D > 2 sigma; otherwise no point is flagged.
+    """
+
+    def run(batch: pl.DataFrame) -> pl.DataFrame:
+        flags = np.zeros(batch.height, dtype=bool)
+        points = batch.filter(pl.col("k") > 0)
+        sigmas = batch.get_column("sigma").drop_nulls()
+        sigma = float(sigmas[0]) if sigmas.len() else None
+        if normalized(points.height, sigma, min_scores):
+            c = points.get_column("cumdiff").to_numpy()
+            d = max(c.max(), 0.0) - min(c.min(), 0.0)
+            arrays = (
+                np.array([0, points.height], dtype=np.int64),
+                np.ascontiguousarray(points.get_column("a").to_numpy(), dtype=np.float64),
+                np.ascontiguousarray(c, dtype=np.float64),
+                np.array([d - 2.0 * sigma]),
+            )
+            search = stretches_numpy if c.size < NUMPY_POINTS else kernel_loader.kernel().stretches
+            lower, upper = search(*arrays)
+            if upper[0] >= 0:
+                k = batch.get_column("k").to_numpy()
+                flags = (k >= lower[0] + 2) & (k <= upper[0] + 1)
+        return batch.with_columns(pl.Series(LOCATED, flags))
+
+    schema = schema_of(curve)
+    return curve.map_batches(run, schema=pl.Schema({**schema, LOCATED: pl.Boolean()}))
+
+
+#: The column of a drill-down frame that flags the points of the located stretch.
+LOCATED = "located"

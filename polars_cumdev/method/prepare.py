@@ -1,0 +1,401 @@
+"""Stage 1 of the method: check the user's columns and bring them to a standard form.
+
+:func:`prepare` turns any frame into a LazyFrame with float64 columns for the
+score, the response and the weight (method.md, notation), plus the grouping
+keys untouched. Problems with the *schema* (a missing column, a string score)
+are raised at once. Problems with the *values* (nulls, NaN, infinities,
+non-positive weights, values out of range, an empty subpopulation) can only be
+seen when the data are read, so they are computed inside the same lazy query
+and raised, as :class:`~polars_cumdev.errors.InvalidValuesError` or
+:class:`~polars_cumdev.errors.EmptySubpopulationError`, when the query is
+collected. Nothing is ever dropped silently: either every row is usable or the
+query fails with a message naming the column and the number of bad rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import polars as pl
+
+from polars_cumdev.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    CumdevError,
+    EmptySubpopulationError,
+    InvalidParameterError,
+    InvalidValuesError,
+    first_line,
+)
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.weights import SPREAD_MESSAGE, too_small
+
+__all__ = [
+    "Check",
+    "Labels",
+    "Prepared",
+    "as_lazy",
+    "guard",
+    "prepare",
+    "raise_failures",
+    "schema_of",
+    "verdict",
+]
+
+FrameLike = pl.DataFrame | pl.LazyFrame
+
+
+def as_lazy(frame: FrameLike) -> pl.LazyFrame:
+    """Return ``frame`` as a LazyFrame (a DataFrame is wrapped, not copied)."""
+    if isinstance(frame, pl.LazyFrame):
+        return frame
+    if isinstance(frame, pl.DataFrame):
+        return frame.lazy()
+    raise InvalidParameterError(
+        f"expected a polars DataFrame or LazyFrame, got {type(frame).__name__}"
+    )
+
+
+def schema_of(frame: pl.LazyFrame) -> pl.Schema:
+    """The schema of ``frame``; a Polars failure is re-raised as :class:`CumdevError`."""
+    try:
+        return frame.collect_schema()
+    except pl.exceptions.ColumnNotFoundError as exc:
+        raise ColumnNotFoundError(
+            f"the query refers to a missing column: {first_line(exc)}"
+        ) from None
+    except pl.exceptions.PolarsError as exc:
+        raise CumdevError(f"the input query cannot be resolved: {first_line(exc)}") from None
+
+
+def _require_name(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidParameterError(
+            f"`{what}` must be a column name (a non-empty str), got {value!r}"
+        )
+    return value
+
+
+def _require_numeric(schema: pl.Schema, column: str, what: str, *, allow_bool: bool) -> None:
+    if column not in schema:
+        raise ColumnNotFoundError(
+            f"{what} column {column!r} not found; the frame has columns {list(schema)}"
+        )
+    dtype = schema[column]
+    if dtype.is_numeric() or (allow_bool and dtype == pl.Boolean):
+        return
+    kinds = "numeric or boolean" if allow_bool else "numeric"
+    raise ColumnTypeError(f"{what} column {column!r} has dtype {dtype}; it must be {kinds}")
+
+
+def _keys(by: str | Sequence[str] | None) -> list[str]:
+    if by is None:
+        return []
+    if isinstance(by, str):
+        return [by]
+    keys = list(by)
+    if not keys or not all(isinstance(k, str) and k for k in keys):
+        raise InvalidParameterError(f"`by` must be a column name or a list of names, got {by!r}")
+    if len(set(keys)) != len(keys):
+        raise InvalidParameterError(f"`by` names a column twice: {keys}")
+    return keys
+
+
+@dataclass(frozen=True)
+class Check:
+    """One condition on the data, evaluated lazily as a count of offending rows.
+
+    Parameters
+    ----------
+    count
+        Expression aggregating to the number of offending rows (0 means fine).
+    message
+        Text of the error; ``{count}`` and ``{rows}`` (the frame's height) are
+        filled in.
+    error
+        The :class:`CumdevError` subclass to raise.
+    scope
+        ``"rows"`` when counts over parts of the frame add up to the
+        frame's count (every check but two); ``"frame"`` for a property of
+        the whole frame (it is empty); ``"spread"`` when each row is judged
+        against the largest weight of the whole frame
+        (:func:`polars_cumdev.method.weights.too_small`). Engines that count batch
+        by batch (:mod:`polars_cumdev.engines.cluster.checks`) settle the last two
+        on the driver.
+    """
+
+    count: pl.Expr
+    message: str
+    error: type[CumdevError] = InvalidValuesError
+    scope: Literal["rows", "frame", "spread"] = "rows"
+
+
+def _value_checks(column: str, what: str, expr: pl.Expr, *, positive: bool) -> list[Check]:
+    label = f"{what} column {column!r}"
+    checks = [
+        Check(expr.null_count(), f"{label} has {{count}} null value(s) among {{rows}} rows"),
+        Check(expr.is_nan().sum(), f"{label} has {{count}} NaN value(s) among {{rows}} rows"),
+        Check(
+            expr.is_infinite().sum(),
+            f"{label} has {{count}} infinite value(s) among {{rows}} rows",
+        ),
+    ]
+    if positive:
+        checks.append(
+            Check(
+                (expr <= 0).sum(),
+                f"{label} has {{count}} non-positive value(s) among {{rows}} rows; "
+                "weights must be > 0",
+            )
+        )
+        checks.append(Check(too_small(expr), SPREAD_MESSAGE.format(column=column), scope="spread"))
+    return checks
+
+
+# Integer dtypes whose values need not fit a double's 53-bit significand.
+_WIDE_INTEGERS = (pl.Int64, pl.UInt64, pl.Int128)
+
+
+def _exact_float_check(column: str, what: str, schema: pl.Schema) -> list[Check]:
+    """A check that an integer column's values are all exactly representable in float64.
+
+    Integers beyond 2^53 in magnitude (identifiers, nanosecond timestamps)
+    would be rounded when cast to float64: distinct scores could merge and
+    the order between close ones could not be kept. They are refused.
+    """
+    dtype = schema[column]
+    if not any(dtype == wide for wide in _WIDE_INTEGERS):
+        return []
+    original = pl.col(column)
+    back = original.cast(pl.Float64).cast(dtype, strict=False)
+    return [
+        Check(
+            back.ne_missing(original).sum(),
+            f"{what} column {column!r} ({dtype}) has {{count}} value(s) among {{rows}} rows "
+            "beyond 2^53 in magnitude, which float64 cannot hold exactly (distinct scores "
+            "would merge); subtract an offset first, e.g. pl.col(...) - pl.col(...).min(), "
+            "or convert to a coarser unit",
+        )
+    ]
+
+
+def _range_check(column: str, what: str, expr: pl.Expr, low: float, high: float) -> Check:
+    return Check(
+        ((expr < low) | (expr > high)).sum(),
+        f"{what} column {column!r} has {{count}} value(s) outside [{low:g}, {high:g}] "
+        "among {rows} rows",
+    )
+
+
+def verdict(source: pl.LazyFrame, checks: Sequence[Check]) -> pl.LazyFrame:
+    """A cached one-row frame whose column ``OK`` is true, or which raises when collected.
+
+    The checks are aggregated in one pass over ``source``; a Python callback
+    turns the counts into a :class:`CumdevError` naming every problem
+    (:func:`raise_failures`). The frame is cached, so a query that joins it
+    in several places evaluates the checks once.
+    """
+    names = [f"{nm.PREFIX}check{i}" for i in range(len(checks))]
+    counts = source.select(
+        pl.len().alias(f"{nm.PREFIX}rows"),
+        *[c.count.cast(pl.Int64).alias(n) for c, n in zip(checks, names, strict=True)],
+    )
+
+    def check(batch: pl.Series) -> pl.Series:
+        row = batch.struct.unnest().row(0, named=True)
+        raise_failures(checks, [row[n] for n in names], row[f"{nm.PREFIX}rows"])
+        return pl.Series(nm.OK, [True])
+
+    return counts.select(
+        pl.struct(pl.all()).map_batches(check, return_dtype=pl.Boolean).alias(nm.OK)
+    ).cache()
+
+
+def guard(result: pl.LazyFrame, ok: pl.LazyFrame) -> pl.LazyFrame:
+    """Make ``result`` fail on collection when the :func:`verdict` ``ok`` raises.
+
+    The verdict is joined to ``result`` and used in a filter, so the
+    optimizer cannot prune it and no row of ``result`` is returned unless
+    all checks pass. The row order of ``result`` is kept.
+    """
+    return result.join(ok, how="cross", maintain_order="left").filter(pl.col(nm.OK)).drop(nm.OK)
+
+
+def raise_failures(checks: Sequence[Check], counts: Sequence[int | None], rows: int) -> None:
+    """Raise the error of the first failed check, naming every failure; do nothing if none.
+
+    ``counts[i]`` is the value of ``checks[i].count`` (offending rows) and
+    ``rows`` the number of rows checked. An engine that evaluates the counts
+    itself (batch by batch, summing them) calls this with the totals.
+    """
+    failures = [(c, k) for c, k in zip(checks, counts, strict=True) if k not in (0, None)]
+    if failures:
+        text = "; ".join(c.message.format(count=k, rows=rows) for c, k in failures)
+        raise failures[0][0].error(text)
+
+
+@dataclass(frozen=True)
+class Labels:
+    """How error messages name the user's columns (e.g. "weight column 'WGTP'")."""
+
+    weight: str = "the weights"
+    response: str = "the responses"
+
+
+@dataclass
+class Prepared:
+    """Standardized data and the checks that must hold before results are trusted.
+
+    Attributes
+    ----------
+    frame
+        LazyFrame with the key columns and float64 columns ``_names.SCORE``,
+        ``_names.RESPONSE``, ``_names.WEIGHT``.
+    checks
+        Lazy row-count checks; pass them to :func:`guard` with the source frame.
+    source
+        The user's frame the checks are evaluated on.
+    keys
+        Grouping columns (possibly empty).
+    columns
+        The expressions that make ``frame`` from ``source`` (one select):
+        an engine that holds the rows elsewhere applies them batch by batch.
+    labels
+        How errors found later name the weight and response columns.
+    names
+        The user's score, response and weight columns (weight None when
+        rows weigh 1 each).
+    """
+
+    frame: pl.LazyFrame
+    source: pl.LazyFrame
+    keys: list[str]
+    checks: list[Check] = field(default_factory=list)
+    columns: list[pl.Expr] = field(default_factory=list)
+    labels: Labels = field(default_factory=Labels)
+    names: tuple[str, str, str | None] = ("", "", None)
+    _ok: pl.LazyFrame | None = field(default=None, repr=False)
+
+    def _verdict(self) -> pl.LazyFrame:
+        """The checks' :func:`verdict`, built once (after the last check is added)."""
+        if self._ok is None:
+            self._ok = verdict(self.source, self.checks)
+        return self._ok
+
+    def guarded(self, result: pl.LazyFrame) -> pl.LazyFrame:
+        """``result`` wired to fail on collection when a check fails (see :func:`guard`)."""
+        return guard(result, self._verdict()) if self.checks else result
+
+    def gated(self) -> pl.LazyFrame:
+        """``frame`` wired to fail on collection when a check fails, before any row flows.
+
+        Everything computed from the gated frame waits for the checks, so a
+        problem with the input is the error reported, never a later symptom
+        of it (say, a statistic found not finite). Pass the result through
+        :meth:`guarded` as well: a query may skip the gate when the frame is
+        empty, and the two share one evaluation of the checks. Call both
+        after the last check is added.
+        """
+        return guard(self.frame, self._verdict()) if self.checks else self.frame
+
+
+def prepare(
+    frame: FrameLike,
+    *,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    by: str | Sequence[str] | None = None,
+    score_range: tuple[float, float] | None = None,
+    response_range: tuple[float, float] | None = None,
+    reserved: Sequence[str] = (),
+    carry: Sequence[pl.Expr] = (),
+) -> Prepared:
+    """Validate the columns and build the standardized LazyFrame (method.md, notation).
+
+    Parameters
+    ----------
+    frame
+        The full population, eager or lazy.
+    score, response, weight
+        Column names of S_i, R_i and W_i. ``weight=None`` means W_i = 1. The
+        response may be boolean (read as 0/1).
+    by
+        Grouping column(s) passed through unchanged.
+    score_range, response_range
+        Closed intervals the values must lie in (calibration needs [0, 1]).
+    reserved
+        Output column names that ``by`` must not use.
+    carry
+        Further named expressions to keep in the standardized frame (e.g. a
+        subpopulation mask).
+
+    Returns
+    -------
+    Prepared
+        Standardized frame plus the lazy checks on values.
+
+    Raises
+    ------
+    ColumnNotFoundError, ColumnTypeError, InvalidParameterError
+        At once, for problems visible in the schema.
+    """
+    lazy = as_lazy(frame)
+    schema = schema_of(lazy)
+    keys = _keys(by)
+    score = _require_name(score, "score")
+    response = _require_name(response, "response")
+    _require_numeric(schema, score, "score", allow_bool=False)
+    _require_numeric(schema, response, "response", allow_bool=True)
+    if weight is not None:
+        weight = _require_name(weight, "weight")
+        _require_numeric(schema, weight, "weight", allow_bool=False)
+    for key in keys:
+        if key not in schema:
+            raise ColumnNotFoundError(
+                f"`by` column {key!r} not found; the frame has columns {list(schema)}"
+            )
+        if key in reserved or key.startswith(nm.PREFIX):
+            raise InvalidParameterError(
+                f"`by` column {key!r} clashes with an output column name; rename it first"
+            )
+
+    s = pl.col(score).cast(pl.Float64)
+    r = pl.col(response).cast(pl.Float64)
+    checks = [
+        Check(
+            (pl.len() == 0).cast(pl.Int64),
+            "the frame is empty: there is no population to compare with",
+            EmptySubpopulationError,
+            scope="frame",
+        )
+    ]
+    checks += _exact_float_check(score, "score", schema)
+    checks += _value_checks(score, "score", s, positive=False)
+    checks += _value_checks(response, "response", r, positive=False)
+    columns = [*keys, *carry, s.alias(nm.SCORE), r.alias(nm.RESPONSE)]
+    if weight is None:
+        columns.append(pl.lit(1.0, dtype=pl.Float64).alias(nm.WEIGHT))
+    else:
+        w = pl.col(weight).cast(pl.Float64)
+        checks += _value_checks(weight, "weight", w, positive=True)
+        columns.append(w.alias(nm.WEIGHT))
+    if score_range is not None:
+        checks.append(_range_check(score, "score", s, *score_range))
+    if response_range is not None:
+        checks.append(_range_check(response, "response", r, *response_range))
+    labels = Labels(
+        weight="the weights (all 1)" if weight is None else f"weight column {weight!r}",
+        response=f"response column {response!r}",
+    )
+    return Prepared(
+        frame=lazy.select(columns),
+        source=lazy,
+        keys=keys,
+        checks=checks,
+        columns=columns,
+        labels=labels,
+        names=(score, response, weight),
+    )

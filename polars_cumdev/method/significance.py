@@ -1,0 +1,54 @@
+"""P-values of the normalized statistics and Benjamini-Hochberg adjustment, as expressions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+import numpy as np
+import polars as pl
+
+from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
+
+__all__ = ["benjamini_hochberg", "pvalue", "pvalue_columns"]
+
+
+def pvalue(z: pl.Expr, function: Callable[..., object]) -> pl.Expr:
+    """Apply a NumPy p-value function to a column, mapping null to null."""
+
+    def apply(series: pl.Series) -> pl.Series:
+        values = series.cast(pl.Float64).fill_null(np.nan).to_numpy()
+        result = np.asarray(function(values), dtype=np.float64).reshape(values.shape)
+        return pl.Series(series.name, result, dtype=pl.Float64).fill_nan(None)
+
+    return z.map_batches(apply, return_dtype=pl.Float64, is_elementwise=True)
+
+
+def pvalue_columns() -> list[pl.Expr]:
+    """P-values of ``kuiper_z`` and ``ks_z`` (method.md 4), and their base-10 logarithms.
+
+    Gives ``kuiper_p``, ``ks_p``, ``kuiper_log10p`` and ``ks_log10p``. The
+    logarithms stay finite where p underflows to 0 (z beyond about 38), so
+    very strong deviations can still be ranked and reported.
+    """
+    columns = []
+    for log10 in (False, True):
+        suffix = "_log10p" if log10 else "_p"
+        for name, function in (("kuiper", kuiper_pvalue), ("ks", ks_pvalue)):
+            columns.append(
+                pvalue(pl.col(f"{name}_z"), partial(function, log10=log10)).alias(name + suffix)
+            )
+    return columns
+
+
+def benjamini_hochberg(p: pl.Expr) -> pl.Expr:
+    """Benjamini-Hochberg adjusted p-values over the non-null entries of ``p``.
+
+    q_(i) = min_{j >= i} min(1, M p_(j) / j) over the M non-null p-values in
+    increasing order; nulls stay null. Computed with expressions only.
+    """
+    order = p.arg_sort(nulls_last=True)
+    ranked = p.sort(nulls_last=True)
+    position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
+    adjusted = (ranked * p.count().cast(pl.Float64) / position).cum_min(reverse=True)
+    return adjusted.clip(upper_bound=1.0).gather(order.arg_sort())

@@ -1,0 +1,397 @@
+"""Stage 4: scalar statistics per group (method.md 1.5-1.6 and 4; equations (12)-(13), (31)-(32)).
+
+From the accumulated points of :func:`polars_cumdev.method.accumulate.accumulate`
+this stage computes, for every group at once, the Kuiper range D, the
+Kolmogorov-Smirnov maximum G, the overall deviation C_n, the scale sigma of
+random fluctuations, the normalized statistics with their asymptotic
+p-values, and Benjamini-Hochberg adjusted p-values across the groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import polars as pl
+
+from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.location import (
+    LOCATION_COLUMNS,
+    LOCATION_SCHEMA,
+    THRESHOLD,
+    locate,
+    threshold,
+)
+from polars_cumdev.method.normalization import MIN_SCORES, normalized
+from polars_cumdev.method.prepare import Labels
+from polars_cumdev.method.resolution import (
+    FLOOR,
+    RESOLUTION,
+    ROUNDING_LEVEL,
+    Resolved,
+    resolved,
+    uneven_means,
+    unresolved_sigma,
+    verdict,
+)
+from polars_cumdev.method.significance import benjamini_hochberg, pvalue, pvalue_columns
+from polars_cumdev.method.sums import ordered_sum
+from polars_cumdev.method.weights import SCALE
+
+__all__ = [
+    "C_ERROR",
+    "FACTS_SCHEMA",
+    "FLOOR",
+    "MIN_SCORES",
+    "NOT_LOCATED",
+    "OVERFLOWS",
+    "RESOLUTION",
+    "RMAX",
+    "SIGMA_B",
+    "SIGMA_B_ERROR",
+    "SIGMA_E",
+    "SIGMA_E_ERROR",
+    "SIGMA_ZERO",
+    "STATISTIC_COLUMNS",
+    "SUMMARY_SCHEMA",
+    "Resolved",
+    "Variance",
+    "benjamini_hochberg",
+    "check_variance",
+    "chosen_sigma",
+    "error_terms",
+    "is_binary",
+    "normalize",
+    "normalized",
+    "pvalue",
+    "pvalue_columns",
+    "resolved",
+    "sigma_terms",
+    "summarize",
+    "verdict",
+    "with_location",
+]
+
+Variance = Literal["auto", "bernoulli", "empirical"]
+
+STATISTIC_COLUMNS = (
+    "n",
+    "n_scores",
+    "weight",
+    "kuiper",
+    "ks",
+    "delta",
+    "sigma",
+    "kuiper_z",
+    "ks_z",
+    "kuiper_p",
+    "ks_p",
+    "kuiper_log10p",
+    "ks_log10p",
+    "kuiper_q",
+    "ks_q",
+    *LOCATION_COLUMNS,
+    "variance",
+    "note",
+)
+
+# Per group, sigma^2 under (31) and under (32); normalize picks one.
+SIGMA_B = f"{nm.PREFIX}sigma_bernoulli"
+SIGMA_E = f"{nm.PREFIX}sigma_empirical"
+# Per group, bounds of the rounding errors: of every C_k (sum of a_k times the
+# error of Rt_k), and of the two sigma^2 sums (polars_cumdev.method.bins.BinMoments).
+C_ERROR = f"{nm.PREFIX}c_error"
+SIGMA_B_ERROR = f"{nm.PREFIX}sigma_bernoulli_error"
+SIGMA_E_ERROR = f"{nm.PREFIX}sigma_empirical_error"
+# Per group, the number of points whose bin sums overflowed (BinMoments.overflow).
+OVERFLOWS = f"{nm.PREFIX}overflows"
+RMAX = f"{nm.PREFIX}rmax"
+#: The columns of :func:`is_binary`, with their types.
+FACTS_SCHEMA: dict[str, pl.DataType] = {nm.BINARY: pl.Boolean(), RMAX: pl.Float64()}
+#: Columns of :func:`summarize` after the keys, with their types.
+SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+    "n": pl.Int64(),
+    "n_scores": pl.Int64(),
+    **{
+        name: pl.Float64()
+        for name in ("weight", "kuiper", "ks", "delta", SIGMA_B, SIGMA_E, C_ERROR)
+    },
+    SIGMA_B_ERROR: pl.Float64(),
+    SIGMA_E_ERROR: pl.Float64(),
+    OVERFLOWS: pl.Int64(),
+    **LOCATION_SCHEMA,
+}
+# Statistics that must be finite whenever they are not null.
+_FINITE = ("kuiper", "ks", "delta", "sigma", "kuiper_z", "ks_z")
+
+
+def check_variance(variance: str) -> str:
+    """Validate the ``variance`` argument ("auto", "bernoulli" or "empirical")."""
+    if variance not in ("auto", "bernoulli", "empirical"):
+        raise InvalidParameterError(
+            f"`variance` must be 'auto', 'bernoulli' or 'empirical', got {variance!r}"
+        )
+    return variance
+
+
+def is_binary(full: pl.LazyFrame, variance: str) -> pl.LazyFrame:
+    """One-row frame: whether the Bernoulli formula (31) applies, and the responses' scale.
+
+    "auto" chooses Bernoulli when every response of the full population is
+    0 or 1. The column ``RMAX`` holds the largest |R|, the scale against
+    which :func:`resolved` judges an absolute error of C.
+    """
+    r = pl.col(nm.RESPONSE)
+    if variance == "auto":
+        flag = ((r == 0.0) | (r == 1.0)).all()
+    else:
+        flag = pl.lit(variance == "bernoulli")
+    return full.select(flag.alias(nm.BINARY), r.abs().max().alias(RMAX))
+
+
+def sigma_terms(reference: str = nm.REFERENCE) -> tuple[pl.Expr, pl.Expr]:
+    """Per-point terms whose sums are sigma^2 under (31) and (32) (method.md 1.6).
+
+    Returns ``(bernoulli, empirical)``: a_k^2 p_k (1 - p_k) f_k with p_k the
+    ``reference`` column, and a_k^2 V_k f_k.
+    """
+    a2f = pl.col(nm.A_STEP) ** 2 * pl.col(nm.TIE)
+    p = pl.col(reference)
+    return a2f * p * (1.0 - p), a2f * pl.col(nm.BIN_VARIANCE)
+
+
+def error_terms() -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """Per-point terms whose sums bound the rounding errors of C_k and of sigma^2.
+
+    Returns ``(c, bernoulli, empirical)``: a_k times the bound of Rt_k's
+    error (so the sum over k <= j bounds the error of C_j), and a_k^2 f_k
+    times the bounds of the errors of Rt_k (1 - Rt_k) and of V_k, plus a
+    few roundings of the term itself. Needs the bin bounds of
+    :func:`polars_cumdev.method.bins.locate_bins`.
+    """
+    a = pl.col(nm.A_STEP)
+    a2f = a * a * pl.col(nm.TIE)
+    bern, emp = sigma_terms()
+    rounding = 8.0 * 2.0**-52
+    return (
+        a * pl.col(nm.REFERENCE_ERROR),
+        a2f * pl.col(nm.BERNOULLI_ERROR) + rounding * bern.abs(),
+        a2f * pl.col(nm.VARIANCE_ERROR) + rounding * emp.abs(),
+    )
+
+
+def _root(total: pl.Expr) -> pl.Expr:
+    return total.clip(lower_bound=0.0).sqrt()
+
+
+def chosen_sigma(bernoulli_sum: pl.Expr, empirical_sum: pl.Expr) -> pl.Expr:
+    """sigma from the sums of :func:`sigma_terms`, by the flag of :func:`is_binary`.
+
+    Needs the ``BINARY`` column of :func:`is_binary` joined in.
+    """
+    return pl.when(pl.col(nm.BINARY)).then(_root(bernoulli_sum)).otherwise(_root(empirical_sum))
+
+
+def summarize(
+    accumulated: pl.LazyFrame,
+    keys: Sequence[str],
+    *,
+    reference: str = nm.REFERENCE,
+    empirical: bool = True,
+    bernoulli_term: pl.Expr | None = None,
+) -> pl.LazyFrame:
+    """Per-group Kuiper D (13), Kolmogorov-Smirnov G (12), C_n and both sigma candidates.
+
+    Parameters
+    ----------
+    accumulated
+        Output of :func:`polars_cumdev.method.accumulate.accumulate`.
+    keys
+        Grouping columns; one output row per group.
+    reference
+        Column used in the Bernoulli variance p(1 - p): Rt_k, or the score for
+        calibration.
+    empirical
+        Whether the points carry ``BIN_VARIANCE`` for (32); calibration has
+        only the Bernoulli form (method.md 2).
+    bernoulli_term
+        Each point's term of the sigma^2 that :func:`normalize` takes for
+        binary responses; by default (31)'s, from :func:`sigma_terms`.
+        Paired samples pass theirs (paired-and-covariates 1, step 4).
+
+    Returns
+    -------
+    pl.LazyFrame
+        Keys, ``n`` (rows), ``n_scores`` (merged points), ``weight`` (total
+        weight, in the units of the weights given), ``kuiper``, ``ks``,
+        ``delta`` and internal columns holding sigma^2 under (31) and under
+        (32) (chosen by :func:`normalize`) and the bounds of their rounding
+        errors (:func:`error_terms`; zero without bins).
+    """
+    c = pl.col(nm.CUMDIFF)
+    bern, emp = sigma_terms(reference)
+    if bernoulli_term is not None:
+        bern = bernoulli_term
+    if empirical:
+        errors = [ordered_sum(t) for t in error_terms()]
+        overflows = pl.col(nm.OVERFLOW).sum()
+    else:
+        errors = [pl.lit(0.0)] * 3
+        overflows = pl.lit(0)
+    bounds = [
+        e.alias(n) for e, n in zip(errors, (C_ERROR, SIGMA_B_ERROR, SIGMA_E_ERROR), strict=True)
+    ]
+    aggs = [
+        pl.col(nm.ROWS).sum().cast(pl.Int64).alias("n"),
+        pl.len().cast(pl.Int64).alias("n_scores"),
+        ordered_sum(pl.col(nm.WEIGHT)).alias("weight"),
+        (c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0)).alias("kuiper"),
+        c.abs().max().alias("ks"),
+        c.get(pl.col(nm.K).arg_max()).alias("delta"),
+        ordered_sum(bern).alias(SIGMA_B),
+        (ordered_sum(emp) if empirical else pl.lit(None, dtype=pl.Float64)).alias(SIGMA_E),
+        *bounds,
+        overflows.cast(pl.Int64).alias(OVERFLOWS),
+    ]
+    if keys:
+        return accumulated.group_by(keys).agg(aggs)
+    return accumulated.select(aggs)
+
+
+def with_location(
+    summary: pl.LazyFrame, points: pl.LazyFrame, keys: Sequence[str], binary: pl.LazyFrame
+) -> pl.LazyFrame:
+    """:func:`summarize`'s output with each group's located stretch (:mod:`location`).
+
+    ``points`` are the accumulated points ``summary`` was computed from;
+    ``binary`` the output of :func:`is_binary` (which sigma sets T = D - 2 sigma).
+    """
+    summary, points = summary.cache(), points.cache()
+    sigma2 = pl.when(pl.col(nm.BINARY)).then(pl.col(SIGMA_B)).otherwise(pl.col(SIGMA_E))
+    thresholds = summary.join(binary, how="cross", maintain_order="left").select(
+        *keys, threshold(pl.col("kuiper"), sigma2).alias(THRESHOLD)
+    )
+    found = locate(points, keys, thresholds)
+    if keys:
+        return summary.join(found, on=list(keys), how="left", nulls_equal=True)
+    return summary.join(found, how="cross")
+
+
+#: The note of a group whose z is at most 2: no stretch stands out from the noise.
+NOT_LOCATED = "D <= 2 sigma: not located"
+
+
+#: The note of a group whose sigma is 0, by default (:func:`normalize`).
+SIGMA_ZERO = "sigma is 0 (no spread of responses within the bins): z undefined"
+
+
+def normalize(
+    stats: pl.LazyFrame,
+    keys: Sequence[str],
+    binary: pl.LazyFrame | None,
+    *,
+    min_scores: int = MIN_SCORES["subpopulation"],
+    scale: pl.LazyFrame | None = None,
+    labels: Labels | None = None,
+    sigma_zero: str = SIGMA_ZERO,
+) -> pl.LazyFrame:
+    """Pick sigma, divide, attach p-values (method.md 4) and BH q-values; sort; check.
+
+    Parameters
+    ----------
+    stats
+        Output of :func:`summarize`.
+    keys
+        Grouping columns (used to break ties in the ordering).
+    binary
+        Output of :func:`is_binary`: which sigma applies (``None`` when
+        ``stats`` carries those columns itself).
+    min_scores
+        Fewest merged scores for which the normalized statistics are
+        reported: 2 for a subpopulation against the full population (a
+        single point says nothing about a trend), 1 for calibration, where
+        sigma > 0 alone makes them defined (method.md 2).
+    scale
+        One-row frame of :func:`polars_cumdev.method.weights.rescale`: the factor
+        the weights were multiplied by, divided out of ``weight`` here.
+    labels
+        How errors name the weight and response columns.
+    sigma_zero
+        The note of a group whose sigma is 0, in the terms of the comparison
+        (:data:`SIGMA_ZERO` speaks of bins).
+
+    Returns
+    -------
+    pl.LazyFrame
+        ``stats`` with ``sigma``, ``kuiper_z``, ``ks_z``, ``kuiper_p``,
+        ``ks_p``, ``kuiper_log10p``, ``ks_log10p``, ``kuiper_q``, ``ks_q``,
+        the located stretch (:mod:`polars_cumdev.method.location`; null where z is,
+        or where D <= 2 sigma), ``variance`` and ``note``, sorted by
+        ``kuiper_z`` (largest first,
+        nulls last) and then by the keys. A statistic whose rounding error
+        is not known to be below :data:`RESOLUTION` of its scale (bins too
+        uneven, :func:`resolved`) is null, with the reason in ``note``.
+        Collecting it raises :class:`~polars_cumdev.errors.InvalidValuesError`
+        when a statistic is not finite: no NaN or infinity is ever returned.
+    """
+    labels = labels if labels is not None else Labels()
+    sigma = pl.col("sigma")
+    c_ok, c_floor, sigma_ok = (pl.col(f"_{name}_ok") for name in Resolved._fields)
+    single = pl.col("n_scores") < min_scores
+    undefined = ~normalized(pl.col("n_scores"), sigma, min_scores) | ~c_ok | ~sigma_ok
+    note = (
+        pl.when(~c_floor)
+        .then(pl.lit(uneven_means(labels)))
+        .when(~sigma_ok)
+        .then(pl.lit(unresolved_sigma(labels)))
+        .when(single)
+        .then(pl.lit("only one distinct score: the normalized statistics need at least two"))
+        .when(sigma <= 0.0)
+        .then(pl.lit(sigma_zero))
+        .when(~c_ok)
+        .then(pl.lit(ROUNDING_LEVEL))
+        .when(pl.col("from_score").is_null())
+        .then(pl.lit(NOT_LOCATED))
+        .otherwise(pl.lit(None, dtype=pl.String))
+    )
+    out = stats if binary is None else stats.join(binary, how="cross", maintain_order="left")
+    if scale is not None:
+        out = out.join(scale, how="cross", maintain_order="left").with_columns(
+            pl.col("weight") / pl.col(SCALE)
+        )
+    binary = pl.col(nm.BINARY)
+    sigma2_error = pl.when(binary).then(pl.col(SIGMA_B_ERROR)).otherwise(pl.col(SIGMA_E_ERROR))
+    flags = resolved(
+        pl.col("kuiper"), pl.col("ks"), sigma, pl.col(C_ERROR), sigma2_error, pl.col(RMAX)
+    )
+    out = (
+        out.with_columns(
+            chosen_sigma(pl.col(SIGMA_B), pl.col(SIGMA_E)).alias("sigma"),
+            pl.when(binary)
+            .then(pl.lit("bernoulli"))
+            .otherwise(pl.lit("empirical"))
+            .alias("variance"),
+        )
+        .filter(verdict(("weight",), keys, labels, overflows=OVERFLOWS))
+        .with_columns(
+            flag.alias(f"_{name}_ok") for name, flag in zip(Resolved._fields, flags, strict=True)
+        )
+        .with_columns(
+            pl.when(undefined).then(None).otherwise(pl.col("kuiper") / sigma).alias("kuiper_z"),
+            pl.when(undefined).then(None).otherwise(pl.col("ks") / sigma).alias("ks_z"),
+            note.alias("note"),
+            *[pl.when(c_floor).then(pl.col(c)).alias(c) for c in ("kuiper", "ks", "delta")],
+            pl.when(c_floor & sigma_ok).then(sigma).alias("sigma"),
+            *[pl.when(~undefined).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
+        )
+        .filter(verdict(_FINITE, keys, labels))
+        .with_columns(pvalue_columns())
+        .with_columns(
+            benjamini_hochberg(pl.col("kuiper_p")).alias("kuiper_q"),
+            benjamini_hochberg(pl.col("ks_p")).alias("ks_q"),
+        )
+    )
+    return out.sort(
+        ["kuiper_z", *keys], descending=[True] + [False] * len(keys), nulls_last=True
+    ).select(*keys, *STATISTIC_COLUMNS)

@@ -1,0 +1,224 @@
+"""The namespace's methods for calibration: cumulative, CORP and binned.
+
+Each forwards to the analysis that implements it (:mod:`polars_cumdev.calibration`,
+:mod:`polars_cumdev.multicalibration`,
+:mod:`polars_cumdev.corp`, :mod:`polars_cumdev.binned`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from polars_cumdev import binned, calibration, corp
+from polars_cumdev.namespace.base import F, Methods
+
+__all__ = ["CalibrationMethods"]
+
+
+class CalibrationMethods(Methods[F]):
+    """Calibration of predicted probabilities, cumulative and binned."""
+
+    def calibration(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        by: str | Sequence[str] | None = None,
+        engine: str = "auto",
+    ) -> F:
+        """ECCE-R and ECCE-MAD of predicted probabilities, overall or per group.
+
+        See :func:`polars_cumdev.calibration.calibration` (method.md 2,
+        appendix A equations (44)-(50)).
+        """
+        return self._out(
+            calibration.calibration(self._frame, score, response, weight, by=by, engine=engine)
+        )
+
+    def calibration_curve(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        fraction: float = 1.0,
+    ) -> F:
+        """Drill-down frame of cumulative miscalibration (same columns as :meth:`curve`).
+
+        See :func:`polars_cumdev.calibration.calibration_curve`.
+        """
+        return self._out(
+            calibration.calibration_curve(self._frame, score, response, weight, fraction=fraction)
+        )
+
+    def multicalibration(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        segments: object,
+        level: float = 0.05,
+        method: str = "holm",
+        resamples: int = 999,
+        seed: int = 0,
+    ) -> F:
+        """Calibration of every segment of a family, with family-wise adjusted p-values.
+
+        See :func:`polars_cumdev.multicalibration.multicalibration`.
+        """
+        from polars_cumdev.multicalibration import multicalibration
+
+        return self._out(
+            multicalibration(
+                self._frame,
+                score,
+                response,
+                weight,
+                segments=segments,  # type: ignore[arg-type]
+                level=level,
+                method=method,
+                resamples=resamples,
+                seed=seed,
+            )
+        )
+
+    def corp(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        by: str | Sequence[str] | None = None,
+    ) -> F:
+        """Mean Brier score and its CORP decomposition (MCB, DSC, UNC), overall or per group.
+
+        See :func:`polars_cumdev.corp.decomposition.corp` (Dimitriadis, Gneiting and
+        Jordan, PNAS 2021).
+        """
+        return self._out(corp.corp(self._frame, score, response, weight, by=by))
+
+    def corp_curve(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        by: str | Sequence[str] | None = None,
+        resamples: int = 100,
+        level: float = 0.9,
+        seed: int = 0,
+    ) -> F:
+        """CORP reliability diagram: the isotonic fit and its consistency band, tidy.
+
+        See :func:`polars_cumdev.corp.diagram.corp_curve`.
+        """
+        return self._out(
+            corp.corp_curve(
+                self._frame,
+                score,
+                response,
+                weight,
+                by=by,
+                resamples=resamples,
+                level=level,
+                seed=seed,
+            )
+        )
+
+    def reliability(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        subpop: pl.Expr | str | None = None,
+        bins: int = 10,
+        binning: str = "equispaced",
+        seed: int = 0,
+        resamples: int = 0,
+        calibration: bool = False,
+    ) -> F:
+        """Binned reliability-diagram points, tidy: one row per (population, bin).
+
+        See :func:`polars_cumdev.binned.reliability` (equations (34)-(40),
+        Remark 5; method.md 3).
+        """
+        return self._out(
+            binned.reliability(
+                self._frame,
+                score,
+                response,
+                weight,
+                subpop=subpop,
+                bins=bins,
+                binning=binning,
+                seed=seed,
+                resamples=resamples,
+                calibration=calibration,
+            )
+        )
+
+    def ece(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        bins: int = 10,
+        binning: str = "equispaced",
+        weighting: str = "width",
+        by: str | Sequence[str] | None = None,
+        seed: int = 0,
+    ) -> F:
+        """Binned expected calibration errors ECE1 and ECE2, overall or per group.
+
+        See :func:`polars_cumdev.binned.ece` (``ece-versus-ecce.md`` (3)-(4);
+        method.md 3).
+        """
+        return self._out(
+            binned.ece(
+                self._frame,
+                score,
+                response,
+                weight,
+                bins=bins,
+                binning=binning,
+                weighting=weighting,
+                by=by,
+                seed=seed,
+            )
+        )
+
+    def ece_sweep(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        bins: Sequence[int] = binned.DEFAULT_SWEEP,
+        binning: str = "equispaced",
+        weighting: str = "width",
+        by: str | Sequence[str] | None = None,
+        seed: int = 0,
+    ) -> F:
+        """ECE1 and ECE2 for each number of bins in ``bins`` (they move; the ECCEs need none).
+
+        See :func:`polars_cumdev.binned.ece_sweep`.
+        """
+        return self._out(
+            binned.ece_sweep(
+                self._frame,
+                score,
+                response,
+                weight,
+                bins=bins,
+                binning=binning,
+                weighting=weighting,
+                by=by,
+                seed=seed,
+            )
+        )

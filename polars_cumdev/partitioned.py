@@ -1,0 +1,12 @@
+"""Screen data larger than memory, range by range (the public entry points).
+
+A thin facade over :mod:`polars_cumdev.engines.partitioned`, which holds the
+per-range step, the combination and the second pass that locates the
+deviation; see the workflow page "Lazy and streaming use".
+"""
+
+from __future__ import annotations
+
+from polars_cumdev.engines.partitioned import screen_parquet, screen_partitioned
+
+__all__ = ["screen_parquet", "screen_partitioned"]

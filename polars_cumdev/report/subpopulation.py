@@ -1,0 +1,233 @@
+"""A self-contained HTML report: the screen, then a drill-down for the top groups.
+
+The report is one HTML file. The Vega, Vega-Lite and Vega-Embed libraries are
+inlined from vl-convert's bundle, so the file opens offline and loads nothing
+from the network. Group and column names are data: every one of them is
+HTML-escaped in the page, and the chart specifications are embedded as JSON
+with ``<``, ``>`` and ``&`` escaped, so no value can close a tag or a script.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from polars_cumdev import charts
+from polars_cumdev.binned import reliability
+from polars_cumdev.covariates.ordering import Score
+from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method.groups import group_label, group_selection
+from polars_cumdev.method.prepare import FrameLike, as_lazy
+from polars_cumdev.report.wording import where_words
+from polars_cumdev.subpopulation import curve, screen
+
+__all__ = ["HEADERS", "format_cell", "html_table", "render_html", "report"]
+
+_TABLE_COLUMNS = (
+    "n",
+    "n_scores",
+    "kuiper",
+    "kuiper_z",
+    "kuiper_p",
+    "kuiper_q",
+    "ks_z",
+    "delta",
+    "note",
+)
+#: Column headers of the reports' tables in the user's terms.
+HEADERS = {"n": "rows", "n_scores": "distinct scores"}
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; }
+table { border-collapse: collapse; font-size: 0.85em; }
+th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+.row { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
+.note { color: #666; font-size: 0.9em; }
+"""
+
+# Reads the embedded specs and renders each one into its div.
+_BOOT = """
+document.querySelectorAll('script[type="application/json"][data-target]').forEach(
+  function (node) {
+    var spec = JSON.parse(node.textContent);
+    vegaEmbed('#' + node.dataset.target, spec, {actions: false, renderer: 'svg'})
+      .catch(function (err) { console.error(err); });
+  });
+"""
+
+
+def _json_for_script(spec: dict[str, Any]) -> str:
+    """JSON that is safe inside a ``<script>`` element whatever strings it holds."""
+    text = json.dumps(spec, allow_nan=False, default=str)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def format_cell(value: object) -> str:
+    """A table cell's text: empty for null, four significant digits for floats."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def html_table(frame: pl.DataFrame, columns: Sequence[str]) -> str:
+    """``columns`` of ``frame`` as an HTML table, headed in the user's terms (``HEADERS``)."""
+    head = "".join(f"<th>{html.escape(HEADERS.get(c, c))}</th>" for c in columns)
+    rows = [
+        "<tr>" + "".join(f"<td>{html.escape(format_cell(row[c]))}</td>" for c in columns) + "</tr>"
+        for row in frame.select(columns).iter_rows(named=True)
+    ]
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def render_html(title: str, sections: Sequence[tuple[str, str, Sequence[dict[str, Any]]]]) -> str:
+    """Assemble the report page.
+
+    Parameters
+    ----------
+    title
+        Page title (plain text; escaped here).
+    sections
+        ``(heading, html_fragment, vega_lite_specs)`` triples. Headings are
+        plain text and escaped here; fragments must already be escaped HTML;
+        each spec is drawn in its own box, side by side within the section.
+
+    Returns
+    -------
+    str
+        The complete HTML document with the JavaScript libraries inlined.
+    """
+    import vl_convert
+
+    parts = []
+    index = 0
+    for heading, fragment, specs in sections:
+        boxes = []
+        for spec in specs:
+            target = f"chart-{index}"
+            index += 1
+            boxes.append(
+                f'<div id="{target}"></div>'
+                f'<script type="application/json" data-target="{target}">'
+                f"{_json_for_script(spec)}</script>"
+            )
+        parts.append(
+            f"<section><h2>{html.escape(heading)}</h2>{fragment}"
+            f'<div class="row">{"".join(boxes)}</div></section>'
+        )
+    bundle = vl_convert.javascript_bundle().replace("</script", "<\\/script")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style>"
+        f"<script>{bundle}</script></head><body><h1>{html.escape(title)}</h1>"
+        f"{''.join(parts)}<script>{_BOOT}</script></body></html>\n"
+    )
+
+
+def report(
+    frame: FrameLike,
+    by: str | Sequence[str],
+    score: Score,
+    response: str,
+    weight: str | None = None,
+    *,
+    path: str | Path,
+    top: int = 5,
+    variance: str = "auto",
+    bins: int = 10,
+) -> Path:
+    """Write a self-contained HTML report of a screen and its top drill-downs.
+
+    The page holds the ranked table and overview chart of
+    :func:`polars_cumdev.subpopulation.screen`, then, for each of the ``top``
+    groups with the largest Kuiper z, the cumulative plot (equations
+    (25)-(28), with the triangle of height 4 sigma) beside the reliability
+    diagram of the group against the full population ((34)-(37)).
+
+    With several covariates (``score=[...]``, Hilbert order; section 2 of
+    ``paired-and-covariates.md``) a reliability diagram has no single score
+    to bin, so the map of the group's points in the plane of the first two
+    covariates (:func:`polars_cumdev.charts.covariate_map`) takes its place,
+    and the section headers name the located stretch by covariate values.
+
+    Parameters
+    ----------
+    frame
+        The full population.
+    by, score, response, weight, variance
+        As in :func:`polars_cumdev.subpopulation.screen` (``score`` may be a
+        list of covariates).
+    path
+        Where to write the ``.html`` file.
+    top
+        Number of groups to drill into (groups whose statistics are null are
+        skipped). A group whose key is null is drilled into like any other
+        (selected with null-aware equality) and labelled ``(null)``.
+    bins
+        Number of bins of the reliability diagrams.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+    """
+    if isinstance(top, bool) or not isinstance(top, int) or top < 0:
+        raise InvalidParameterError(f"`top` must be a non-negative int, got {top!r}")
+    keys = [by] if isinstance(by, str) else list(by)
+    lazy = as_lazy(frame)
+    table = screen(lazy, keys, score, response, weight, variance=variance).collect()
+    if not isinstance(score, str) and len(score) == 1:
+        score = score[0]  # one covariate is an ordinary score
+    covariates = None if isinstance(score, str) else list(score)
+    ordered_by = (
+        f"score {score!r}"
+        if covariates is None
+        else f"covariates {', '.join(map(repr, covariates))} along a Hilbert curve"
+    )
+    sections: list[tuple[str, str, Sequence[dict[str, Any]]]] = [
+        (
+            f"Screen of {response!r} by {', '.join(keys)} ({ordered_by})",
+            html_table(table, [*keys, *[c for c in _TABLE_COLUMNS if c in table.columns]]),
+            [charts.screen(table, by=keys).to_dict()],
+        )
+    ]
+    ranked = table.filter(pl.col("kuiper_z").is_not_null()).head(top)
+    for row in ranked.iter_rows(named=True):
+        subpop = group_selection(keys, row)  # null-aware: the null group too
+        label = group_label(keys, row)
+        points = curve(lazy, subpop, score, response, weight, variance=variance).collect()
+        summary = (
+            f'<p class="note">{row["n"]:,} rows, {row["n_scores"]:,} distinct scores; '
+            f"Kuiper = {format_cell(row['kuiper'])} "
+            f"= {format_cell(row['kuiper_z'])} sigma (p = {format_cell(row['kuiper_p'])}, "
+            f"BH q = {format_cell(row['kuiper_q'])})</p>"
+        )
+        where = where_words(row, keys, score, response, weight is not None)
+        cumulative = charts.cumulative(
+            points,
+            subject=label,
+            score_label=score if isinstance(score, str) else "score",
+            y_label=f"cumulative difference in {response}",
+        )
+        beside = (
+            charts.reliability(
+                reliability(lazy, score, response, weight, subpop=subpop, bins=bins).collect(),
+                title=f"reliability diagram: {label}",
+                x_label=score,
+                y_label=response,
+            )
+            if covariates is None
+            else charts.covariate_map(points, title=f"{label}: the points along the curve")
+        )
+        sections.append((f"{label}: {where}", summary, [cumulative.to_dict(), beside.to_dict()]))
+    target = Path(path)
+    target.write_text(render_html(f"cumdev report: {response}", sections), encoding="utf-8")
+    return target

@@ -1,0 +1,124 @@
+"""The engine-neutral pieces of the cluster screen, run by a plain loop over batches.
+
+No engine here: :func:`run_screen` moves the frames the way Spark and Dask
+do (per-batch summaries, planning, split by range, range steps, finish), so
+these tests pin the decomposition itself, the checks that do not add up
+over batches, and the lazy import of the engines.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+from cluster_cases import assert_same, expected_error, make_data, planted, screen_expected
+
+from polars_cumdev import CumdevError
+from polars_cumdev.engines.cluster import EngineMissingError, steps
+from polars_cumdev.engines.cluster.checks import count_below
+from polars_cumdev.engines.cluster.request import make_request
+
+
+def run_screen(batches: list[pl.DataFrame], ranges, weight="w") -> pl.DataFrame:
+    request = make_request("screen", batches[0].schema, "g", "s", "r", weight)
+    samples = [steps.sample_scores(b, request, 1) for b in batches]
+    cuts = steps.cuts_from_sample(samples, ranges)
+    parts = [steps.summarize_part(b, request, cuts) for b in batches]
+
+    def below(threshold: float) -> int:
+        return sum(count_below(b, weight, threshold) for b in batches)
+
+    plan = steps.plan_screen(request, parts, cuts, below)
+    split = [steps.split_part(b, request, plan.cuts) for b in batches]
+    results = []
+    for r in range(plan.ranges):
+        rows = pl.concat([s[r] for s in split])
+        results.append(steps.run_range(rows, steps.task_plan(plan, r), r) if rows.height else None)
+    stats, locating = steps.combine_ranges(plan, results)
+    outputs = []
+    for r in sorted(locating.ranges) if locating is not None else ():
+        rows = pl.concat([s[r] for s in split])
+        outputs.append(steps.run_points(rows, steps.task_plan(plan, r), r, locating.for_range(r)))
+    return steps.finish_screen(plan, stats, locating, outputs)
+
+
+def batches_of(df: pl.DataFrame, count: int) -> list[pl.DataFrame]:
+    size = -(-df.height // count)
+    return [df.slice(i * size, size) for i in range(count)]
+
+
+@pytest.mark.parametrize("ranges", [1, 2, 7, 64])
+@pytest.mark.parametrize("count", [1, 3])
+def test_loop_over_batches_matches_in_process(ranges, count):
+    df = make_data(11)
+    assert_same(screen_expected(df), run_screen(batches_of(df, count), ranges), ["g"])
+
+
+@pytest.mark.parametrize(
+    "ranges",
+    [1, pytest.param(2, marks=pytest.mark.slow), 7, pytest.param(64, marks=pytest.mark.slow)],
+)
+def test_loop_locates_like_in_process(ranges):
+    df = planted(1)
+    expected = screen_expected(df)
+    assert expected["share"].null_count() < expected.height - 2
+    assert_same(expected, run_screen(batches_of(df, 3), ranges), ["g"])
+
+
+def test_weight_spread_is_judged_against_the_largest_weight_of_all_batches():
+    """Per batch, 1 is not too small; against 1e200 in another batch it is (2 rows)."""
+    df = make_data(3, rows=60).with_columns(pl.lit(1.0).alias("w"))
+    df = df.with_columns(
+        pl.when(pl.int_range(pl.len()) == 0).then(1e-160).otherwise(pl.col("w")).alias("w")
+    )
+    big = df.head(1).with_columns(pl.lit(1e200).alias("w"))
+    full = pl.concat([df, big])
+    kind, message = expected_error(lambda: screen_expected(full))
+    assert "has 60 value(s)" in message
+    with pytest.raises(kind) as info:
+        run_screen([df, big], 3)
+    assert str(info.value) == message
+
+
+def test_a_row_outside_its_range_is_refused():
+    df = make_data(11)
+    request = make_request("screen", df.schema, "g", "s", "r", "w")
+    cuts = steps.cuts_from_sample([df["s"]], 4)
+    plan = steps.plan_screen(request, [steps.summarize_part(df, request, cuts)], cuts, len)
+    rows = steps.split_part(df, request, plan.cuts)
+    with pytest.raises(CumdevError, match="routed to score range 0"):
+        steps.run_range(pl.concat([rows[0], rows[1].head(1)]), plan, 0)
+
+
+@pytest.mark.slow
+def test_importing_the_package_imports_no_engine():
+    code = (
+        "import sys, polars_cumdev, polars_cumdev.spark, polars_cumdev.dask, "
+        "polars_cumdev.engines.cluster.steps\n"
+        "bad = [m for m in ('pyspark', 'dask', 'distributed', 'pandas', 'pyarrow') "
+        "if m in sys.modules]\n"
+        "assert not bad, bad"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(("module", "extra"), [("pyspark", "spark"), ("distributed", "dask")])
+def test_a_missing_engine_names_the_extra(monkeypatch, module, extra):
+    import polars_cumdev.dask as cdask
+    import polars_cumdev.spark as cspark
+
+    monkeypatch.setitem(sys.modules, module, None)  # import fails as if not installed
+    df = make_data(3, rows=50)
+    call = cspark.screen if extra == "spark" else cdask.screen
+    with pytest.raises(EngineMissingError, match=rf'pip install "polars-cumdev\[{extra}\]"'):
+        call(df, "g", "s", "r")
+
+
+@pytest.mark.parametrize(
+    ("rows", "slots", "expected"),
+    [(0, 2, 2), (10**6, 2, 2), (10**7, 2, 4), (10**7, 4, 4), (10**10, 400, 2800), (5, 0, 1)],
+)
+def test_default_ranges_fill_whole_waves(rows, slots, expected):
+    assert steps.default_ranges(rows, slots) == expected

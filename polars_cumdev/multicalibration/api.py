@@ -129,7 +129,7 @@ def multicalibration(
         score=score,
         response=response,
         weight=weight,
-        by=list(segments.features),
+        by=list(segments.features) or None,
         score_range=(0.0, 1.0),
         response_range=(0.0, 1.0),
         reserved=reserved,

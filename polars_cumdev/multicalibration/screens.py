@@ -99,7 +99,7 @@ def screen_segments(
         score=score,
         response=response,
         weight=weight,
-        by=features,
+        by=features or None,
         response_range=(0.0, 1.0) if variance == "bernoulli" else None,
         reserved=reserved,
     )

@@ -10,6 +10,8 @@ Vega-Lite JSON, SVG, PNG, PDF or self-contained HTML via ``vl-convert``.
 * :func:`reliability` - binned reliability diagram, subpopulation in black,
   full population in gray, bootstrap resamples in light gray.
 * :func:`screen` - every group's Kuiper z, ranked, significant groups filled.
+* :func:`drift` - each time window's calibration z against time, with the
+  family-wise critical line; flagged windows named.
 * :func:`funnel` - every segment's z against its weight, with the family-wise
   critical z (multicalibration).
 * :func:`ece_sweep` - binned ECEs against the number of bins, beside the ECCEs.
@@ -24,6 +26,7 @@ from __future__ import annotations
 from polars_cumdev.charts.corp import corp
 from polars_cumdev.charts.covariates import covariate_map
 from polars_cumdev.charts.cumulative import cumulative
+from polars_cumdev.charts.drift import drift
 from polars_cumdev.charts.ece import ece_sweep
 from polars_cumdev.charts.export import save
 from polars_cumdev.charts.funnel import funnel
@@ -34,6 +37,7 @@ __all__ = [
     "corp",
     "covariate_map",
     "cumulative",
+    "drift",
     "ece_sweep",
     "funnel",
     "reliability",

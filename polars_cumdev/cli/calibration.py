@@ -20,6 +20,7 @@ from polars_cumdev.cli.arguments import (
     level_value,
     positive_int,
 )
+from polars_cumdev.cli.drift import add_drift_arguments, run_drift
 from polars_cumdev.cli.input import check_out, read_columns
 from polars_cumdev.cli.output import (
     CHART_SUFFIXES,
@@ -50,6 +51,9 @@ _CORP_SHOWN = ("n", "brier", "mcb", "dsc", "unc", "base_rate", "blocks")
 
 
 def _run(args: argparse.Namespace) -> None:
+    if args.by_time is not None:  # calibration window by window (cli/drift.py)
+        run_drift(args)
+        return
     target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
     page = check_out(args.report, (".html",))
     frame = read_columns(args.path, args.score, args.response, args.weight)
@@ -168,4 +172,5 @@ def add_command(commands: Any) -> None:
         "--level", type=level_value, default=0.9, help="coverage of the CORP band (default 0.9)"
     )
     calibration.add_argument("--seed", type=positive_int, default=0, help="seed of the band")
+    add_drift_arguments(calibration)
     calibration.set_defaults(run=_run)

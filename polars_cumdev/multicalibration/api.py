@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from polars_cumdev.calibration import _BERNOULLI, _RENAME, CALIBRATION_COLUMNS
+from polars_cumdev.calibration.cumulative import _BERNOULLI, _RENAME, CALIBRATION_COLUMNS
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled

@@ -228,7 +228,10 @@ def screen(
     by
         Column(s) defining the subpopulations: names, or expressions such as
         ``pl.col("ts").dt.truncate("1w")`` (one group per week), each named
-        by its output name (:mod:`polars_cumdev.method.keys`).
+        by its output name (:mod:`polars_cumdev.method.keys`); or a family of
+        segments from :func:`polars_cumdev.segments`: every intersection is
+        screened, with family-wise p-values
+        (:mod:`polars_cumdev.multicalibration.screens`).
     score, response, weight
         Column names of S, R and W; ``weight=None`` weights rows equally.
         A list of covariates as ``score`` orders the rows along a Hilbert
@@ -259,6 +262,15 @@ def screen(
         sigma), ``variance`` and ``note``. Sorted by ``kuiper_z``, largest
         first.
     """
+    from polars_cumdev.multicalibration.family import Segments
+
+    if isinstance(by, Segments):  # every intersection: polars_cumdev.multicalibration.screens
+        from polars_cumdev.multicalibration.screens import screen_segments
+
+        if not isinstance(score, str):
+            raise InvalidParameterError("`by=segments(...)` needs a score column, not covariates")
+        compiled.check_engine(engine)
+        return screen_segments(frame, by, score, response, weight, variance=variance)
     frame, score, ordering = resolve_score(frame, score, weight)
     prepared = prepare_screen(frame, by, score, response, weight, variance)
     keys = prepared.keys

@@ -15,7 +15,7 @@ import math
 import numpy as np
 import polars as pl
 
-from polars_cumdev.method.pvalues import kuiper_pvalue
+from polars_cumdev.method.pvalues import kuiper_critical
 
 __all__ = ["critical_z", "holm", "holm_numpy"]
 
@@ -49,18 +49,8 @@ def holm_numpy(p: np.ndarray) -> np.ndarray:
 def critical_z(level: float, tests: int) -> float:
     """The z beyond which Holm's first step rejects: kuiper_p(z) = level / tests.
 
-    NaN when there is nothing to test.
+    NaN when there is nothing to test (:func:`~polars_cumdev.method.pvalues.kuiper_critical`).
     """
     if tests <= 0:
         return math.nan
-    from scipy.optimize import brentq
-
-    target = math.log10(level / tests)
-
-    def gap(z: float) -> float:
-        return float(kuiper_pvalue(z, log10=True)) - target
-
-    high = 2.0
-    while gap(high) > 0.0:
-        high *= 2.0
-    return float(brentq(gap, 0.0, high, xtol=1e-14, rtol=4.0 * np.finfo(np.float64).eps))
+    return kuiper_critical(level / tests)

@@ -37,11 +37,11 @@ import common
 ENGINES = ("in-memory", "streaming", "kernel", "kernel-streaming")
 
 
-def child(rows: int, groups: int, engine: str, repeat: int, ranges: int) -> None:
+def child(rows: int, groups: int, engine: str, repeat: int, ranges: int, decimals: int) -> None:
     from polars_cumdev.engines.partitioned import screen_partitioned
     from polars_cumdev.subpopulation import screen
 
-    df = common.make_frame(rows, groups, seed=rows + groups)
+    df = common.make_frame(rows, groups, seed=rows + groups, decimals=decimals)
     input_bytes = df.estimated_size()
     warm = 0.0
     if engine.startswith("kernel"):  # import Numba and load the kernel before measuring
@@ -137,11 +137,19 @@ def main() -> None:
         metavar="R",
         help="time polars_cumdev.engines.partitioned.screen_partitioned with R ranges instead",
     )
-    parser.add_argument("--child", nargs=5, metavar=("ROWS", "GROUPS", "ENGINE", "REPEAT", "R"))
+    parser.add_argument(
+        "--decimals",
+        type=int,
+        default=5,
+        help="scores rounded to this many decimals: 5 (default) gives many ties, 16 continuous",
+    )
+    parser.add_argument(
+        "--child", nargs=6, metavar=("ROWS", "GROUPS", "ENGINE", "REPEAT", "R", "DECIMALS")
+    )
     args = parser.parse_args()
     if args.child:
-        rows, groups, engine, repeat, ranges = args.child
-        child(int(rows), int(groups), engine, int(repeat), int(ranges))
+        rows, groups, engine, repeat, ranges, decimals = args.child
+        child(int(rows), int(groups), engine, int(repeat), int(ranges), int(decimals))
         return
     common.run_grid(
         Path(__file__),
@@ -151,7 +159,7 @@ def main() -> None:
         lambda rows: args.repeat or (5 if rows <= 100_000 else 3 if rows <= 1_000_000 else 2),
         fmt_row,
         COLUMNS,
-        extra=[args.partitioned],
+        extra=[args.partitioned, args.decimals],
     )
 
 

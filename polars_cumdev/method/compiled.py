@@ -178,9 +178,12 @@ def node(
     def run(batch: pl.DataFrame) -> pl.DataFrame:
         return function(_read(batch, prepared))
 
+    # Ties in a canonical order (by weight, then response), so that the kernel's
+    # sums add the same values in the same order whatever the input's row order.
+    order = [score, *([weight] if weight else []), response]
     return (
         prepared.source.select(columns)
-        .sort(score)
+        .sort(order)
         .map_batches(run, schema=pl.Schema(schema), streamable=False)
     )
 
@@ -213,7 +216,10 @@ def group_ids(batch: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, int
         if column.dtype == pl.Boolean:
             column = column.cast(pl.Int8)
         physical = column.to_physical()
-        numpy_integer = physical.dtype.is_integer() and physical.dtype not in (pl.Int128, pl.UInt128)
+        numpy_integer = physical.dtype.is_integer() and physical.dtype not in (
+            pl.Int128,
+            pl.UInt128,
+        )
         if numpy_integer and physical.null_count() == 0 and physical.len():
             low, high = int(physical.min()), int(physical.max())  # type: ignore[arg-type]
             if high - low + 1 < _DIRECT_RANGE:

@@ -44,9 +44,7 @@ def test_constant_weighted_response_is_not_significant(seed, constant):
 
 
 def test_a_real_difference_is_still_reported():
-    df = _frame(0).with_columns(
-        r=(pl.col("s") > 0.0).cast(pl.Float64) + 0.5 * (pl.col("g") == "a")
-    )
+    df = _frame(0).with_columns(r=(pl.col("s") > 0.0).cast(pl.Float64) + 0.5 * (pl.col("g") == "a"))
     row = df.cumdev.compare(pl.col("g") == "a", pl.col("g") == "b", "s", "r", "w").row(
         0, named=True
     )

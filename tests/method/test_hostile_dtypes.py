@@ -124,11 +124,11 @@ def test_kernel_reads_every_numeric_dtype_as_the_plan_does(case):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_object_keys_are_refused(engine):
     df = _small().with_columns(pl.col("g").map_elements(lambda x: object(), return_dtype=pl.Object))
-    with pytest.raises(ColumnTypeError, match="'g'.*Object"):
+    with pytest.raises(ColumnTypeError, match=r"'g'.*Object"):
         df.cumdev.screen("g", "s", "r", "w", engine=engine)
-    with pytest.raises(ColumnTypeError, match="'g'.*Object"):
+    with pytest.raises(ColumnTypeError, match=r"'g'.*Object"):
         df.with_columns(p=pl.col("s") / 30.0).cumdev.calibration(
             "p", "r", "w", by="g", engine=engine
         )
-    with pytest.raises(ColumnTypeError, match="'g'.*Object"):
+    with pytest.raises(ColumnTypeError, match=r"'g'.*Object"):
         df.cumdev.paired("s", "r", "r", "w", by="g")

@@ -1,16 +1,19 @@
 """The namespace's methods for calibration: cumulative, CORP and binned.
 
 Each forwards to the analysis that implements it (:mod:`polars_cumdev.calibration`,
+:mod:`polars_cumdev.multicalibration`,
 :mod:`polars_cumdev.corp`, :mod:`polars_cumdev.binned`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
-from polars_cumdev import binned, calibration, corp
+from polars_cumdev import binned, calibration, corp, drift
+from polars_cumdev.method.keys import Key
 from polars_cumdev.namespace.base import F, Methods
 
 __all__ = ["CalibrationMethods"]
@@ -21,36 +24,102 @@ class CalibrationMethods(Methods[F]):
 
     def calibration(
         self,
-        score: str,
+        score: str | Sequence[str],
         response: str,
         weight: str | None = None,
         *,
-        by: str | Sequence[str] | None = None,
+        by: Key | Sequence[Key] | None = None,
         engine: str = "auto",
+        kind: str | None = None,
+        classes: Sequence[Any] | None = None,
+        target: str = "probability",
+        alpha: float | None = None,
     ) -> F:
-        """ECCE-R and ECCE-MAD of predicted probabilities, overall or per group.
+        """ECCE-R and ECCE-MAD of predictions, overall or per group.
 
-        See :func:`polars_cumdev.calibration.calibration` (method.md 2,
-        appendix A equations (44)-(50)).
+        Probabilities, multiclass probabilities (``kind="top-label"`` or
+        ``"class-wise"``), predicted means (``target="mean"``) and quantiles
+        (``target="quantile", alpha=...``). See
+        :func:`polars_cumdev.calibration.calibration` (method.md 2, appendix A
+        equations (44)-(50)).
         """
         return self._out(
-            calibration.calibration(self._frame, score, response, weight, by=by, engine=engine)
+            calibration.calibration(
+                self._frame,
+                score,
+                response,
+                weight,
+                by=by,
+                engine=engine,
+                kind=kind,
+                classes=classes,
+                target=target,
+                alpha=alpha,
+            )
         )
 
     def calibration_curve(
         self,
-        score: str,
+        score: str | Sequence[str],
         response: str,
         weight: str | None = None,
         *,
         fraction: float = 1.0,
+        kind: str | None = None,
+        class_: Any = None,
+        classes: Sequence[Any] | None = None,
+        target: str = "probability",
+        alpha: float | None = None,
     ) -> F:
         """Drill-down frame of cumulative miscalibration (same columns as :meth:`curve`).
 
         See :func:`polars_cumdev.calibration.calibration_curve`.
         """
         return self._out(
-            calibration.calibration_curve(self._frame, score, response, weight, fraction=fraction)
+            calibration.calibration_curve(
+                self._frame,
+                score,
+                response,
+                weight,
+                fraction=fraction,
+                kind=kind,
+                class_=class_,
+                classes=classes,
+                target=target,
+                alpha=alpha,
+            )
+        )
+
+    def multicalibration(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        segments: object,
+        level: float = 0.05,
+        method: str = "holm",
+        resamples: int = 999,
+        seed: int = 0,
+    ) -> F:
+        """Calibration of every segment of a family, with family-wise adjusted p-values.
+
+        See :func:`polars_cumdev.multicalibration.multicalibration`.
+        """
+        from polars_cumdev.multicalibration import multicalibration
+
+        return self._out(
+            multicalibration(
+                self._frame,
+                score,
+                response,
+                weight,
+                segments=segments,  # type: ignore[arg-type]
+                level=level,
+                method=method,
+                resamples=resamples,
+                seed=seed,
+            )
         )
 
     def corp(
@@ -81,7 +150,7 @@ class CalibrationMethods(Methods[F]):
     ) -> F:
         """CORP reliability diagram: the isotonic fit and its consistency band, tidy.
 
-        See :func:`polars_cumdev.corp.decomposition.corp_curve`.
+        See :func:`polars_cumdev.corp.diagram.corp_curve`.
         """
         return self._out(
             corp.corp_curve(
@@ -187,5 +256,37 @@ class CalibrationMethods(Methods[F]):
                 weighting=weighting,
                 by=by,
                 seed=seed,
+            )
+        )
+
+    def calibration_drift(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        time: str,
+        every: str = "1w",
+        period: str | None = None,
+        by: str | Sequence[str] | None = None,
+        alpha: float = 0.05,
+        adjustment: str = "holm",
+    ) -> F:
+        """Calibration per time window, adjusted across the windows (Holm or Bonferroni).
+
+        See :func:`polars_cumdev.drift.calibration_drift`.
+        """
+        return self._out(
+            drift.calibration_drift(
+                self._frame,
+                score,
+                response,
+                weight,
+                time=time,
+                every=every,
+                period=period,
+                by=by,
+                alpha=alpha,
+                adjustment=adjustment,
             )
         )

@@ -49,6 +49,7 @@ from polars_cumdev.method.statistics import (
     verdict,
     with_location,
 )
+from polars_cumdev.method.sums import ordered_sum
 from polars_cumdev.method.ties import merge_ties, sort_by_score
 from polars_cumdev.method.weights import SCALE, rescale
 
@@ -357,7 +358,7 @@ def curve(
     with_sigma = accumulated.join(
         is_binary(prepared.frame, variance), how="cross", maintain_order="left"
     ).with_columns(
-        chosen_sigma(bern.sum(), emp.sum()).alias("sigma"),
+        chosen_sigma(ordered_sum(bern), ordered_sum(emp)).alias("sigma"),
         pl.col(nm.WEIGHT) / pl.col(SCALE),
         pl.col(nm.OVERFLOW).sum().alias(OVERFLOWS),
         variance_share(pl.when(binary).then(bern).otherwise(emp)),
@@ -366,8 +367,8 @@ def curve(
         c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0),
         c.abs().max(),
         pl.col("sigma"),
-        c_error.sum(),
-        pl.when(binary).then(bern_error.sum()).otherwise(emp_error.sum()),
+        ordered_sum(c_error),
+        pl.when(binary).then(ordered_sum(bern_error)).otherwise(ordered_sum(emp_error)),
         pl.col(RMAX),
     )
     flagged = with_sigma.with_columns(

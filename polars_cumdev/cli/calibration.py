@@ -50,8 +50,8 @@ _CORP_SHOWN = ("n", "brier", "mcb", "dsc", "unc", "base_rate", "blocks")
 
 
 def _run(args: argparse.Namespace) -> None:
-    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
-    page = check_out(args.report, (".html",))
+    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES), source=args.path)
+    page = check_out(args.report, (".html",), source=args.path)
     frame = read_columns(args.path, args.score, args.response, args.weight)
     say("measuring calibration ...")
     table = frame.cumdev.calibration(

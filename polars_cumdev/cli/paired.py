@@ -34,8 +34,8 @@ __all__ = ["add_command"]
 
 
 def _run(args: argparse.Namespace) -> None:
-    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
-    check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True)
+    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES), source=args.path)
+    check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True, source=args.path)
     frame = read_columns(args.path, args.score, args.first, args.second, args.weight)
     scores = [args.score] if isinstance(args.score, str) else list(args.score)
     by = args.by or []

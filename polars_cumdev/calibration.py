@@ -65,7 +65,7 @@ def _prepare(
         by=by,
         score_range=_UNIT,
         response_range=_UNIT,
-        reserved=CALIBRATION_COLUMNS,
+        reserved=(*CALIBRATION_COLUMNS, *STATISTIC_COLUMNS),
     )
 
 

@@ -62,6 +62,11 @@ def scan(path: str, *, as_text: Sequence[str] = ()) -> pl.LazyFrame:
     file = Path(path)
     if not file.exists():
         raise CumdevError(f"no such file: {path}")
+    if file.is_dir():
+        parts = sorted(p for p in file.iterdir() if p.suffix.lower() in (".parquet", ".pq"))
+        if not parts:
+            raise CumdevError(f"{path} is a directory without .parquet files")
+        return pl.scan_parquet(parts)
     if not file.is_file():
         raise CumdevError(f"not a file: {path}")
     kind = _kind(path)

@@ -75,6 +75,11 @@ def _require_name(value: object, what: str) -> str:
         raise InvalidParameterError(
             f"`{what}` must be a column name (a non-empty str), got {value!r}"
         )
+    if value.startswith(nm.PREFIX):
+        raise InvalidParameterError(
+            f"{what} column {value!r} starts with {nm.PREFIX!r}, the prefix of the library's "
+            "internal columns; rename it first"
+        )
     return value
 
 
@@ -95,6 +100,8 @@ def _keys(by: str | Sequence[str] | None) -> list[str]:
         return []
     if isinstance(by, str):
         return [by]
+    if not isinstance(by, Sequence) or isinstance(by, bytes):
+        raise InvalidParameterError(f"`by` must be a column name or a list of names, got {by!r}")
     keys = list(by)
     if not keys or not all(isinstance(k, str) and k for k in keys):
         raise InvalidParameterError(f"`by` must be a column name or a list of names, got {by!r}")

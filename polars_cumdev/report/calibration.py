@@ -153,7 +153,7 @@ def calibration_report(
                 [],
             )
         )
-        drawn = table.filter(pl.col("ecce_r_z").is_not_null()).head(top)
+        drawn = table.filter(pl.col("ecce_r_z").is_not_null()).head(min(top, table.height))
         all_curves = corp_curve(
             lazy, score, response, weight, by=keys, resamples=resamples, level=level, seed=seed
         ).collect()

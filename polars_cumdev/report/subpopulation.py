@@ -200,7 +200,7 @@ def report(
             [charts.screen(table, by=keys).to_dict()],
         )
     ]
-    ranked = table.filter(pl.col("kuiper_z").is_not_null()).head(top)
+    ranked = table.filter(pl.col("kuiper_z").is_not_null()).head(min(top, table.height))
     for row in ranked.iter_rows(named=True):
         subpop = group_selection(keys, row)  # null-aware: the null group too
         label = group_label(keys, row)

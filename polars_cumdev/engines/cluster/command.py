@@ -30,7 +30,8 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--master",
         default=None,
-        help="with --engine spark: the Spark master URL (default: local[*])",
+        help="with --engine spark: the Spark master URL (default: local[*]; a local master "
+        "without retries gets them: local[N] runs as local[N,4], 4 attempts per task)",
     )
     parser.add_argument(
         "--scheduler",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
+from polars_cumdev.engines.cluster.checks import raise_tally, tally
 from polars_cumdev.engines.partitioned.cells import cell_summaries, plan_ranges
 from polars_cumdev.engines.partitioned.columns import Engine
 from polars_cumdev.engines.partitioned.cuts import cut_points, range_filter
@@ -16,7 +17,6 @@ from polars_cumdev.engines.partitioned.joining import aggregate, combine_cells, 
 from polars_cumdev.engines.partitioned.locating import flag, gather, stitch, with_located
 from polars_cumdev.engines.partitioned.points import range_points
 from polars_cumdev.engines.partitioned.step import RangeResult, range_step
-from polars_cumdev.method import _names as nm
 from polars_cumdev.method.prepare import FrameLike, Prepared
 from polars_cumdev.subpopulation import prepare_screen
 
@@ -24,6 +24,27 @@ __all__ = ["ROWS_PER_RANGE", "screen_parquet", "screen_partitioned"]
 
 # Default target of rows per range for the Parquet adapter.
 ROWS_PER_RANGE = 4_000_000
+
+
+def validate(prepared: Prepared, engine: Engine) -> None:
+    """Every check of ``prepared`` in one pass of bounded memory; raise as in-process.
+
+    The in-process verdict compares each weight with the largest of the whole
+    column (the spread check), which makes Polars hold the column in memory.
+    Here the pass aggregates only counts and the smallest and largest weight
+    (each a streaming aggregate); only when the spread is too wide does a
+    second streaming pass count the weights below the threshold, as the
+    cluster engines do (:mod:`polars_cumdev.engines.cluster.checks`).
+    """
+    weight = prepared.names[2]
+    source = prepared.source
+    tallies = tally(source, prepared.checks, weight).collect(engine=engine)
+
+    def count_below(threshold: float) -> int:
+        below = (pl.col(weight).cast(pl.Float64) < threshold).sum()
+        return int(source.select(below).collect(engine=engine).item())
+
+    raise_tally(tallies, prepared.checks, weight, count_below)
 
 
 def _run(
@@ -43,8 +64,8 @@ def _run(
         if log is not None:
             log(f"{time.perf_counter() - clock:8.2f} s  {message}")
 
-    # Validate every value before any range is read (one scan of the source).
-    prepared.guarded(pl.LazyFrame({f"{nm.PREFIX}probe": [True]})).collect(engine=scan_engine)
+    # Validate every value before any range is read (one streaming scan of the source).
+    validate(prepared, scan_engine)
     note("values checked")
     cuts = cut_points(frame, ranges, engine=scan_engine)
     note(f"{len(cuts) + 1} ranges")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from polars_cumdev.cli import memory
 from polars_cumdev.cli.arguments import (
     ROWS_HELP,
     band_argument,
@@ -51,6 +52,7 @@ _CORP_SHOWN = ("n", "brier", "mcb", "dsc", "unc", "base_rate", "blocks")
 
 def _run(args: argparse.Namespace) -> None:
     target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES), source=args.path)
+    memory.refuse_if_too_large(args.path, "calibration")
     page = check_out(args.report, (".html",), source=args.path)
     frame = read_columns(args.path, args.score, args.response, args.weight)
     say("measuring calibration ...")

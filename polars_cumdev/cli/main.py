@@ -28,6 +28,7 @@ from pathlib import Path
 
 import polars as pl
 
+from polars_cumdev.cli import memory
 from polars_cumdev.cli.arguments import (
     ROWS_HELP,
     band_argument,
@@ -142,6 +143,45 @@ def _write_report(
     say(f"wrote {path}")
 
 
+def _out_of_core(args: argparse.Namespace, frame: pl.LazyFrame) -> pl.DataFrame:
+    """The screen of a file larger than memory: range by range, from Parquet."""
+    import tempfile
+
+    from polars_cumdev.partitioned import screen_parquet
+
+    say(f"{memory.describe(args.path)}: screening range by range (out of core) ...")
+    if not isinstance(args.score, str):
+        raise CumdevError(
+            "several covariates need all rows at once: this file is too large to order them "
+            "in memory (screen on one score column, or use more memory)"
+        )
+    columns = list(dict.fromkeys([*args.by, args.score, args.response, args.weight]))
+    columns = [c for c in columns if c is not None and c in frame.collect_schema()]
+    rows = frame.select(pl.len()).collect(engine="streaming").item()
+    ranges = memory.range_count(rows)
+    with tempfile.TemporaryDirectory(prefix="cumdev-") as folder:
+        source: str = args.path
+        if (
+            Path(args.path).suffix.lower() not in (".parquet", ".pq")
+            and not Path(args.path).is_dir()
+        ):
+            source = str(Path(folder) / "data.parquet")
+            say(f"converting the {rows:,} rows to Parquet in {folder} (streaming) ...")
+            frame.select(columns).sink_parquet(source)
+        elif Path(args.path).is_dir():
+            source = str(Path(args.path) / "*.parquet")
+        say(f"screening {rows:,} rows in {ranges} score range(s) ...")
+        return screen_parquet(
+            source,
+            args.by,
+            args.score,
+            args.response,
+            args.weight,
+            ranges=ranges,
+            variance=args.variance,
+        )
+
+
 def _screen(args: argparse.Namespace) -> None:
     check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True, source=args.path)
     frame = read_columns(args.path, args.score, args.response, args.weight)
@@ -149,6 +189,8 @@ def _screen(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     if args.engine in CLUSTER_ENGINES:
         table = cluster_screen(args)
+    elif memory.too_large(args.path):
+        table = _out_of_core(args, frame)
     else:
         table = frame.cumdev.screen(
             by=args.by,
@@ -168,6 +210,7 @@ def _screen(args: argparse.Namespace) -> None:
 
 def _curve(args: argparse.Namespace) -> None:
     target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES), source=args.path)
+    memory.refuse_if_too_large(args.path, "curve")
     frame = read_columns(args.path, args.score, args.response, args.weight)
     subpop = selection(frame, args.subpop_column, args.subpop_value, args.path)
     say(f"computing the cumulative differences of {args.subpop_column} = {args.subpop_value} ...")
@@ -205,6 +248,7 @@ def _curve(args: argparse.Namespace) -> None:
 
 def _report(args: argparse.Namespace) -> None:
     target = check_out(args.out, (".html",), source=args.path)
+    memory.refuse_if_too_large(args.path, "report")
     assert target is not None
     frame = read_columns(args.path, args.score, args.response, args.weight)
     _write_report(

@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from polars_cumdev.cli.output import say
+from polars_cumdev.engines.files import check_parquet_files, parquet_files
 from polars_cumdev.errors import CumdevError, first_line
 
 __all__ = [
@@ -60,13 +61,10 @@ def scan(path: str, *, as_text: Sequence[str] = ()) -> pl.LazyFrame:
     (to find a cell that does not parse).
     """
     file = Path(path)
+    if file.is_dir() or (not file.exists() and any(ch in path for ch in "*?[")):
+        return pl.scan_parquet(parquet_files(path), extra_columns="ignore")
     if not file.exists():
         raise CumdevError(f"no such file: {path}")
-    if file.is_dir():
-        parts = sorted(p for p in file.iterdir() if p.suffix.lower() in (".parquet", ".pq"))
-        if not parts:
-            raise CumdevError(f"{path} is a directory without .parquet files")
-        return pl.scan_parquet(parts)
     if not file.is_file():
         raise CumdevError(f"not a file: {path}")
     kind = _kind(path)
@@ -143,6 +141,8 @@ def read_columns(path: str, scores: str | Sequence[str], *columns: str | None) -
     frame = scan(path)
     say(f"reading {path} ...")
     names = [scores] if isinstance(scores, str) else list(scores)
+    if Path(path).is_dir() or not Path(path).exists():  # a directory or a glob of Parquet
+        check_parquet_files(parquet_files(path), [c for c in [*names, *columns] if c])
     check_columns(frame, path, [*names, *columns])
     return frame
 

@@ -4,8 +4,8 @@ The in-process verdict compares each weight with the largest of the whole
 column, which made Polars hold the weight column in memory during the first
 pass of :func:`polars_cumdev.partitioned.screen_parquet` (issue 25: 284 MB at
 1e7 rows). Its streaming validation aggregates counts and the smallest and
-largest weight only. Measured here as the peak resident memory of fresh
-processes validating a small and a large file: the difference must stay well
+largest weight only. Measured here as the peak resident memory (VmHWM) of
+fresh processes validating a small and a large file: the difference must stay well
 below the size of the large file's weight column.
 """
 
@@ -28,7 +28,7 @@ from polars_cumdev.partitioned import screen_parquet
 ROOT = Path(polars_cumdev.__file__).resolve().parents[1]  # the copy under test
 
 CHILD = r"""
-import json, resource, sys
+import json, sys
 import polars as pl
 from polars_cumdev.subpopulation import prepare_screen
 
@@ -40,7 +40,10 @@ except ImportError:  # before the streaming validation: the pass screen_parquet 
     prepared.guarded(probe).collect(engine="streaming")
 else:
     validate(prepared, "streaming")
-print(json.dumps({"peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+# VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec (the forking parent's peak)
+with open("/proc/self/status") as status:
+    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+print(json.dumps({"peak_mib": peak / 1024}))
 """
 
 

@@ -16,11 +16,14 @@ from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
-from polars_cumdev.method.bins import full_population_prefix, locate_bins
+from polars_cumdev.method.bins import locate_bins
 from polars_cumdev.method.curves import curve_frame, variance_share
+from polars_cumdev.method.frames import accepts_foreign_frames
 from polars_cumdev.method.groups import selection_label
+from polars_cumdev.method.keys import Key
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.masks import mask_checks, resolve_mask
+from polars_cumdev.method.prefix_sums import full_population_prefix
 from polars_cumdev.method.prepare import (
     FrameLike,
     Prepared,
@@ -114,7 +117,7 @@ def _prepare(
 
 def prepare_screen(
     frame: FrameLike,
-    by: str | Sequence[str],
+    by: Key | Sequence[Key],
     score: str,
     response: str,
     weight: str | None,
@@ -194,9 +197,10 @@ def _points_node(prepared: Prepared, choice: compiled.Choice, mask: pl.Expr) -> 
     return compiled.node(prepared, run, POINT_SCHEMA, extra={nm.MEMBER: mask})
 
 
+@accepts_foreign_frames
 def screen(
     frame: FrameLike,
-    by: str | Sequence[str],
+    by: Key | Sequence[Key],
     score: Score,
     response: str,
     weight: str | None = None,
@@ -216,9 +220,13 @@ def screen(
     Parameters
     ----------
     frame
-        The full population (DataFrame or LazyFrame).
+        The full population: a Polars DataFrame or LazyFrame, or a pandas
+        DataFrame or PyArrow Table (converted once; the result is then an
+        eager Polars DataFrame, see :mod:`polars_cumdev.method.frames`).
     by
-        Column(s) defining the subpopulations.
+        Column(s) defining the subpopulations: names, or expressions such as
+        ``pl.col("ts").dt.truncate("1w")`` (one group per week), each named
+        by its output name (:mod:`polars_cumdev.method.keys`).
     score, response, weight
         Column names of S, R and W; ``weight=None`` weights rows equally.
         A list of covariates as ``score`` orders the rows along a Hilbert
@@ -265,6 +273,7 @@ def screen(
     return stats if ordering is None else ordering.located(stats)
 
 
+@accepts_foreign_frames
 def curve(
     frame: FrameLike,
     subpop: pl.Expr | str,
@@ -281,7 +290,7 @@ def curve(
     Parameters
     ----------
     frame
-        The full population (DataFrame or LazyFrame).
+        The full population, as in :func:`screen` (Polars, pandas or PyArrow).
     subpop
         Boolean expression, or name of a boolean column, selecting the
         subpopulation.

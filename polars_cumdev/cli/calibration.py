@@ -21,6 +21,7 @@ from polars_cumdev.cli.arguments import (
     level_value,
     positive_int,
 )
+from polars_cumdev.cli.drift import add_drift_arguments, run_drift
 from polars_cumdev.cli.input import check_out, read_columns
 from polars_cumdev.cli.output import (
     CHART_SUFFIXES,
@@ -51,6 +52,9 @@ _CORP_SHOWN = ("n", "brier", "mcb", "dsc", "unc", "base_rate", "blocks")
 
 
 def _run(args: argparse.Namespace) -> None:
+    if args.by_time is not None:  # calibration window by window (cli/drift.py)
+        run_drift(args)
+        return
     target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES), source=args.path)
     memory.refuse_if_too_large(args.path, "calibration")
     page = check_out(args.report, (".html",), source=args.path)
@@ -170,4 +174,5 @@ def add_command(commands: Any) -> None:
         "--level", type=level_value, default=0.9, help="coverage of the CORP band (default 0.9)"
     )
     calibration.add_argument("--seed", type=positive_int, default=0, help="seed of the band")
+    add_drift_arguments(calibration)
     calibration.set_defaults(run=_run)

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_cumdev import binned, calibration, corp
+from polars_cumdev import binned, calibration, corp, drift
+from polars_cumdev.method.keys import Key
 from polars_cumdev.namespace.base import F, Methods
 
 __all__ = ["CalibrationMethods"]
@@ -25,7 +26,7 @@ class CalibrationMethods(Methods[F]):
         response: str,
         weight: str | None = None,
         *,
-        by: str | Sequence[str] | None = None,
+        by: Key | Sequence[Key] | None = None,
         engine: str = "auto",
     ) -> F:
         """ECCE-R and ECCE-MAD of predicted probabilities, overall or per group.
@@ -81,7 +82,7 @@ class CalibrationMethods(Methods[F]):
     ) -> F:
         """CORP reliability diagram: the isotonic fit and its consistency band, tidy.
 
-        See :func:`polars_cumdev.corp.decomposition.corp_curve`.
+        See :func:`polars_cumdev.corp.diagram.corp_curve`.
         """
         return self._out(
             corp.corp_curve(
@@ -187,5 +188,37 @@ class CalibrationMethods(Methods[F]):
                 weighting=weighting,
                 by=by,
                 seed=seed,
+            )
+        )
+
+    def calibration_drift(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        time: str,
+        every: str = "1w",
+        period: str | None = None,
+        by: str | Sequence[str] | None = None,
+        alpha: float = 0.05,
+        adjustment: str = "holm",
+    ) -> F:
+        """Calibration per time window, adjusted across the windows (Holm or Bonferroni).
+
+        See :func:`polars_cumdev.drift.calibration_drift`.
+        """
+        return self._out(
+            drift.calibration_drift(
+                self._frame,
+                score,
+                response,
+                weight,
+                time=time,
+                every=every,
+                period=period,
+                by=by,
+                alpha=alpha,
+                adjustment=adjustment,
             )
         )

@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from polars_cumdev import compare, subpopulation
+from polars_cumdev.method.keys import Key
 from polars_cumdev.namespace.base import F, Methods
 
 __all__ = ["SubpopulationMethods"]
@@ -22,7 +23,7 @@ class SubpopulationMethods(Methods[F]):
 
     def screen(
         self,
-        by: str | Sequence[str],
+        by: Key | Sequence[Key],
         score: str | Sequence[str],
         response: str,
         weight: str | None = None,

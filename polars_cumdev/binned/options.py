@@ -51,17 +51,25 @@ _SUBPOPULATION, _FULL = 0, 1
 # --------------------------------------------------------------------------
 
 
+#: Largest count (bins, resamples) accepted: beyond it Polars' integers overflow.
+MAX_COUNT = 2**31 - 1
+
+
 def _check_int(value: object, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise InvalidParameterError(f"`{name}` must be an int >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise InvalidParameterError(f"`{name}` must be an int >= {minimum}, got {value!r}")
+    if not minimum <= value <= MAX_COUNT:
+        raise InvalidParameterError(
+            f"`{name}` must be an int from {minimum} to {MAX_COUNT}, got {value!r}"
+        )
     return int(value)
 
 
 def _check_bins(bins: object) -> int:
     if isinstance(bins, bool) or not isinstance(bins, int | np.integer) or bins < 1:
         raise InvalidParameterError(f"`bins` must be a positive int, got {bins!r}")
+    if bins > MAX_COUNT:
+        raise InvalidParameterError(f"`bins` must be at most {MAX_COUNT}, got {bins!r}")
     return int(bins)
 
 

@@ -79,7 +79,7 @@ def _prepare(
         by=by,
         score_range=score_range,
         response_range=response_range,
-        reserved=(*CALIBRATION_COLUMNS, *reserved),
+        reserved=(*CALIBRATION_COLUMNS, *STATISTIC_COLUMNS, *reserved),
     )
 
 

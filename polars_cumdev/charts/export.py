@@ -16,11 +16,37 @@ import altair as alt
 
 from polars_cumdev.errors import InvalidParameterError
 
-__all__ = ["SUFFIXES", "save", "to_spec"]
+__all__ = ["SUFFIXES", "save", "to_spec", "xml_safe"]
 
 #: File suffixes :func:`save` understands.
 SUFFIXES = (".json", ".svg", ".png", ".pdf", ".html")
 _REMOTE_SCRIPT = re.compile(r"<script[^>]*\bsrc\s*=\s*[\"']?\s*(https?:)?//", re.IGNORECASE)
+# Characters XML 1.0 forbids: the renderer aborts the whole process (a Rust panic in
+# vl-convert) on a label holding one. C0 controls become their Unicode control pictures
+# (U+2400 + code, visible and unambiguous); the two non-characters become U+FFFD.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml_safe_char(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return chr(0x2400 + code) if code < 0x20 else "\ufffd"
+
+
+def xml_safe(value: Any) -> Any:
+    """``value`` with every string in it (keys too, recursively) made legal in XML.
+
+    Group keys are user data and reach chart labels and tooltips verbatim; a NUL or
+    another C0 control character in one would abort the process when the chart is
+    rendered. Each such character becomes its Unicode control picture (NUL -> U+2400),
+    so the label stays readable and distinct keys stay distinct.
+    """
+    if isinstance(value, str):
+        return _NOT_XML.sub(_xml_safe_char, value)
+    if isinstance(value, dict):
+        return {xml_safe(key): xml_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [xml_safe(item) for item in value]
+    return value
 
 
 def to_spec(chart: alt.TopLevelMixin | dict[str, Any]) -> dict[str, Any]:
@@ -105,6 +131,7 @@ def save(
 
     import vl_convert
 
+    spec = xml_safe(spec)
     version = _vl_version(spec)
     if suffix == ".svg":
         target.write_text(vl_convert.vegalite_to_svg(spec, vl_version=version), encoding="utf-8")

@@ -81,7 +81,10 @@ def score_argument(parser: argparse.ArgumentParser, *, several: bool) -> None:
 
 
 def data_arguments(parser: argparse.ArgumentParser, *, by: bool, several: bool) -> None:
-    parser.add_argument("path", help="a .csv, .tsv, .parquet, .ipc/.arrow or .ndjson file")
+    parser.add_argument(
+        "path",
+        help="a .csv, .tsv, .parquet, .ipc/.arrow or .ndjson file, or a directory of Parquet",
+    )
     if by:
         parser.add_argument(
             "--by", required=True, action="append", help="group column (repeatable)"

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from polars_cumdev.cli import memory
 from polars_cumdev.cli.arguments import (
     ROWS_HELP,
     band_argument,
@@ -103,8 +104,9 @@ def _run(args: argparse.Namespace) -> None:
     if special:
         _run_kind(args, options)
         return
-    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
-    page = check_out(args.report, (".html",))
+    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES), source=args.path)
+    memory.refuse_if_too_large(args.path, "calibration")
+    page = check_out(args.report, (".html",), source=args.path)
     frame = read_columns(args.path, args.score, args.response, args.weight)
     say("measuring calibration ...")
     table = frame.cumdev.calibration(
@@ -180,8 +182,9 @@ def _run(args: argparse.Namespace) -> None:
 
 def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
     """Multiclass probabilities, or predicted means or quantiles: the table and the chart."""
-    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
-    page = check_out(args.report, (".html",))
+    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES), source=args.path)
+    memory.refuse_if_too_large(args.path, "calibration")
+    page = check_out(args.report, (".html",), source=args.path)
     multiclass = options["kind"] is not None
     if multiclass:  # the labels may be class names: not checked as numbers
         frame = read_columns(args.path, args.score, args.weight)

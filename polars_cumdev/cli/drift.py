@@ -92,7 +92,7 @@ def run_drift(args: argparse.Namespace) -> None:
     """Run ``cumdev calibration --by-time ...`` (see the module docstring)."""
     if args.corp or args.report:
         raise CumdevError("--by-time cannot be combined with --corp or --report")
-    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
+    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES), source=args.path)
     time = args.by_time
     frame = _as_time(read_columns(args.path, args.score, args.response, args.weight), time)
     say(f"measuring calibration per {args.every} window of {time} ...")

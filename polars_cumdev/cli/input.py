@@ -8,13 +8,16 @@ paths are checked before anything is computed.
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 import polars as pl
 
 from polars_cumdev.cli.output import say
+from polars_cumdev.engines.files import check_parquet_files, parquet_files
 from polars_cumdev.errors import CumdevError, first_line
 
 __all__ = [
@@ -58,6 +61,8 @@ def scan(path: str, *, as_text: Sequence[str] = ()) -> pl.LazyFrame:
     (to find a cell that does not parse).
     """
     file = Path(path)
+    if file.is_dir() or (not file.exists() and any(ch in path for ch in "*?[")):
+        return pl.scan_parquet(parquet_files(path), extra_columns="ignore")
     if not file.exists():
         raise CumdevError(f"no such file: {path}")
     if not file.is_file():
@@ -136,6 +141,8 @@ def read_columns(path: str, scores: str | Sequence[str], *columns: str | None) -
     frame = scan(path)
     say(f"reading {path} ...")
     names = [scores] if isinstance(scores, str) else list(scores)
+    if Path(path).is_dir() or not Path(path).exists():  # a directory or a glob of Parquet
+        check_parquet_files(parquet_files(path), [c for c in [*names, *columns] if c])
     check_columns(frame, path, [*names, *columns])
     return frame
 
@@ -221,13 +228,53 @@ def explain_empty(
     )
 
 
+def _same_data(target: Path, source: str) -> bool:
+    """Whether writing ``target`` would overwrite the input ``source`` (or land inside it).
+
+    Links are resolved, and hard links to one file count as the same file; a
+    directory of input files (read by the partitioned and cluster engines)
+    must not receive the output either.
+    """
+    data = Path(source)
+    if not data.exists():
+        return False
+    resolved = target.resolve()
+    if data.is_dir():
+        return data.resolve() in resolved.parents
+    if target.exists():
+        return os.path.samefile(target, data)
+    return resolved == data.resolve()
+
+
+def _check_writable(path: str, target: Path) -> None:
+    """Create (and remove) a file beside ``target``: the way to know it can be written."""
+    if target.exists() and not os.access(target, os.W_OK):
+        raise CumdevError(f"cannot write {path}: the file is not writable")
+    folder = target.parent
+    try:
+        handle, probe = tempfile.mkstemp(prefix=".cumdev-", dir=folder)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise CumdevError(
+            f"cannot write {path}: directory {folder} is not writable ({reason})"
+        ) from None
+    os.close(handle)
+    os.unlink(probe)
+
+
 def check_out(
-    path: str | None, allowed: Sequence[str] | None, *, bare: bool = False
+    path: str | None,
+    allowed: Sequence[str] | None,
+    *,
+    bare: bool = False,
+    source: str | None = None,
 ) -> Path | None:
     """Validate an output path before any work is done.
 
     The suffix must be one of ``allowed`` (any suffix when ``allowed`` is
-    None; no suffix at all when ``bare``) and the directory must exist.
+    None; no suffix at all when ``bare``), the directory must exist and be
+    writable, and the output must not be the input file ``source`` (the
+    same file after resolving links) nor lie inside an input directory.
     """
     if path is None:
         return None
@@ -239,4 +286,7 @@ def check_out(
         raise CumdevError(f"cannot write {path}: no such directory {target.parent}")
     if target.is_dir():
         raise CumdevError(f"cannot write {path}: it is a directory")
+    if source is not None and _same_data(target, source):
+        raise CumdevError(f"cannot write {path}: it is the input {source}; choose another file")
+    _check_writable(path, target)
     return target

@@ -22,6 +22,7 @@ missing file or column, unusable values) prints a single line
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import polars as pl
 
+from polars_cumdev.cli import memory
 from polars_cumdev.cli.arguments import (
     ROWS_HELP,
     band_argument,
@@ -144,13 +146,54 @@ def _write_report(
     say(f"wrote {path}")
 
 
+def _out_of_core(args: argparse.Namespace, frame: pl.LazyFrame) -> pl.DataFrame:
+    """The screen of a file larger than memory: range by range, from Parquet."""
+    import tempfile
+
+    from polars_cumdev.partitioned import screen_parquet
+
+    say(f"{memory.describe(args.path)}: screening range by range (out of core) ...")
+    if not isinstance(args.score, str):
+        raise CumdevError(
+            "several covariates need all rows at once: this file is too large to order them "
+            "in memory (screen on one score column, or use more memory)"
+        )
+    columns = list(dict.fromkeys([*args.by, args.score, args.response, args.weight]))
+    columns = [c for c in columns if c is not None and c in frame.collect_schema()]
+    rows = frame.select(pl.len()).collect(engine="streaming").item()
+    ranges = memory.range_count(rows)
+    with tempfile.TemporaryDirectory(prefix="cumdev-") as folder:
+        source: str = args.path
+        if (
+            Path(args.path).suffix.lower() not in (".parquet", ".pq")
+            and not Path(args.path).is_dir()
+        ):
+            source = str(Path(folder) / "data.parquet")
+            say(f"converting the {rows:,} rows to Parquet in {folder} (streaming) ...")
+            frame.select(columns).sink_parquet(source)
+        elif Path(args.path).is_dir():
+            source = str(Path(args.path) / "*.parquet")
+        say(f"screening {rows:,} rows in {ranges} score range(s) ...")
+        return screen_parquet(
+            source,
+            args.by,
+            args.score,
+            args.response,
+            args.weight,
+            ranges=ranges,
+            variance=args.variance,
+        )
+
+
 def _screen(args: argparse.Namespace) -> None:
-    check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True)
+    check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True, source=args.path)
     frame = read_columns(args.path, args.score, args.response, args.weight)
     say(f"screening the groups of {', '.join(args.by)} ...")
     started = time.perf_counter()
     if args.engine in CLUSTER_ENGINES:
         table = cluster_screen(args)
+    elif memory.too_large(args.path):
+        table = _out_of_core(args, frame)
     else:
         table = frame.cumdev.screen(
             by=args.by,
@@ -169,7 +212,8 @@ def _screen(args: argparse.Namespace) -> None:
 
 
 def _curve(args: argparse.Namespace) -> None:
-    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
+    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES), source=args.path)
+    memory.refuse_if_too_large(args.path, "curve")
     frame = read_columns(args.path, args.score, args.response, args.weight)
     subpop = selection(frame, args.subpop_column, args.subpop_value, args.path)
     say(f"computing the cumulative differences of {args.subpop_column} = {args.subpop_value} ...")
@@ -206,7 +250,8 @@ def _curve(args: argparse.Namespace) -> None:
 
 
 def _report(args: argparse.Namespace) -> None:
-    target = check_out(args.out, (".html",))
+    target = check_out(args.out, (".html",), source=args.path)
+    memory.refuse_if_too_large(args.path, "report")
     assert target is not None
     frame = read_columns(args.path, args.score, args.response, args.weight)
     _write_report(
@@ -306,6 +351,24 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _broken_pipe() -> int:
+    """The reader of stdout went away (e.g. ``| head``): stop, say so once, exit 141.
+
+    stdout is pointed at the null device so that Python's final flush does not
+    raise again at exit (which would print a traceback-like warning).
+    """
+    try:
+        sys.stdout.flush()
+    except OSError:
+        pass
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # pragma: no cover - stdout without a descriptor
+        pass
+    print("cumdev: error: standard output was closed (broken pipe)", file=sys.stderr)
+    return 128 + 13  # as a process ended by SIGPIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``cumdev`` command line and return the exit status.
 
@@ -318,15 +381,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     -------
     int
         0 on success, 2 when the input cannot be used (a one-line message is
-        printed on stderr), 130 when interrupted.
+        printed on stderr; also when stdout is closed from the start), 141 when
+        the reader of stdout goes away (broken pipe), 130 when interrupted.
     """
     import polars_cumdev  # noqa: F401  (registers the namespace)
 
     args = _parser().parse_args(argv)
+    if sys.stdout is None or sys.stdout.closed:
+        print("cumdev: error: standard output is closed; nowhere to print results", file=sys.stderr)
+        return 2
     try:
         if isinstance(getattr(args, "score", None), list):  # --score given with action="append"
             args.score = score_names(args.score, args.several_scores)
         args.run(args)
+        sys.stdout.flush()  # a closed pipe is found here, not in Python's exit
+    except BrokenPipeError:
+        return _broken_pipe()
     except CumdevError as exc:
         print(f"cumdev: error: {first_line(exc)}", file=sys.stderr)
         return 2

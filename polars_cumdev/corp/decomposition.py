@@ -97,7 +97,12 @@ _NO_PUSHDOWN = {"predicate_pushdown": False, "projection_pushdown": False, "slic
 def _check_int(value: object, name: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
         raise InvalidParameterError(f"`{name}` must be an int >= {low}, got {value!r}")
+    if value > _MAX_COUNT:
+        raise InvalidParameterError(f"`{name}` must be at most {_MAX_COUNT}, got {value!r}")
     return int(value)
+
+
+_MAX_COUNT = 2**31 - 1  # beyond it Polars' integers overflow
 
 
 def _check_level(level: object) -> float:

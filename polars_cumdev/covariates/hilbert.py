@@ -65,6 +65,11 @@ MAX_BITS = 32
 def _check_bits(bits: int | None, d: int) -> int | None:
     if d < 1:
         raise InvalidParameterError("hilbert_index needs at least one covariate column")
+    if d > 63:
+        raise InvalidParameterError(
+            f"hilbert_index takes at most 63 covariate columns (one bit each in a 63-bit "
+            f"index), got {d}"
+        )
     if bits is None:
         return None
     if isinstance(bits, bool) or not isinstance(bits, int) or bits < 1:

@@ -44,10 +44,20 @@ as in Polars, never a Python exception), and no fast-math reordering is
 allowed: the compensated sums depend on every rounding happening as written.
 Functions are compiled on first use and cached on disk (``cache=True``:
 beside this file, or in Numba's user-wide cache directory when that is not
-writable; ``NUMBA_CACHE_DIR`` overrides both).
+writable; ``NUMBA_CACHE_DIR`` overrides both). With neither writable, a private
+temporary directory is used, said in one line on stderr, and cache files cut short
+are compiled again rather than failing every call (:mod:`polars_cumdev.kernel._cache`).
 """
 
 from polars_cumdev.kernel import curve, radix, ranks
+from polars_cumdev.kernel import events as _events
+from polars_cumdev.kernel import location as _location
+from polars_cumdev.kernel import points as _points
+from polars_cumdev.kernel import prefix as _prefix
+from polars_cumdev.kernel import ranges as _ranges
+from polars_cumdev.kernel import segments as _segments
+from polars_cumdev.kernel import walks as _walks
+from polars_cumdev.kernel._cache import tolerate_damage
 from polars_cumdev.kernel.events import screen_events
 from polars_cumdev.kernel.location import stretches, stretches_from
 from polars_cumdev.kernel.points import (
@@ -83,6 +93,10 @@ from polars_cumdev.kernel.walks import (
     group_curves,
     screen_groups,
     tie_counts,
+)
+
+tolerate_damage(
+    curve, radix, ranks, _events, _location, _points, _prefix, _ranges, _segments, _walks
 )
 
 __all__ = [

@@ -12,6 +12,8 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from polars_cumdev.kernel._cache import CACHE
+
 __all__ = [
     "EPS",
     "JIT",
@@ -32,7 +34,7 @@ Array = npt.NDArray[np.generic]  # a column of any numeric type, read as doubles
 EPS = 2.0**-52
 # Float running sums of the prefix table: W, W^2, W r, W r^2 (r = R - c).
 STREAMS = 4
-JIT = {"cache": True, "nogil": True, "error_model": "numpy"}
+JIT = {"cache": CACHE, "nogil": True, "error_model": "numpy"}
 
 
 @njit(**JIT)

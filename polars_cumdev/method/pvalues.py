@@ -148,7 +148,14 @@ def _survival(
     tail: Callable[[_Array], tuple[_Array, _Array]],
 ) -> _FloatOrArray:
     """Shared driver: split by argument, evaluate each branch on its own subset."""
-    x = np.asarray(z, dtype=np.float64)
+    try:
+        x = np.asarray(z, dtype=np.float64)
+    except (TypeError, ValueError):
+        from polars_cumdev.errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"the statistic z must be a number or an array of numbers, got {z!r}"
+        ) from None
     scalar = x.ndim == 0
     x = np.atleast_1d(x)
     out = np.full(x.shape, np.nan)  # NaN stays NaN

@@ -174,7 +174,7 @@ def calibration_report(
                 [],
             )
         )
-        drawn = table.filter(pl.col("ecce_r_z").is_not_null()).head(top)
+        drawn = table.filter(pl.col("ecce_r_z").is_not_null()).head(min(top, table.height))
         all_curves = None
         if probability:
             all_curves = corp_curve(

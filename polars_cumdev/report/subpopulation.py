@@ -19,6 +19,7 @@ import polars as pl
 
 from polars_cumdev import charts
 from polars_cumdev.binned import reliability
+from polars_cumdev.charts.export import xml_safe
 from polars_cumdev.covariates.ordering import Score
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.groups import group_label, group_selection
@@ -65,7 +66,7 @@ document.querySelectorAll('script[type="application/json"][data-target]').forEac
 
 def _json_for_script(spec: dict[str, Any]) -> str:
     """JSON that is safe inside a ``<script>`` element whatever strings it holds."""
-    text = json.dumps(spec, allow_nan=False, default=str)
+    text = json.dumps(xml_safe(spec), allow_nan=False, default=str)
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
@@ -75,7 +76,7 @@ def format_cell(value: object) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.4g}"
-    return str(value)
+    return xml_safe(str(value))
 
 
 def html_table(frame: pl.DataFrame, columns: Sequence[str]) -> str:
@@ -120,14 +121,14 @@ def render_html(title: str, sections: Sequence[tuple[str, str, Sequence[dict[str
                 f"{_json_for_script(spec)}</script>"
             )
         parts.append(
-            f"<section><h2>{html.escape(heading)}</h2>{fragment}"
+            f"<section><h2>{html.escape(xml_safe(heading))}</h2>{xml_safe(fragment)}"
             f'<div class="row">{"".join(boxes)}</div></section>'
         )
     bundle = vl_convert.javascript_bundle().replace("</script", "<\\/script")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title><style>{_STYLE}</style>"
-        f"<script>{bundle}</script></head><body><h1>{html.escape(title)}</h1>"
+        f"<title>{html.escape(xml_safe(title))}</title><style>{_STYLE}</style>"
+        f"<script>{bundle}</script></head><body><h1>{html.escape(xml_safe(title))}</h1>"
         f"{''.join(parts)}<script>{_BOOT}</script></body></html>\n"
     )
 
@@ -199,7 +200,7 @@ def report(
             [charts.screen(table, by=keys).to_dict()],
         )
     ]
-    ranked = table.filter(pl.col("kuiper_z").is_not_null()).head(top)
+    ranked = table.filter(pl.col("kuiper_z").is_not_null()).head(min(top, table.height))
     for row in ranked.iter_rows(named=True):
         subpop = group_selection(keys, row)  # null-aware: the null group too
         label = group_label(keys, row)

@@ -264,7 +264,8 @@ def _error_cases(folder: Path) -> list[tuple[list[str], str]]:
     parquet = str(folder / "households.parquet")
     return [
         (["screen", str(folder / "missing.parquet"), "--by", "county", *DATA_ARGS], "no such file"),
-        (["screen", str(folder), "--by", "county", *DATA_ARGS], "not a file"),
+        # a directory is read as its Parquet files, which must all hold the columns
+        (["screen", str(folder), "--by", "county", *DATA_ARGS], "not found in"),
         (["screen", parquet, "--by", "nowhere", *DATA_ARGS], "nowhere"),
         (
             ["screen", parquet, "--by", "county", "--score", "county", "--response", "rooms"],

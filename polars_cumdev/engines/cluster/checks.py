@@ -18,6 +18,7 @@ the error class and message are the in-process ones.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import polars as pl
 
@@ -31,7 +32,10 @@ WMIN = "wmin"
 WMAX = "wmax"
 
 
-def tally(chunk: pl.DataFrame, checks: Sequence[Check], weight: str | None) -> pl.DataFrame:
+Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
+
+
+def tally(chunk: Frame, checks: Sequence[Check], weight: str | None) -> Frame:
     """One row for a batch: its rows, the additive checks' counts, its smallest and largest weight.
 
     ``checks`` are the request's checks (:meth:`Request.checks`); the

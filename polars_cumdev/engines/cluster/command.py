@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
+from polars_cumdev.engines.files import check_parquet_files, parquet_files
 from polars_cumdev.errors import CumdevError
 
 __all__ = ["CLUSTER_ENGINES", "ENGINES", "add_engine_arguments", "cluster_screen"]
@@ -30,7 +31,8 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--master",
         default=None,
-        help="with --engine spark: the Spark master URL (default: local[*])",
+        help="with --engine spark: the Spark master URL (default: local[*]; a local master "
+        "without retries gets them: local[N] runs as local[N,4], 4 attempts per task)",
     )
     parser.add_argument(
         "--scheduler",
@@ -63,9 +65,13 @@ def cluster_screen(args: argparse.Namespace) -> pl.DataFrame:
         return dask_engine.screen(str(path), *arguments, scheduler=args.scheduler, **options)
     from polars_cumdev.engines.cluster import spark_engine
 
+    files = parquet_files(str(path))  # the checks of every engine, before Spark starts
+    score = [args.score] if isinstance(args.score, str) else list(args.score)
+    used = [*args.by, *score, args.response, *([args.weight] if args.weight else [])]
+    check_parquet_files(files, used)
     spark = spark_engine.local_session(args.master or "local[*]")
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        return spark_engine.screen(spark.read.parquet(str(path)), *arguments, **options)
+        return spark_engine.screen(spark.read.parquet(*files), *arguments, **options)
     finally:
         spark.stop()

@@ -32,6 +32,7 @@ import polars as pl
 from polars_cumdev.engines.cluster import require, steps
 from polars_cumdev.engines.cluster.checks import count_below
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
+from polars_cumdev.engines.files import check_parquet_files, parquet_files
 from polars_cumdev.engines.partitioned import SAMPLE_SIZE
 from polars_cumdev.errors import InvalidParameterError
 
@@ -118,23 +119,6 @@ def _parquet_parts(paths: Sequence[str]) -> list[tuple[str, list[int]]]:
     return parts
 
 
-def _paths(source: str | Path | Sequence[str | Path]) -> list[str]:
-    items = [source] if isinstance(source, str | Path) else list(source)
-    out: list[str] = []
-    for item in items:
-        text = str(item)
-        path = Path(text)
-        if path.is_dir():
-            out += sorted(str(p) for p in path.glob("*.parquet"))
-        elif any(ch in text for ch in "*?["):
-            out += sorted(str(p) for p in Path(path.anchor or ".").glob(text.lstrip("/")))
-        else:
-            out.append(text)
-    if not out:
-        raise InvalidParameterError(f"no Parquet file found at {source!r}")
-    return out
-
-
 def _load(client: Any, source: Any, request_of) -> tuple[list[Any], Request]:
     """Futures of the parts as Polars frames (kept on the workers) and the request."""
     require("pyarrow", "dask")
@@ -147,8 +131,9 @@ def _load(client: Any, source: Any, request_of) -> tuple[list[Any], Request]:
         del pandas_parts
         return parts, request
     if isinstance(source, str | Path | list | tuple):
-        paths = _paths(source)
-        request = request_of(pl.scan_parquet(paths).collect_schema())
+        paths = parquet_files(source)
+        request = request_of(pl.scan_parquet(paths[:1]).collect_schema())
+        check_parquet_files(paths, request.columns)
         specs = _parquet_parts(paths)
         parts = [
             client.submit(_read_row_groups, p, g, request.columns, pure=False) for p, g in specs

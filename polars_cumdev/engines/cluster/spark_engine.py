@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -31,7 +32,7 @@ from polars_cumdev.engines.cluster import require, steps
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
 from polars_cumdev.errors import CumdevError
 
-__all__ = ["calibration", "local_session", "screen"]
+__all__ = ["LOCAL_ATTEMPTS", "calibration", "local_session", "screen", "with_retries"]
 
 _PAYLOAD = "payload"
 _ROUTE = "__cumdev_route"
@@ -40,19 +41,42 @@ _INF = float("inf")
 CUT_SAMPLE = 200_000
 
 
+#: Attempts of a task on a local master before the job fails (Spark's ``local[N,F]``);
+#: plain ``local[N]`` allows one, so a single transient worker error would end the job.
+LOCAL_ATTEMPTS = 4
+_LOCAL = re.compile(r"local(\[(?P<threads>[^,\]]+)\])?")
+
+
+def with_retries(master: str, attempts: int = LOCAL_ATTEMPTS) -> str:
+    """``master`` with task retries: ``local`` / ``local[N]`` / ``local[*]`` become ``local[N,F]``.
+
+    Spark's local masters give a failed task no second attempt unless the
+    master string says how many (``local[N,F]``, F attempts in all). Any
+    other master (``local[N,F]`` already, a cluster URL) is returned as given:
+    a cluster manager has its own ``spark.task.maxFailures`` (4 by default).
+    """
+    match = _LOCAL.fullmatch(master.strip())
+    if match is None:
+        return master
+    return f"local[{match['threads'] or 1},{attempts}]"
+
+
 def local_session(master: str = "local[2]", *, app: str = "polars-cumdev") -> Any:
     """A ``SparkSession`` for ``master`` tuned for this package's tasks.
 
     Python workers use this interpreter; Polars in each is limited to the
     cores of one task (``POLARS_MAX_THREADS=1``); Arrow batches of 100,000
-    rows; no web UI.
+    rows; no web UI. A local master without retries gets them
+    (:func:`with_retries`: ``local[2]`` runs as ``local[2,4]``), so that one
+    transient worker error (a killed Python worker, a full temporary disk)
+    is retried instead of failing the job.
     """
     require("pyspark", "spark")
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     return (
-        SparkSession.builder.master(master)
+        SparkSession.builder.master(with_retries(master))
         .appName(app)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")

@@ -85,6 +85,7 @@ def cut_points(
     values = sample.get_column(column).drop_nulls().drop_nans().to_numpy()
     if values.size == 0:
         return []
+    count = min(count, values.size)  # more ranges than sampled values cut nowhere new
     levels = np.arange(1, count) / count
     quantiles = np.quantile(values, levels, method="lower")
     cuts = np.unique(quantiles)

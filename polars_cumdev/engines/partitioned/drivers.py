@@ -9,6 +9,8 @@ from pathlib import Path
 
 import polars as pl
 
+from polars_cumdev.engines.cluster.checks import raise_tally, tally
+from polars_cumdev.engines.files import check_parquet_files, parquet_files
 from polars_cumdev.engines.partitioned.cells import cell_summaries, plan_ranges
 from polars_cumdev.engines.partitioned.columns import Engine
 from polars_cumdev.engines.partitioned.cuts import cut_points, range_filter
@@ -16,7 +18,7 @@ from polars_cumdev.engines.partitioned.joining import aggregate, combine_cells, 
 from polars_cumdev.engines.partitioned.locating import flag, gather, stitch, with_located
 from polars_cumdev.engines.partitioned.points import range_points
 from polars_cumdev.engines.partitioned.step import RangeResult, range_step
-from polars_cumdev.method import _names as nm
+from polars_cumdev.errors import CumdevError, first_line
 from polars_cumdev.method.prepare import FrameLike, Prepared
 from polars_cumdev.subpopulation import prepare_screen
 
@@ -24,6 +26,27 @@ __all__ = ["ROWS_PER_RANGE", "screen_parquet", "screen_partitioned"]
 
 # Default target of rows per range for the Parquet adapter.
 ROWS_PER_RANGE = 4_000_000
+
+
+def validate(prepared: Prepared, engine: Engine) -> None:
+    """Every check of ``prepared`` in one pass of bounded memory; raise as in-process.
+
+    The in-process verdict compares each weight with the largest of the whole
+    column (the spread check), which makes Polars hold the column in memory.
+    Here the pass aggregates only counts and the smallest and largest weight
+    (each a streaming aggregate); only when the spread is too wide does a
+    second streaming pass count the weights below the threshold, as the
+    cluster engines do (:mod:`polars_cumdev.engines.cluster.checks`).
+    """
+    weight = prepared.names[2]
+    source = prepared.source
+    tallies = tally(source, prepared.checks, weight).collect(engine=engine)
+
+    def count_below(threshold: float) -> int:
+        below = (pl.col(weight).cast(pl.Float64) < threshold).sum()
+        return int(source.select(below).collect(engine=engine).item())
+
+    raise_tally(tallies, prepared.checks, weight, count_below)
 
 
 def _run(
@@ -43,8 +66,8 @@ def _run(
         if log is not None:
             log(f"{time.perf_counter() - clock:8.2f} s  {message}")
 
-    # Validate every value before any range is read (one scan of the source).
-    prepared.guarded(pl.LazyFrame({f"{nm.PREFIX}probe": [True]})).collect(engine=scan_engine)
+    # Validate every value before any range is read (one streaming scan of the source).
+    validate(prepared, scan_engine)
     note("values checked")
     cuts = cut_points(frame, ranges, engine=scan_engine)
     note(f"{len(cuts) + 1} ranges")
@@ -156,15 +179,19 @@ def screen_parquet(
     pl.DataFrame
         The screen's output.
     """
-    source = (
-        pl.scan_parquet([str(p) for p in path_or_glob])
-        if isinstance(path_or_glob, Sequence) and not isinstance(path_or_glob, str)
-        else pl.scan_parquet(str(path_or_glob))
-    )
+    files = parquet_files(path_or_glob)
+    keys = [by] if isinstance(by, str) else list(by)
+    used = [*keys, score, response, *([weight] if weight is not None else [])]
+    check_parquet_files(files, [c for c in used if isinstance(c, str)])
+    source = pl.scan_parquet(files, extra_columns="ignore")
     prepared = prepare_screen(source, by, score, response, weight, variance)
-    if ranges is None:
-        rows = source.select(pl.len()).collect(engine="streaming").item()
-        ranges = max(1, math.ceil(rows / ROWS_PER_RANGE))
-    return _run(
-        prepared, ranges, variance, scan_engine="streaming", range_engine="in-memory", log=log
-    )
+    try:
+        if ranges is None:
+            rows = source.select(pl.len()).collect(engine="streaming").item()
+            ranges = max(1, math.ceil(rows / ROWS_PER_RANGE))
+        return _run(
+            prepared, ranges, variance, scan_engine="streaming", range_engine="in-memory", log=log
+        )
+    except pl.exceptions.PolarsError as exc:  # e.g. a data page damaged behind a sound footer
+        where = files[0] if len(files) == 1 else f"one of {len(files)} files"
+        raise CumdevError(f"cannot read {where}: {first_line(exc)}") from None

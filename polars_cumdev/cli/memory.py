@@ -1,0 +1,130 @@
+"""Files larger than memory: screened range by range, or refused up front with the way on.
+
+A process that outgrows its memory is killed by the kernel without a word.
+Before computing, the command compares the input's size with the memory it may
+use (:func:`budget`): the smallest of the memory the system reports available,
+the process's ``RLIMIT_AS`` / ``RLIMIT_DATA`` and the cgroup's ``memory.max``,
+or the ``POLARS_CUMDEV_MEMORY`` environment variable (bytes) when set. A file
+counts as too large when its size on disk exceeds :data:`SHARE` of that
+budget once multiplied by :data:`FACTOR` of its format: the in-memory screen of
+1e6 rows (four numeric columns) peaked at about 650 MiB, from a 70 MB CSV or a
+23 MB Parquet file (``benchmarks/out_of_core.py`` measures the Parquet side).
+
+``cumdev screen`` then goes the out-of-core way: a text file is converted to
+Parquet in a temporary directory by a streaming pass (Polars' ``sink_parquet``),
+and the Parquet data are screened one score range at a time
+(:func:`polars_cumdev.partitioned.screen_parquet`). The other commands need all
+rows at once and refuse, saying the size and what to do instead.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+from pathlib import Path
+
+from polars_cumdev.errors import CumdevError
+
+__all__ = [
+    "FACTOR",
+    "ROW_BYTES",
+    "budget",
+    "describe",
+    "range_count",
+    "refuse_if_too_large",
+    "too_large",
+]
+
+#: Memory a computation takes per byte of the file on disk, by kind of file (measured
+#: on the in-memory screen of 1e6 rows; rounded up).
+FACTOR = {"text": 10.0, "binary": 30.0}
+#: Bytes of memory a screened row takes in the range step (measured: about 520 MiB
+#: above the interpreter for a range of 1e6 rows; rounded up).
+ROW_BYTES = 600
+_TEXT = (".csv", ".tsv", ".txt", ".ndjson", ".jsonl")
+_ENV = "POLARS_CUMDEV_MEMORY"
+
+
+def _available() -> int | None:
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def _cgroup() -> int | None:
+    try:
+        text = Path("/sys/fs/cgroup/memory.max").read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def budget() -> int | None:
+    """Bytes of memory this process may use (None when nothing says)."""
+    given = os.environ.get(_ENV)
+    if given:
+        try:
+            return int(float(given))
+        except ValueError:
+            raise CumdevError(f"{_ENV} must be a number of bytes, got {given!r}") from None
+    limits = [_available(), _cgroup()]
+    for kind in (resource.RLIMIT_AS, resource.RLIMIT_DATA):
+        soft, _ = resource.getrlimit(kind)
+        limits.append(None if soft == resource.RLIM_INFINITY else soft)
+    known = [value for value in limits if value is not None and value > 0]
+    return min(known) if known else None
+
+
+def _size(path: str) -> int:
+    target = Path(path)
+    if target.is_dir():
+        return sum(p.stat().st_size for p in target.iterdir() if p.is_file())
+    return target.stat().st_size
+
+
+def too_large(path: str) -> bool:
+    """Whether ``path`` (a file or a directory of files) is too large to compute in memory."""
+    limit = budget()
+    kind = "text" if Path(path).suffix.lower() in _TEXT else "binary"
+    return limit is not None and _size(path) * FACTOR[kind] > limit
+
+
+def range_count(rows: int) -> int:
+    """Score ranges for ``rows`` rows so that one range's step takes half the budget."""
+    limit = budget() or 2**34
+    per_range = max(10_000, int(limit / 2 / ROW_BYTES))
+    return max(1, -(-rows // per_range))
+
+
+def describe(path: str) -> str:
+    """``path``'s size and the memory budget, in words."""
+    limit = budget()
+    size = _size(path)
+    return f"{path} is {_bytes(size)} and about {_bytes(limit or 0)} of memory is available"
+
+
+def refuse_if_too_large(path: str, command: str) -> None:
+    """Refuse a command that needs all rows in memory when ``path`` is too large."""
+    if not too_large(path):
+        return
+    parquet = Path(path).with_suffix(".parquet").name
+    raise CumdevError(
+        f"cannot run `cumdev {command}` in memory: {describe(path)}. "
+        f"`cumdev screen` screens such data range by range; for {command}, select "
+        f"fewer rows or columns first, or run it on a machine with more memory "
+        f"(converting to Parquet also helps: pl.scan_csv({path!r}).sink_parquet({parquet!r}))"
+    )
+
+
+def _bytes(count: int) -> str:
+    value = float(count)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"  # pragma: no cover

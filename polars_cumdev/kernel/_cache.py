@@ -1,0 +1,99 @@
+"""Where the kernel's compiled code is cached, and recovering from a damaged cache.
+
+Numba caches a ``cache=True`` function beside its source (``__pycache__``), or in
+the user's cache directory (``~/.cache/numba``) when the source is read-only, or
+in ``NUMBA_CACHE_DIR`` when that is set. With a read-only install *and* a
+read-only home none of these can be written, and Numba refuses to define the
+function at all (``RuntimeError: cannot cache function ...: no locator
+available``). :data:`CACHE` is decided once, before the kernel's first function
+is defined:
+
+* when Numba finds a place, it is used as before;
+* otherwise a new private temporary directory becomes Numba's cache directory
+  (compiled again in each process), said in one line on stderr;
+* when not even that can be created, the kernel compiles without a cache
+  (``CACHE`` is False), said in one line on stderr.
+
+Cache files cut short (a full disk, a killed process, a copy interrupted) make
+Numba's unpickling fail on every call until they are deleted.
+:func:`tolerate_damage` makes the kernel's functions treat such a file as
+absent: the function compiles again and the entry is written anew.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from types import ModuleType
+
+from numba.core import caching, config
+from numba.core.dispatcher import Dispatcher
+
+__all__ = ["CACHE", "tolerate_damage"]
+
+_NOTE = "polars-cumdev:"
+
+
+def _probe() -> None:
+    """A function of this directory: Numba locates its cache as the kernel's."""
+
+
+def _choose() -> bool:
+    """Whether to compile with ``cache=True``; points Numba to a usable directory."""
+    if config.CACHE_DIR:
+        return True  # NUMBA_CACHE_DIR: the user's choice
+    try:
+        caching.FunctionCache(_probe)
+        return True
+    except RuntimeError:
+        pass
+    try:
+        folder = tempfile.mkdtemp(prefix="polars-cumdev-numba-")
+    except OSError as exc:
+        print(
+            f"{_NOTE} no writable place for Numba's cache ({exc.strerror}); compiling without "
+            "a cache (set NUMBA_CACHE_DIR to a writable directory to keep the compiled kernel)",
+            file=sys.stderr,
+        )
+        return False
+    config.CACHE_DIR = folder
+    print(
+        f"{_NOTE} the package and the home directory are read-only; caching the compiled "
+        f"kernel in {folder} for this process (set NUMBA_CACHE_DIR to keep it)",
+        file=sys.stderr,
+    )
+    return True
+
+
+CACHE = _choose()
+
+
+class _TolerantCacheFile(caching.IndexDataCacheFile):
+    """Numba's index and data files, with a damaged file read as a missing one."""
+
+    def _load_index(self) -> dict[object, str]:
+        try:
+            return super()._load_index()
+        except OSError:
+            raise
+        except Exception:  # any unpickling failure: a file cut short
+            return {}  # compiled again; saving writes a whole index
+
+    def _load_data(self, name: str) -> object:
+        try:
+            return super()._load_data(name)
+        except OSError:
+            raise
+        except Exception as exc:  # any unpickling failure: a file cut short
+            raise OSError(f"damaged Numba cache file {name}") from exc  # load() -> None
+
+
+def tolerate_damage(*modules: ModuleType) -> None:
+    """Make every cached compiled function of ``modules`` recover from damaged cache files."""
+    for module in modules:
+        for value in vars(module).values():
+            if not isinstance(value, Dispatcher):
+                continue
+            cache_file = getattr(getattr(value, "_cache", None), "_cache_file", None)
+            if type(cache_file) is caching.IndexDataCacheFile:
+                cache_file.__class__ = _TolerantCacheFile

@@ -20,6 +20,7 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.curves import summed_sigma_curve
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.prepare import FrameLike, Prepared, prepare, schema_of
 from polars_cumdev.method.statistics import (
     MIN_SCORES,
@@ -114,6 +115,7 @@ def calibration(
     *,
     by: str | Sequence[str] | None = None,
     engine: str = "auto",
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """ECCE-R and ECCE-MAD with sigma and p-values, overall or per group.
 
@@ -132,6 +134,11 @@ def calibration(
     engine
         ``"polars"``, ``"kernel"`` or ``"auto"``, as in
         :func:`polars_cumdev.subpopulation.screen`.
+    level
+        Significance level of the located stretch
+        (:mod:`polars_cumdev.method.findings`): filled only where ``ecce_r_q``
+        (with ``by``) or ``ecce_r_p`` (overall; the same number) is at most
+        ``level``; elsewhere null, with ``note`` saying "not significant".
 
     Returns
     -------
@@ -162,6 +169,7 @@ def calibration(
         min_scores=MIN_SCORES["calibration"],
         scale=scale,
         labels=prepared.labels,
+        level=level,
     )
     out = out.drop("variance").rename(_RENAME)
     return prepared.guarded(out) if choice == "polars" else out
@@ -174,6 +182,7 @@ def calibration_curve(
     weight: str | None = None,
     *,
     fraction: float = 1.0,
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """Drill-down frame of the cumulative differences between responses and predictions.
 
@@ -188,6 +197,9 @@ def calibration_curve(
         As in :func:`calibration`.
     fraction
         Remark 3's zoom q in (0, 1] (method.md 1.7).
+    level
+        Significance level of the located stretch: ``located`` flags points
+        only when the curve's Kuiper p-value is at most ``level``.
 
     Returns
     -------
@@ -212,5 +224,6 @@ def calibration_curve(
         prepared.labels,
         MIN_SCORES["calibration"],
         reference=pl.col(nm.SCORE),
+        level=level,
     )
     return prepared.guarded(points)

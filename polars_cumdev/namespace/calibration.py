@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_cumdev import binned, calibration, corp
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.namespace.base import F, Methods
 
 __all__ = ["CalibrationMethods"]
@@ -27,6 +28,7 @@ class CalibrationMethods(Methods[F]):
         *,
         by: str | Sequence[str] | None = None,
         engine: str = "auto",
+        level: float = LEVEL,
     ) -> F:
         """ECCE-R and ECCE-MAD of predicted probabilities, overall or per group.
 
@@ -34,7 +36,9 @@ class CalibrationMethods(Methods[F]):
         appendix A equations (44)-(50)).
         """
         return self._out(
-            calibration.calibration(self._frame, score, response, weight, by=by, engine=engine)
+            calibration.calibration(
+                self._frame, score, response, weight, by=by, engine=engine, level=level
+            )
         )
 
     def calibration_curve(
@@ -44,13 +48,16 @@ class CalibrationMethods(Methods[F]):
         weight: str | None = None,
         *,
         fraction: float = 1.0,
+        level: float = LEVEL,
     ) -> F:
         """Drill-down frame of cumulative miscalibration (same columns as :meth:`curve`).
 
         See :func:`polars_cumdev.calibration.calibration_curve`.
         """
         return self._out(
-            calibration.calibration_curve(self._frame, score, response, weight, fraction=fraction)
+            calibration.calibration_curve(
+                self._frame, score, response, weight, fraction=fraction, level=level
+            )
         )
 
     def corp(

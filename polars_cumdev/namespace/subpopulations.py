@@ -12,7 +12,9 @@ from pathlib import Path
 import polars as pl
 
 from polars_cumdev import compare, subpopulation
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.namespace.base import F, Methods
+from polars_cumdev.progress import Progress
 
 __all__ = ["SubpopulationMethods"]
 
@@ -29,6 +31,7 @@ class SubpopulationMethods(Methods[F]):
         *,
         variance: str = "auto",
         engine: str = "auto",
+        level: float = LEVEL,
     ) -> F:
         """Screen every subpopulation of ``by`` against the full population.
 
@@ -38,7 +41,14 @@ class SubpopulationMethods(Methods[F]):
         """
         return self._out(
             subpopulation.screen(
-                self._frame, by, score, response, weight, variance=variance, engine=engine
+                self._frame,
+                by,
+                score,
+                response,
+                weight,
+                variance=variance,
+                engine=engine,
+                level=level,
             )
         )
 
@@ -52,6 +62,7 @@ class SubpopulationMethods(Methods[F]):
         variance: str = "auto",
         fraction: float = 1.0,
         engine: str = "auto",
+        level: float = LEVEL,
     ) -> F:
         """Drill-down frame of cumulative differences for one subpopulation.
 
@@ -68,6 +79,7 @@ class SubpopulationMethods(Methods[F]):
                 variance=variance,
                 fraction=fraction,
                 engine=engine,
+                level=level,
             )
         )
 
@@ -82,6 +94,7 @@ class SubpopulationMethods(Methods[F]):
         variance: str = "empirical",
         ties: str = "error",
         seed: int = 0,
+        level: float = LEVEL,
     ) -> F:
         """Two disjoint subpopulations compared directly, "first minus second".
 
@@ -99,6 +112,7 @@ class SubpopulationMethods(Methods[F]):
                 variance=variance,
                 ties=ties,
                 seed=seed,
+                level=level,
             )
         )
 
@@ -114,6 +128,7 @@ class SubpopulationMethods(Methods[F]):
         ties: str = "error",
         seed: int = 0,
         fraction: float = 1.0,
+        level: float = LEVEL,
     ) -> F:
         """Drill-down frame of :meth:`compare` (same columns as :meth:`curve`).
 
@@ -131,6 +146,7 @@ class SubpopulationMethods(Methods[F]):
                 ties=ties,
                 seed=seed,
                 fraction=fraction,
+                level=level,
             )
         )
 
@@ -145,6 +161,7 @@ class SubpopulationMethods(Methods[F]):
         variance: str = "empirical",
         ties: str = "error",
         seed: int = 0,
+        level: float = LEVEL,
     ) -> F:
         """Every group of ``by`` compared with the group ``reference``, in one query.
 
@@ -161,6 +178,7 @@ class SubpopulationMethods(Methods[F]):
                 variance=variance,
                 ties=ties,
                 seed=seed,
+                level=level,
             )
         )
 
@@ -173,6 +191,7 @@ class SubpopulationMethods(Methods[F]):
         *,
         by: str | Sequence[str] | None = None,
         variance: str = "observed",
+        level: float = LEVEL,
     ) -> F:
         """Paired samples: first minus second response of the same units, by score.
 
@@ -183,7 +202,7 @@ class SubpopulationMethods(Methods[F]):
         from polars_cumdev.paired import paired
 
         return self._out(
-            paired(self._frame, score, first, second, weight, by=by, variance=variance)
+            paired(self._frame, score, first, second, weight, by=by, variance=variance, level=level)
         )
 
     def paired_curve(
@@ -196,6 +215,7 @@ class SubpopulationMethods(Methods[F]):
         subpop: pl.Expr | str | None = None,
         variance: str = "observed",
         fraction: float = 1.0,
+        level: float = LEVEL,
     ) -> F:
         """Drill-down frame of :meth:`paired` (the layout of :meth:`curve`).
 
@@ -214,6 +234,7 @@ class SubpopulationMethods(Methods[F]):
                 subpop=subpop,
                 variance=variance,
                 fraction=fraction,
+                level=level,
             )
         )
 
@@ -228,6 +249,8 @@ class SubpopulationMethods(Methods[F]):
         top: int = 5,
         variance: str = "auto",
         bins: int = 10,
+        level: float = LEVEL,
+        progress: Progress = False,
     ) -> Path:
         """Write a self-contained HTML report (screen, then drill-downs of the top groups).
 
@@ -246,4 +269,6 @@ class SubpopulationMethods(Methods[F]):
             top=top,
             variance=variance,
             bins=bins,
+            level=level,
+            progress=progress,
         )

@@ -8,7 +8,7 @@
   JVM, mapped to routing keys chosen so that no two ranges share a shuffle
   partition), ``repartition`` shuffles only the columns the screen reads,
   and ``mapInArrow`` runs each range's step;
-- pass 3, only when some group has D > 2 sigma: the same shuffled rows,
+- pass 3, only when some significant group has D > 2 sigma: the same shuffled rows,
   stepped again for those groups in the ranges holding them (their located
   stretch).
 
@@ -30,6 +30,7 @@ import polars as pl
 from polars_cumdev.engines.cluster import require, steps
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
 from polars_cumdev.errors import CumdevError
+from polars_cumdev.method.findings import LEVEL
 
 __all__ = ["calibration", "local_session", "screen"]
 
@@ -186,6 +187,7 @@ def screen(
     *,
     variance: str = "auto",
     ranges: int | Sequence[float] | None = None,
+    level: float = LEVEL,
     log: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
     """The screen of a Spark DataFrame; see :func:`polars_cumdev.spark.screen`."""
@@ -205,7 +207,7 @@ def screen(
 
     parts = [p for _, p in _collect(data.mapInArrow(summarize, _SPARK_SCHEMA))]
     note(f"pass 1: checks and cell summaries of {len(parts)} partitions")
-    plan = steps.plan_screen(request, parts, cuts, _count_below(data, weight))
+    plan = steps.plan_screen(request, parts, cuts, _count_below(data, weight), level)
     note(f"planned: {plan.queries.height} queries")
     count = plan.ranges
     routes = _routes(data.sparkSession, count)
@@ -260,6 +262,7 @@ def calibration(
     weight: str | None = None,
     *,
     by: str | Sequence[str] | None = None,
+    level: float = LEVEL,
 ) -> pl.DataFrame:
     """Calibration per group of a Spark DataFrame; see :func:`polars_cumdev.spark.calibration`."""
     request = _request("calibration", sdf, by, score, response, weight, "auto")
@@ -275,4 +278,4 @@ def calibration(
         yield _payload([{"range": -1, _PAYLOAD: steps.pack(part)}])
 
     parts = [p for _, p in _collect(data.mapInArrow(calibrate, _SPARK_SCHEMA))]
-    return steps.finish_calib(request, parts, _count_below(data, weight))
+    return steps.finish_calib(request, parts, _count_below(data, weight), level)

@@ -150,7 +150,9 @@ class CalibrationMethods(Methods[F]):
     ) -> F:
         """Binned expected calibration errors ECE1 and ECE2, overall or per group.
 
-        See :func:`polars_cumdev.binned.ece` (``ece-versus-ecce.md`` (3)-(4);
+        See :func:`polars_cumdev.binned.ece` (equations (3)-(4) of the ECE paper,
+        Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu, "Metrics of calibration for
+        probabilistic predictions";
         method.md 3).
         """
         return self._out(

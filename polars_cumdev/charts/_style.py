@@ -128,8 +128,8 @@ def title(
     width
         The chart's width in pixels: lines longer than fit (measured with a
         wide font's character width, :data:`CHAR_WIDTH`) are wrapped, so a
-        viewer without the font Vega measured with does not cut them off.
-        ``None``: no wrapping.
+        viewer without the font Vega measured with does not cut them off;
+        the title is then a list of lines. ``None``: one line, no wrapping.
 
     Returns
     -------
@@ -138,7 +138,7 @@ def title(
     """
     lines = wrap(text, width, TITLE_SIZE)
     props: dict[str, Any] = {
-        "text": lines[0] if len(lines) == 1 else lines,
+        "text": text if width is None else lines,
         "anchor": "middle",
         "font": FONT,
         "fontSize": TITLE_SIZE,

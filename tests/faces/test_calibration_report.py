@@ -56,7 +56,10 @@ def test_two_views_side_by_side_for_all_predictions_and_the_top_groups(page: Pat
     charts = specs(text)
     # All predictions, then the two top groups: a cumulative plot and a CORP diagram each.
     assert len(charts) == 2 * 3
-    titles = [c["title"]["text"] for c in charts]
+    # A cumulative plot's title is a list of lines (wrapped to fit), the CORP diagram's a string.
+    titles = [
+        t if isinstance(t, str) else " ".join(t) for t in (c["title"]["text"] for c in charts)
+    ]
     assert titles[0].startswith("cumulative miscalibration") and titles[1].startswith("CORP")
     assert "Brier" in " ".join(charts[1]["title"]["subtitle"])
     # The table lists every group with both kinds of statistics.

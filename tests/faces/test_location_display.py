@@ -73,7 +73,7 @@ def test_chart_shades_the_stretch_iff_one_is_located(
         if values is None:
             values = spec["datasets"][rect["data"]["name"]]
         assert values[0]["a_to"] - values[0]["a_from"] == pytest.approx(row["share"], rel=1e-9)
-        assert spec["title"]["text"].startswith(f"county = {row['county']}: ")
+        assert " ".join(spec["title"]["text"]).startswith(f"county = {row['county']}: ")
     for row in unlocated.head(2).iter_rows(named=True):
         spec = _spec(data, row["county"])
         assert "located" not in _names(spec)

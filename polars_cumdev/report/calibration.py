@@ -29,7 +29,7 @@ import polars as pl
 
 from polars_cumdev import charts
 from polars_cumdev.calibration import calibration, calibration_curve
-from polars_cumdev.corp.decomposition import corp, corp_curve
+from polars_cumdev.corp import corp, corp_curve
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.findings import LEVEL, check_level, is_significant
 from polars_cumdev.method.groups import group_label, group_selection
@@ -123,7 +123,7 @@ def calibration_report(
     top
         Number of groups drawn (groups with a null z are skipped).
     resamples, corp_level, seed
-        The consistency bands of :func:`polars_cumdev.corp.decomposition.corp_curve`
+        The consistency bands of :func:`polars_cumdev.corp.diagram.corp_curve`
         (``corp_level`` is its ``level``, the band's coverage); all groups'
         curves come from one query.
     band

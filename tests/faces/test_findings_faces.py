@@ -174,3 +174,19 @@ def test_progress_argument_is_checked() -> None:
     with pytest.raises(InvalidParameterError, match="`progress`"):
         with progress.reporting("yes"):  # type: ignore[arg-type]
             pass
+
+
+def test_calibration_report_on_calibrated_predictions_states_nothing(tmp_path: Path) -> None:
+    from polars_cumdev.report.calibration import calibration_report
+
+    df = noise(5)  # the outcomes are Bernoulli(score): perfectly calibrated
+    path = calibration_report(df, "s", "r", path=tmp_path / "c.html", by="g", top=2, resamples=10)
+    html = page(path)
+    headings = re.findall(r"<h2>(.*?)</h2>", html)
+    drawn = [h for h in headings if h.startswith("g = ")]
+    assert len(drawn) == 2
+    assert all(": not significant: q = " in h for h in drawn), drawn
+    assert headings[1].startswith("All predictions") and "not significant: p = " in headings[1]
+    assert "on average" not in " ".join(headings)
+    assert not SHADED.search(html)
+    assert "How to read this page" in html

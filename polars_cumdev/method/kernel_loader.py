@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -18,6 +17,8 @@ from polars_cumdev import progress
 from polars_cumdev.errors import CumdevError
 
 __all__ = ["available", "cached", "kernel"]
+
+_loaded = False  # whether this process has loaded the kernel (then nothing is announced)
 
 
 def available() -> bool:
@@ -32,14 +33,15 @@ def kernel() -> ModuleType:
             "engine='kernel' needs Numba, which is not installed: pip install numba "
             "(or use engine='polars')"
         )
-    first = "polars_cumdev.kernel" not in sys.modules
-    if first and not cached():
+    global _loaded
+    if not _loaded and not cached():
         progress.say(
             "compiling the kernel (first use in this environment: about a minute, "
             "cached on disk afterwards)"
         )
     from polars_cumdev import kernel as module
 
+    _loaded = True
     return module
 
 

@@ -9,7 +9,6 @@ default in the API and when stderr is not a terminal, and on when asked.
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -157,7 +156,7 @@ def test_first_compilation_is_announced(monkeypatch: pytest.MonkeyPatch) -> None
     from polars_cumdev.method import kernel_loader
 
     monkeypatch.setattr(kernel_loader, "cached", lambda: False)
-    monkeypatch.delitem(sys.modules, "polars_cumdev.kernel", raising=False)
+    monkeypatch.setattr(kernel_loader, "_loaded", False)  # as in a fresh process
     lines: list[str] = []
     with progress.reporting(lines.append):
         kernel_loader.kernel()

@@ -34,6 +34,7 @@ from polars_cumdev.charts.covariates import covariate_ticks, hilbert_label, loca
 from polars_cumdev.charts.numbers import p_text
 from polars_cumdev.covariates.ordering import covariate_names
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.normalization import MIN_SCORES, normalized
 from polars_cumdev.method.pvalues import kuiper_pvalue
 
@@ -385,7 +386,8 @@ def cumulative(
         subtitle.append(significance)
     elif flagged and found is None and shows_z and sigma is not None:
         p = float(kuiper_pvalue(float(max(cumdiff.max(), 0.0) - min(cumdiff.min(), 0.0)) / sigma))
-        subtitle.append(f"Kuiper p = {p_text(p)}: no stretch shaded (not significant)")
+        judged = " (not significant)" if p > LEVEL else ""
+        subtitle.append(f"Kuiper p = {p_text(p)}: no stretch shaded{judged}")
     if alpha is not None and shows_z and sigma is not None:
         ks = float(np.abs(cumdiff).max())
         extra, verdict = band_layers(shown, sigma, alpha, ks, y_axis)

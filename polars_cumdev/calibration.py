@@ -21,6 +21,8 @@ from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.curves import summed_sigma_curve
 from polars_cumdev.method.findings import LEVEL
+from polars_cumdev.method.frames import accepts_foreign_frames
+from polars_cumdev.method.keys import Key
 from polars_cumdev.method.prepare import FrameLike, Prepared, prepare, schema_of
 from polars_cumdev.method.statistics import (
     MIN_SCORES,
@@ -56,7 +58,7 @@ _UNIT = (0.0, 1.0)
 
 
 def _prepare(
-    frame: FrameLike, score: str, response: str, weight: str | None, by: str | Sequence[str] | None
+    frame: FrameLike, score: str, response: str, weight: str | None, by: Key | Sequence[Key] | None
 ) -> Prepared:
     return prepare(
         frame,
@@ -107,13 +109,14 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
     return compiled.node(prepared, run, schema)
 
 
+@accepts_foreign_frames
 def calibration(
     frame: FrameLike,
     score: str,
     response: str,
     weight: str | None = None,
     *,
-    by: str | Sequence[str] | None = None,
+    by: Key | Sequence[Key] | None = None,
     engine: str = "auto",
     level: float = LEVEL,
 ) -> pl.LazyFrame:
@@ -122,7 +125,9 @@ def calibration(
     Parameters
     ----------
     frame
-        DataFrame or LazyFrame of predictions.
+        Predictions: a Polars DataFrame or LazyFrame, or a pandas DataFrame
+        or PyArrow Table (converted once; the result is then an eager Polars
+        DataFrame, see :mod:`polars_cumdev.method.frames`).
     score
         Predicted probabilities S in [0, 1].
     response
@@ -131,6 +136,9 @@ def calibration(
         Optional positive weights.
     by
         Optional grouping column(s): one row per group, computed in one query.
+        Names or expressions: ``by=pl.col("ts").dt.truncate("1w")`` gives one
+        row per week, keyed by the week's start in column ``ts``
+        (:mod:`polars_cumdev.method.keys`).
     engine
         ``"polars"``, ``"kernel"`` or ``"auto"``, as in
         :func:`polars_cumdev.subpopulation.screen`.
@@ -175,6 +183,7 @@ def calibration(
     return prepared.guarded(out) if choice == "polars" else out
 
 
+@accepts_foreign_frames
 def calibration_curve(
     frame: FrameLike,
     score: str,

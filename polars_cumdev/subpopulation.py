@@ -19,7 +19,9 @@ from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_che
 from polars_cumdev.method.bins import locate_bins
 from polars_cumdev.method.curves import curve_frame, variance_share
 from polars_cumdev.method.findings import LEVEL
+from polars_cumdev.method.frames import accepts_foreign_frames
 from polars_cumdev.method.groups import selection_label
+from polars_cumdev.method.keys import Key
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.masks import mask_checks, resolve_mask
 from polars_cumdev.method.prefix_sums import full_population_prefix
@@ -116,7 +118,7 @@ def _prepare(
 
 def prepare_screen(
     frame: FrameLike,
-    by: str | Sequence[str],
+    by: Key | Sequence[Key],
     score: str,
     response: str,
     weight: str | None,
@@ -196,9 +198,10 @@ def _points_node(prepared: Prepared, choice: compiled.Choice, mask: pl.Expr) -> 
     return compiled.node(prepared, run, POINT_SCHEMA, extra={nm.MEMBER: mask})
 
 
+@accepts_foreign_frames
 def screen(
     frame: FrameLike,
-    by: str | Sequence[str],
+    by: Key | Sequence[Key],
     score: Score,
     response: str,
     weight: str | None = None,
@@ -219,9 +222,13 @@ def screen(
     Parameters
     ----------
     frame
-        The full population (DataFrame or LazyFrame).
+        The full population: a Polars DataFrame or LazyFrame, or a pandas
+        DataFrame or PyArrow Table (converted once; the result is then an
+        eager Polars DataFrame, see :mod:`polars_cumdev.method.frames`).
     by
-        Column(s) defining the subpopulations.
+        Column(s) defining the subpopulations: names, or expressions such as
+        ``pl.col("ts").dt.truncate("1w")`` (one group per week), each named
+        by its output name (:mod:`polars_cumdev.method.keys`).
     score, response, weight
         Column names of S, R and W; ``weight=None`` weights rows equally.
         A list of covariates as ``score`` orders the rows along a Hilbert
@@ -274,6 +281,7 @@ def screen(
     return stats if ordering is None else ordering.located(stats)
 
 
+@accepts_foreign_frames
 def curve(
     frame: FrameLike,
     subpop: pl.Expr | str,
@@ -291,7 +299,7 @@ def curve(
     Parameters
     ----------
     frame
-        The full population (DataFrame or LazyFrame).
+        The full population, as in :func:`screen` (Polars, pandas or PyArrow).
     subpop
         Boolean expression, or name of a boolean column, selecting the
         subpopulation.

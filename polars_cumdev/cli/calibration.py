@@ -22,6 +22,7 @@ from polars_cumdev.cli.arguments import (
     positive_int,
     progress_argument,
 )
+from polars_cumdev.cli.drift import add_drift_arguments, run_drift
 from polars_cumdev.cli.input import check_out, read_columns
 from polars_cumdev.cli.output import (
     CHART_SUFFIXES,
@@ -53,6 +54,9 @@ _CORP_SHOWN = ("n", "brier", "mcb", "dsc", "unc", "base_rate", "blocks")
 
 
 def _run(args: argparse.Namespace) -> None:
+    if args.by_time is not None:  # calibration window by window (cli/drift.py)
+        run_drift(args)
+        return
     target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
     page = check_out(args.report, (".html",))
     frame = read_columns(args.path, args.score, args.response, args.weight)
@@ -186,4 +190,5 @@ def add_command(commands: Any) -> None:
     level_argument(calibration)
     progress_argument(calibration)
     calibration.add_argument("--seed", type=positive_int, default=0, help="seed of the band")
+    add_drift_arguments(calibration)
     calibration.set_defaults(run=_run)

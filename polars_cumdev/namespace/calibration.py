@@ -10,8 +10,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_cumdev import binned, calibration, corp
+from polars_cumdev import binned, calibration, corp, drift
 from polars_cumdev.method.findings import LEVEL
+from polars_cumdev.method.keys import Key
 from polars_cumdev.namespace.base import F, Methods
 
 __all__ = ["CalibrationMethods"]
@@ -26,7 +27,7 @@ class CalibrationMethods(Methods[F]):
         response: str,
         weight: str | None = None,
         *,
-        by: str | Sequence[str] | None = None,
+        by: Key | Sequence[Key] | None = None,
         engine: str = "auto",
         level: float = LEVEL,
     ) -> F:
@@ -196,5 +197,37 @@ class CalibrationMethods(Methods[F]):
                 weighting=weighting,
                 by=by,
                 seed=seed,
+            )
+        )
+
+    def calibration_drift(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        time: str,
+        every: str = "1w",
+        period: str | None = None,
+        by: str | Sequence[str] | None = None,
+        alpha: float = 0.05,
+        adjustment: str = "holm",
+    ) -> F:
+        """Calibration per time window, adjusted across the windows (Holm or Bonferroni).
+
+        See :func:`polars_cumdev.drift.calibration_drift`.
+        """
+        return self._out(
+            drift.calibration_drift(
+                self._frame,
+                score,
+                response,
+                weight,
+                time=time,
+                every=every,
+                period=period,
+                by=by,
+                alpha=alpha,
+                adjustment=adjustment,
             )
         )

@@ -13,6 +13,7 @@ import polars as pl
 
 from polars_cumdev import compare, subpopulation
 from polars_cumdev.method.findings import LEVEL
+from polars_cumdev.method.keys import Key
 from polars_cumdev.namespace.base import F, Methods
 from polars_cumdev.progress import Progress
 
@@ -24,7 +25,7 @@ class SubpopulationMethods(Methods[F]):
 
     def screen(
         self,
-        by: str | Sequence[str],
+        by: Key | Sequence[Key],
         score: str | Sequence[str],
         response: str,
         weight: str | None = None,

@@ -22,3 +22,10 @@ def test_index_shows_the_demo_output(capsys: pytest.CaptureFixture[str]) -> None
     assert max(len(line) for line in printed.splitlines()) <= 100
     # Only the significant counties get a located stretch.
     assert printed.count("not significant") == 8
+
+
+def test_examples_page_lists_every_example() -> None:
+    root = INDEX.parents[1]
+    page = (root / "docs" / "examples.md").read_text(encoding="utf-8")
+    scripts = sorted(p.name for p in (root / "examples").glob("*.py"))
+    assert scripts and all(f"| `{name}` |" in page for name in scripts), scripts

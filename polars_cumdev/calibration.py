@@ -2,7 +2,10 @@
 
 Here the scores are predicted probabilities and each merged score is compared
 with the responses at that score directly: C_k = sum_{j<=k} a_j (R'_j - S'_j)
-(equations (44)-(47) of appendix A; ``calibration-cumulative-plots.md``).
+(equations (44)-(47) of appendix A of M. Tygert, "Cumulative deviation of a
+subpopulation from the full population"; the plots themselves follow M. Tygert,
+"Plots of the cumulative differences between observed and expected values of
+ordered Bernoulli variates").
 The Kuiper range of C is the ECCE-R, its largest absolute value the ECCE-MAD,
 and sigma = sqrt(sum_k a_k^2 S'_k (1 - S'_k) f_k) is the scale of random
 fluctuations under perfect calibration, (50). The same accumulation and

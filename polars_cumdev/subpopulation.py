@@ -218,8 +218,9 @@ def screen(
     differences (25)-(28) are accumulated, and the Kuiper (13) and
     Kolmogorov-Smirnov (12) statistics are divided by sigma, (31) or (32).
     All groups are handled in one lazy query. Equation and remark numbers are
-    those of M. Tygert, "Cumulative deviation of a subpopulation from the full population" (J. Big Data 8, 2021); method.md is the
-    repository's account of the method (docs/method.md).
+    those of M. Tygert, "Cumulative deviation of a subpopulation from the full
+    population" (J. Big Data 8, 2021); method.md is the repository's account
+    of the method (docs/method.md).
 
     Parameters
     ----------
@@ -298,8 +299,8 @@ def curve(
 ) -> pl.LazyFrame:
     """The drill-down: cumulative differences of one subpopulation, point by point.
 
-    Equation and remark numbers are those of M. Tygert, "Cumulative deviation of a subpopulation from the full population"
-    (as in :func:`screen`).
+    Equation and remark numbers are those of M. Tygert, "Cumulative deviation
+    of a subpopulation from the full population" (as in :func:`screen`).
 
     Parameters
     ----------

@@ -115,10 +115,11 @@ def test_report_headers_say_where(data: pl.DataFrame, table: pl.DataFrame, tmp_p
         else:
             words = where_words(row, ["county"], "log10_income", "has_internet", True)
         assert header == f"county = {row['county']}: {words}"
-    assert headers[-1].endswith(": not located")
-    assert "more has_internet than rows with the same score overall" in headers[1] or (
-        "less has_internet" in headers[1]
-    )
+    assert headers[-1].endswith(" > 0.05")  # the first group without a stated stretch
+    rows = shown.head(top).iter_rows(named=True)
+    for row, header in zip(rows, headers[1:], strict=True):
+        said = "more has_internet" in header or "less has_internet" in header
+        assert said == (row["kuiper_q"] <= 0.05), header
     assert "rows, " in page and "distinct scores" in page
 
 

@@ -15,12 +15,15 @@ Vega-Lite JSON, SVG, PNG, PDF or self-contained HTML via ``vl-convert``.
 * :func:`ece_sweep` - binned ECEs against the number of bins, beside the ECCEs.
 * :func:`covariate_map` - the points of a curve on Hilbert order in the plane
   of two covariates, coloured by their position along the curve.
+* :func:`calibration_classes` - one cumulative calibration plot per class of a
+  class-wise curve frame.
 * :func:`corp` - CORP reliability diagram: isotonic recalibration, consistency
   band, diagonal, histogram of the scores.
 """
 
 from __future__ import annotations
 
+from polars_cumdev.charts.classes import calibration_classes
 from polars_cumdev.charts.corp import corp
 from polars_cumdev.charts.covariates import covariate_map
 from polars_cumdev.charts.cumulative import cumulative
@@ -31,6 +34,7 @@ from polars_cumdev.charts.reliability import reliability
 from polars_cumdev.charts.screen import screen
 
 __all__ = [
+    "calibration_classes",
     "corp",
     "covariate_map",
     "cumulative",

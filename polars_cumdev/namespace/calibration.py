@@ -7,6 +7,7 @@ Each forwards to the analysis that implements it (:mod:`polars_cumdev.calibratio
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
@@ -23,32 +24,54 @@ class CalibrationMethods(Methods[F]):
 
     def calibration(
         self,
-        score: str,
+        score: str | Sequence[str],
         response: str,
         weight: str | None = None,
         *,
         by: Key | Sequence[Key] | None = None,
         engine: str = "auto",
+        kind: str | None = None,
+        classes: Sequence[Any] | None = None,
+        target: str = "probability",
+        alpha: float | None = None,
         level: float = LEVEL,
     ) -> F:
-        """ECCE-R and ECCE-MAD of predicted probabilities, overall or per group.
+        """ECCE-R and ECCE-MAD of predictions, overall or per group.
 
-        See :func:`polars_cumdev.calibration.calibration` (method.md 2,
-        appendix A equations (44)-(50)).
+        Probabilities, multiclass probabilities (``kind="top-label"`` or
+        ``"class-wise"``), predicted means (``target="mean"``) and quantiles
+        (``target="quantile", alpha=...``). See
+        :func:`polars_cumdev.calibration.calibration` (method.md 2, appendix A
+        equations (44)-(50)).
         """
         return self._out(
             calibration.calibration(
-                self._frame, score, response, weight, by=by, engine=engine, level=level
+                self._frame,
+                score,
+                response,
+                weight,
+                by=by,
+                engine=engine,
+                kind=kind,
+                classes=classes,
+                target=target,
+                alpha=alpha,
+                level=level,
             )
         )
 
     def calibration_curve(
         self,
-        score: str,
+        score: str | Sequence[str],
         response: str,
         weight: str | None = None,
         *,
         fraction: float = 1.0,
+        kind: str | None = None,
+        class_: Any = None,
+        classes: Sequence[Any] | None = None,
+        target: str = "probability",
+        alpha: float | None = None,
         level: float = LEVEL,
     ) -> F:
         """Drill-down frame of cumulative miscalibration (same columns as :meth:`curve`).
@@ -57,7 +80,17 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             calibration.calibration_curve(
-                self._frame, score, response, weight, fraction=fraction, level=level
+                self._frame,
+                score,
+                response,
+                weight,
+                fraction=fraction,
+                kind=kind,
+                class_=class_,
+                classes=classes,
+                target=target,
+                alpha=alpha,
+                level=level,
             )
         )
 

@@ -19,6 +19,7 @@ from polars_cumdev.errors import (
     TiedScoresError,
 )
 from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
+from polars_cumdev.multicalibration.family import segments
 from polars_cumdev.subpopulation import curve, screen
 
 __version__ = "0.1.0"
@@ -38,4 +39,5 @@ __all__ = [
     "ks_pvalue",
     "kuiper_pvalue",
     "screen",
+    "segments",
 ]

@@ -24,11 +24,11 @@ from polars_cumdev.calibration.cumulative import CALIBRATION_COLUMNS
 from polars_cumdev.calibration.multiclass import check_kind, multiclass
 from polars_cumdev.calibration.targets import check_target
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.frames import accepts_foreign_frames
 from polars_cumdev.method.keys import Key
 from polars_cumdev.method.prepare import FrameLike
-from polars_cumdev.method.significance import holm
 
 __all__ = ["CALIBRATION_COLUMNS", "CLASSWISE_COLUMNS", "calibration", "calibration_curve"]
 

@@ -1,4 +1,5 @@
-"""ECEs hit a noise floor; ECCEs shrink like 1/sqrt(n) (after ece-versus-ecce.md, figs. 8-9).
+"""ECEs hit a noise floor; ECCEs shrink like 1/sqrt(n) (after figs. 8-9 of
+"Metrics of calibration for probabilistic predictions", Arrieta-Ibarra et al.).
 
 For each sample size n, draw 9 data sets whose scores are equispaced,
 equispaced then squared, or square-rooted, and whose responses are Bernoulli

@@ -118,7 +118,7 @@ def child(kind: str, glob: str, cap: int, ranges: int | None) -> None:
                 glob,
                 **columns,
                 ranges=ranges,
-                log=lambda line: print(line, file=sys.stderr, flush=True),
+                progress=True,  # the steps on stderr
             )
         else:
             out = pl.scan_parquet(glob).cumdev.screen(**columns).collect(engine="streaming")

@@ -9,10 +9,13 @@ Dask; the functions do, and raise
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
+
+from polars_cumdev.method.findings import LEVEL
+from polars_cumdev.progress import Progress, reporting
 
 __all__ = ["calibration", "local_cluster", "screen"]
 
@@ -27,7 +30,8 @@ def screen(
     variance: str = "auto",
     ranges: int | Sequence[float] | None = None,
     scheduler: Any = None,
-    log: Callable[[str], None] | None = None,
+    level: float = LEVEL,
+    progress: Progress = False,
 ) -> pl.DataFrame:
     """:func:`polars_cumdev.subpopulation.screen` of data in a Dask cluster.
 
@@ -54,17 +58,21 @@ def screen(
         A ``distributed.Client``, a scheduler address such as
         ``"tcp://10.0.0.5:8786"``, or None: the current client if there is
         one, else a ``LocalCluster`` started (and closed) for this call.
-
-    log
-        Called with a line of progress (elapsed seconds and step) after
-        each step, e.g. ``print``: where the time goes.
+    level
+        Significance level of the located stretch, as in
+        :func:`polars_cumdev.subpopulation.screen`.
+    progress
+        ``True``: a line of progress (elapsed seconds and step) on stderr
+        after each step; a callable (e.g. ``print``) receives the lines
+        instead (:mod:`polars_cumdev.progress`). Off by default.
 
     Returns
     -------
     pl.DataFrame
         The in-process screen's columns, rows and order (equal to rounding),
-        the located stretch included: when some group has D > 2 sigma, the
-        ranges holding such groups are stepped a second time, for them only
+        the located stretch included (stated for the significant groups only,
+        :mod:`polars_cumdev.method.findings`): when some such group has D > 2 sigma, the
+        ranges holding them are stepped a second time, for them only
         (:mod:`polars_cumdev.engines.partitioned.locating`).
 
     Raises
@@ -75,17 +83,19 @@ def screen(
     """
     from polars_cumdev.engines.cluster import dask_engine
 
-    return dask_engine.screen(
-        source,
-        by,
-        score,
-        response,
-        weight,
-        variance=variance,
-        ranges=ranges,
-        scheduler=scheduler,
-        log=log,
-    )
+    with reporting(progress) as say:
+        return dask_engine.screen(
+            source,
+            by,
+            score,
+            response,
+            weight,
+            variance=variance,
+            ranges=ranges,
+            scheduler=scheduler,
+            level=level,
+            log=say,
+        )
 
 
 def calibration(
@@ -96,6 +106,7 @@ def calibration(
     *,
     by: str | Sequence[str] | None = None,
     scheduler: Any = None,
+    level: float = LEVEL,
 ) -> pl.DataFrame:
     """:func:`polars_cumdev.calibration.calibration` per group of data in a Dask cluster.
 
@@ -109,7 +120,7 @@ def calibration(
     ----------
     source, scheduler
         As in :func:`screen`.
-    score, response, weight, by
+    score, response, weight, by, level
         As in :func:`polars_cumdev.calibration.calibration`.
 
     Returns
@@ -119,7 +130,9 @@ def calibration(
     """
     from polars_cumdev.engines.cluster import dask_engine
 
-    return dask_engine.calibration(source, score, response, weight, by=by, scheduler=scheduler)
+    return dask_engine.calibration(
+        source, score, response, weight, by=by, scheduler=scheduler, level=level
+    )
 
 
 def local_cluster(workers: int | None = None) -> Any:

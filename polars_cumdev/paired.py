@@ -36,6 +36,7 @@ from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.curves import summed_sigma_curve
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.masks import mask_checks, resolve_mask
 from polars_cumdev.method.prepare import (
@@ -161,6 +162,7 @@ def paired(
     *,
     by: str | Sequence[str] | None = None,
     variance: PairedVariance = "observed",
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """Cumulative differences between paired samples: statistics overall or per group.
 
@@ -189,6 +191,10 @@ def paired(
         for any distribution of the responses. ``"bernoulli"``: the
         responses are expected values (probabilities) of Bernoulli variates
         and sigma^2 = sum_j a_j^2 f_j (Q~_j (1 - Q~_j) + R~_j (1 - R~_j)).
+    level
+        Significance level of the located stretch
+        (:mod:`polars_cumdev.method.findings`): filled only where ``kuiper_q``
+        (``kuiper_p`` without ``by``, the same number) is at most ``level``.
 
     Returns
     -------
@@ -230,6 +236,7 @@ def paired(
         scale=scale,
         labels=prepared.labels,
         sigma_zero=_SIGMA_ZERO_PAIRED[variance],
+        level=level,
     )
     out = out.with_columns(pl.lit(variance).alias("variance"))
     out = prepared.guarded(out)
@@ -246,6 +253,7 @@ def paired_curve(
     subpop: pl.Expr | str | None = None,
     variance: PairedVariance = "observed",
     fraction: float = 1.0,
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """Drill-down frame of the cumulative differences between paired samples.
 
@@ -267,6 +275,9 @@ def paired_curve(
     fraction
         Remark 3's zoom q in (0, 1] (method.md 1.7): keep the first
         floor(m q) merged scores and renormalize the weights over them.
+    level
+        Significance level of the located stretch: ``located`` flags points
+        only when the curve's Kuiper p-value is at most ``level``.
 
     Returns
     -------
@@ -296,7 +307,9 @@ def paired_curve(
         prepared.checks.append(zoom_check(scores, fraction, selected_label))
     accumulated, scale = _accumulated(prepared, fraction)
     term = _sigma_term(variance)
-    points = summed_sigma_curve(accumulated, scale, term, prepared.labels, MIN_SCORES["paired"])
+    points = summed_sigma_curve(
+        accumulated, scale, term, prepared.labels, MIN_SCORES["paired"], level=level
+    )
     points = points.rename({"response_mean": "first_mean", "full_mean": "second_mean"})
     points = prepared.guarded(points)
     points = points.select(PAIRED_CURVE_COLUMNS)

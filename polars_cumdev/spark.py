@@ -9,10 +9,13 @@ no PySpark; the functions do, and raise
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
+
+from polars_cumdev.method.findings import LEVEL
+from polars_cumdev.progress import Progress, reporting
 
 __all__ = ["calibration", "local_session", "screen"]
 
@@ -26,7 +29,8 @@ def screen(
     *,
     variance: str = "auto",
     ranges: int | Sequence[float] | None = None,
-    log: Callable[[str], None] | None = None,
+    level: float = LEVEL,
+    progress: Progress = False,
 ) -> pl.DataFrame:
     """:func:`polars_cumdev.subpopulation.screen` of a Spark DataFrame.
 
@@ -52,17 +56,21 @@ def screen(
         to a multiple of the parallelism
         (:func:`polars_cumdev.engines.cluster.steps.default_ranges`). One task
         holds one range's rows.
-
-    log
-        Called with a line of progress (elapsed seconds and step) after
-        each step, e.g. ``print``: where the time goes.
+    level
+        Significance level of the located stretch, as in
+        :func:`polars_cumdev.subpopulation.screen`.
+    progress
+        ``True``: a line of progress (elapsed seconds and step) on stderr
+        after each step; a callable (e.g. ``print``) receives the lines
+        instead (:mod:`polars_cumdev.progress`). Off by default.
 
     Returns
     -------
     pl.DataFrame
         The in-process screen's columns, rows and order (equal to rounding),
-        the located stretch included: when some group has D > 2 sigma, the
-        ranges holding such groups are stepped a second time, for them only
+        the located stretch included (stated for the significant groups only,
+        :mod:`polars_cumdev.method.findings`): when some such group has D > 2 sigma, the
+        ranges holding them are stepped a second time, for them only
         (:mod:`polars_cumdev.engines.partitioned.locating`).
 
     Raises
@@ -73,9 +81,10 @@ def screen(
     """
     from polars_cumdev.engines.cluster import spark_engine
 
-    return spark_engine.screen(
-        sdf, by, score, response, weight, variance=variance, ranges=ranges, log=log
-    )
+    with reporting(progress) as say:
+        return spark_engine.screen(
+            sdf, by, score, response, weight, variance=variance, ranges=ranges, level=level, log=say
+        )
 
 
 def calibration(
@@ -85,6 +94,7 @@ def calibration(
     weight: str | None = None,
     *,
     by: str | Sequence[str] | None = None,
+    level: float = LEVEL,
 ) -> pl.DataFrame:
     """:func:`polars_cumdev.calibration.calibration` per group of a Spark DataFrame.
 
@@ -97,7 +107,7 @@ def calibration(
     ----------
     sdf
         A ``pyspark.sql.DataFrame``.
-    score, response, weight, by
+    score, response, weight, by, level
         As in :func:`polars_cumdev.calibration.calibration`.
 
     Returns
@@ -107,7 +117,7 @@ def calibration(
     """
     from polars_cumdev.engines.cluster import spark_engine
 
-    return spark_engine.calibration(sdf, score, response, weight, by=by)
+    return spark_engine.calibration(sdf, score, response, weight, by=by, level=level)
 
 
 def local_session(master: str = "local[2]") -> Any:

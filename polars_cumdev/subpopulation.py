@@ -18,6 +18,7 @@ from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.bins import locate_bins
 from polars_cumdev.method.curves import curve_frame, variance_share
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.frames import accepts_foreign_frames
 from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.keys import Key
@@ -210,6 +211,7 @@ def screen(
     *,
     variance: str = "auto",
     engine: str = "auto",
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """Screen every subpopulation ``by`` defines against the full population.
 
@@ -218,7 +220,10 @@ def screen(
     equations (6)-(7) in the full population, the weighted cumulative
     differences (25)-(28) are accumulated, and the Kuiper (13) and
     Kolmogorov-Smirnov (12) statistics are divided by sigma, (31) or (32).
-    All groups are handled in one lazy query.
+    All groups are handled in one lazy query. Equation and remark numbers are
+    those of M. Tygert, "Cumulative deviation of a subpopulation from the full
+    population" (J. Big Data 8, 2021); method.md is the repository's account
+    of the method (docs/method.md).
 
     Parameters
     ----------
@@ -249,6 +254,11 @@ def screen(
         ``"auto"`` (the kernel from :data:`polars_cumdev.method.compiled.KERNEL_ROWS`
         rows on; see :mod:`polars_cumdev.method.compiled`). The results agree to
         1e-12.
+    level
+        Significance level of the located stretch
+        (:mod:`polars_cumdev.method.findings`): the stretch columns are filled
+        only for groups whose ``kuiper_q`` is at most ``level``; the others
+        keep their statistics, with ``note`` saying "not significant: q = ...".
 
     Returns
     -------
@@ -260,7 +270,8 @@ def screen(
         ``kuiper_q``, ``ks_q`` (Benjamini-Hochberg over the groups), the
         located stretch ``from_score``, ``to_score``, ``share``,
         ``deviation`` (:mod:`polars_cumdev.method.location`; null when D <= 2
-        sigma), ``variance`` and ``note``. Sorted by ``kuiper_z``, largest
+        sigma or when the group is not significant at ``level``), ``variance``
+        and ``note`` (why a statistic or the stretch is null). Sorted by ``kuiper_z``, largest
         first.
     """
     from polars_cumdev.multicalibration.family import Segments
@@ -278,12 +289,12 @@ def screen(
     choice = compiled.choose(engine, frame)
     if choice != "polars":
         summary = _summary_node(prepared, choice, variance)
-        stats = normalize(summary, keys, None, labels=prepared.labels)
+        stats = normalize(summary, keys, None, labels=prepared.labels, level=level)
     else:
         binary = is_binary(prepared.frame, variance)
         rows, scale = rescale(prepared.gated())
         summary = _polars_summary(sort_by_score(rows), keys, binary)
-        stats = normalize(summary, keys, binary, scale=scale, labels=prepared.labels)
+        stats = normalize(summary, keys, binary, scale=scale, labels=prepared.labels, level=level)
         stats = prepared.guarded(stats)
     return stats if ordering is None else ordering.located(stats)
 
@@ -299,8 +310,12 @@ def curve(
     variance: str = "auto",
     fraction: float = 1.0,
     engine: str = "auto",
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """The drill-down: cumulative differences of one subpopulation, point by point.
+
+    Equation and remark numbers are those of M. Tygert, "Cumulative deviation
+    of a subpopulation from the full population" (as in :func:`screen`).
 
     Parameters
     ----------
@@ -321,6 +336,10 @@ def curve(
         and renormalize (method.md 1.7).
     engine
         As in :func:`screen`: which engine merges the ties and finds the bins.
+    level
+        Significance level of the located stretch: ``located`` flags points
+        only when the curve's own Kuiper p-value is at most ``level``
+        (:mod:`polars_cumdev.method.findings`).
 
     Returns
     -------
@@ -382,7 +401,9 @@ def curve(
         resolved=_RESOLVED,
         overflows=OVERFLOWS,
     )
-    points = flag_stretch(points.filter(checked), min_scores=MIN_SCORES["subpopulation"])
+    points = flag_stretch(
+        points.filter(checked), min_scores=MIN_SCORES["subpopulation"], level=level
+    )
     points = points.select(CURVE_COLUMNS)
     points = prepared.guarded(points) if choice == "polars" else points
     return points if ordering is None else ordering.pointwise(points)

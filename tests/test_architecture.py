@@ -33,6 +33,7 @@ NAME = "polars_cumdev"
 WINGS: dict[str, tuple[int, int]] = {
     "kernel": (0, 0),
     "errors": (0, 0),
+    "progress": (0, 0),
     "datasets": (0, 0),
     "method": (1, 0),
     "subpopulation": (2, 0),

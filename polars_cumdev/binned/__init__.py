@@ -10,7 +10,9 @@ weighted average of the scores, X_k of (36) and Xt_k of (37), against the
 weighted average of the responses, Y_k of (34) and Yt_k of (35), for the
 subpopulation and for the full population, each binned on its own. The
 expected calibration errors are the Riemann sums (3) (ECE2) and (4) (ECE1) of
-``ece-versus-ecce.md``.
+Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu, "Metrics of calibration for
+probabilistic predictions"
+(J. Mach. Learn. Res. 23, 2022).
 
 Three binnings are offered, all applied to the rows of one population (or
 group) in increasing order of score:

@@ -1,4 +1,8 @@
-"""Expected calibration errors (3)-(4) of ``ece-versus-ecce.md``, and their sweep over bins."""
+"""Expected calibration errors and their sweep over bins.
+
+Equations (3)-(4) of Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu, "Metrics of
+calibration for probabilistic predictions" (J. Mach. Learn. Res. 23, 2022).
+"""
 
 from __future__ import annotations
 
@@ -101,7 +105,10 @@ def ece(
     by: str | Sequence[str] | None = None,
     seed: int = 0,
 ) -> pl.LazyFrame:
-    """Expected calibration errors ECE1 and ECE2, equations (4) and (3) of ``ece-versus-ecce.md``.
+    """Expected calibration errors ECE1 and ECE2 (the ECE paper's equations (4) and (3)).
+
+    The paper: Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu, "Metrics of calibration for
+    probabilistic predictions".
 
     With Rbar_j and Sbar_j the weighted averages of the responses and scores
     in bin j (as in (34) and (36) of the subpopulation paper),

@@ -25,6 +25,7 @@ from polars_cumdev.calibration.multiclass import check_kind, multiclass
 from polars_cumdev.calibration.targets import check_target
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.familywise import holm
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.frames import accepts_foreign_frames
 from polars_cumdev.method.keys import Key
 from polars_cumdev.method.prepare import FrameLike
@@ -82,6 +83,7 @@ def calibration(
     classes: Sequence[Any] | None = None,
     target: str = "probability",
     alpha: float | None = None,
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """ECCE-R and ECCE-MAD with sigma and p-values, overall or per group.
 
@@ -132,6 +134,11 @@ def calibration(
         see :mod:`polars_cumdev.calibration.targets`.
     alpha
         The quantile's level, in (0, 1), with ``target="quantile"``.
+    level
+        Significance level of the located stretch
+        (:mod:`polars_cumdev.method.findings`): stated only where ``ecce_r_q``
+        (``ecce_r_p`` without groups, the same number) is at most ``level``;
+        elsewhere null, with ``note`` saying "not significant".
 
     Returns
     -------
@@ -153,7 +160,7 @@ def calibration(
     if kind is None:
         _single(score, classes)
         return cumulative.calibration(
-            frame, score, response, weight, by=by, engine=engine, target=chosen
+            frame, score, response, weight, by=by, engine=engine, target=chosen, level=level
         )
     kind = check_kind(kind)
     if chosen.name != "probability":
@@ -162,7 +169,7 @@ def calibration(
     rows = multiclass(frame, score, response, weight, keys, classes)
     if kind == "top-label":
         return cumulative.calibration(
-            rows.top_label(*_TOP), *_TOP, weight, by=keys or None, engine=engine
+            rows.top_label(*_TOP), *_TOP, weight, by=keys or None, engine=engine, level=level
         )
     out = cumulative.calibration(
         rows.one_vs_rest(*_ONE),
@@ -171,6 +178,7 @@ def calibration(
         by=[*keys, "class"],
         engine=engine,
         reserved=_HOLM,
+        level=level,
     )
     adjusted = [holm(pl.col(f"{name}_p")).alias(f"{name}_holm") for name in ("ecce_r", "ecce_mad")]
     return out.with_columns(adjusted).select(*keys, *CLASSWISE_COLUMNS)
@@ -189,6 +197,7 @@ def calibration_curve(
     classes: Sequence[Any] | None = None,
     target: str = "probability",
     alpha: float | None = None,
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """Drill-down frame of the cumulative differences between responses and predictions.
 
@@ -201,6 +210,9 @@ def calibration_curve(
     ----------
     frame, score, response, weight, kind, classes, target, alpha
         As in :func:`calibration`.
+    level
+        Significance level of the located stretch: ``located`` flags points
+        only when the curve's Kuiper p-value is at most ``level``.
     fraction
         Remark 3's zoom q in (0, 1] (method.md 1.7).
     class_
@@ -225,14 +237,16 @@ def calibration_curve(
     if kind is None:
         _single(score, classes)
         return cumulative.calibration_curve(
-            frame, score, response, weight, fraction=fraction, target=chosen
+            frame, score, response, weight, fraction=fraction, target=chosen, level=level
         )
     kind = check_kind(kind)
     if chosen.name != "probability":
         raise InvalidParameterError(f"`kind`={kind!r} calibrates probabilities, not {target!r}")
     rows = multiclass(frame, score, response, weight, [], classes)
     if kind == "top-label":
-        return cumulative.calibration_curve(rows.top_label(*_TOP), *_TOP, weight, fraction=fraction)
+        return cumulative.calibration_curve(
+            rows.top_label(*_TOP), *_TOP, weight, fraction=fraction, level=level
+        )
     if class_ is None and rows.names is None:
         raise InvalidParameterError(
             f"{rows.what} does not say how many classes there are: pass `class_` (an index) "
@@ -242,7 +256,11 @@ def calibration_curve(
 
     def one(c: Any) -> pl.LazyFrame:
         curve = cumulative.calibration_curve(
-            rows.one_vs_rest(*_ONE, class_=c).drop("class"), *_ONE, weight, fraction=fraction
+            rows.one_vs_rest(*_ONE, class_=c).drop("class"),
+            *_ONE,
+            weight,
+            fraction=fraction,
+            level=level,
         )
         return curve.select(pl.lit(c).alias("class"), pl.all())
 

@@ -2,7 +2,10 @@
 
 Here the scores are predicted probabilities and each merged score is compared
 with the responses at that score directly: C_k = sum_{j<=k} a_j (R'_j - S'_j)
-(equations (44)-(47) of appendix A; ``calibration-cumulative-plots.md``).
+(equations (44)-(47) of appendix A of M. Tygert, "Cumulative deviation of a
+subpopulation from the full population"; the plots themselves follow M. Tygert,
+"Plots of the cumulative differences between observed and expected values of
+ordered Bernoulli variates").
 The Kuiper range of C is the ECCE-R, its largest absolute value the ECCE-MAD,
 and sigma = sqrt(sum_k a_k^2 S'_k (1 - S'_k) f_k) is the scale of random
 fluctuations under perfect calibration, (50). The same accumulation and
@@ -25,6 +28,7 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.curves import summed_sigma_curve
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.frames import accepts_foreign_frames
 from polars_cumdev.method.keys import Key
 from polars_cumdev.method.prepare import FrameLike, Prepared, prepare, schema_of
@@ -149,6 +153,7 @@ def calibration(
     engine: str = "auto",
     target: Target = PROBABILITY,
     reserved: Sequence[str] = (),
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """ECCE-R and ECCE-MAD with sigma and p-values, overall or per group.
 
@@ -177,6 +182,11 @@ def calibration(
         What the score predicts (:mod:`polars_cumdev.calibration.targets`).
     reserved
         Further output column names that ``by`` must not use.
+    level
+        Significance level of the located stretch
+        (:mod:`polars_cumdev.method.findings`): filled only where ``ecce_r_q``
+        (with ``by``) or ``ecce_r_p`` (overall; the same number) is at most
+        ``level``; elsewhere null, with ``note`` saying "not significant".
 
     Returns
     -------
@@ -215,6 +225,7 @@ def calibration(
         scale=scale,
         labels=prepared.labels,
         sigma_zero=target.sigma_zero or SIGMA_ZERO,
+        level=level,
     )
     out = out.drop("variance").rename(_RENAME)
     return prepared.guarded(out) if choice == "polars" else out
@@ -229,6 +240,7 @@ def calibration_curve(
     *,
     fraction: float = 1.0,
     target: Target = PROBABILITY,
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """Drill-down frame of the cumulative differences between responses and predictions.
 
@@ -246,6 +258,9 @@ def calibration_curve(
     target
         What the score predicts (:mod:`polars_cumdev.calibration.targets`);
         ``full_mean`` holds alpha for a quantile.
+    level
+        Significance level of the located stretch: ``located`` flags points
+        only when the curve's Kuiper p-value is at most ``level``.
 
     Returns
     -------
@@ -263,6 +278,11 @@ def calibration_curve(
     ordered, scale = _rows(prepared, target)
     accumulated = _accumulated(ordered, [], target, fraction)
     points = summed_sigma_curve(
-        accumulated, scale, pl.col(TERM), prepared.labels, MIN_SCORES["calibration"]
+        accumulated,
+        scale,
+        pl.col(TERM),
+        prepared.labels,
+        MIN_SCORES["calibration"],
+        level=level,
     )
     return prepared.guarded(points)

@@ -93,7 +93,30 @@ def axis(**overrides: Any) -> alt.Axis:
     return alt.Axis(**props)
 
 
-def title(text: str, subtitle: str | list[str] | None = None) -> alt.TitleParams:
+#: Width of a character as a share of the font size, generous enough for wide
+#: fallback fonts (DejaVu Sans averages about 0.6 em on such text).
+CHAR_WIDTH = 0.62
+
+
+def wrap(text: str, width: int | None, size: int) -> list[str]:
+    """``text`` in lines that fit ``width`` pixels at font ``size`` (one line when ``None``)."""
+    if width is None:
+        return [text]
+    room = max(20, int(width / (CHAR_WIDTH * size)))
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > room:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*lines, line] if line else lines
+
+
+def title(
+    text: str, subtitle: str | list[str] | None = None, *, width: int | None = None
+) -> alt.TitleParams:
     """Return a chart title (and optional subtitle lines) in the house style.
 
     Parameters
@@ -102,14 +125,20 @@ def title(text: str, subtitle: str | list[str] | None = None) -> alt.TitleParams
         The title.
     subtitle
         One line, several lines, or ``None`` for no subtitle.
+    width
+        The chart's width in pixels: lines longer than fit (measured with a
+        wide font's character width, :data:`CHAR_WIDTH`) are wrapped, so a
+        viewer without the font Vega measured with does not cut them off;
+        the title is then a list of lines. ``None``: one line, no wrapping.
 
     Returns
     -------
     altair.TitleParams
         The title definition.
     """
+    lines = wrap(text, width, TITLE_SIZE)
     props: dict[str, Any] = {
-        "text": text,
+        "text": text if width is None else lines,
         "anchor": "middle",
         "font": FONT,
         "fontSize": TITLE_SIZE,
@@ -118,6 +147,9 @@ def title(text: str, subtitle: str | list[str] | None = None) -> alt.TitleParams
         "offset": 10,
     }
     if subtitle:
+        if width is not None:
+            given = [subtitle] if isinstance(subtitle, str) else subtitle
+            subtitle = [part for line in given for part in wrap(line, width, SUBTITLE_SIZE)]
         props.update(
             subtitle=subtitle,
             subtitleFont=FONT,

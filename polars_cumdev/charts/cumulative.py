@@ -31,9 +31,12 @@ from polars_cumdev.charts._layers import TRIANGLE_APEX, axis_layer, triangle
 from polars_cumdev.charts._located import located_layer, located_text, stretch
 from polars_cumdev.charts._ticks import label_expr, lower_ticks, uncrowd, upper_ticks
 from polars_cumdev.charts.covariates import covariate_ticks, hilbert_label, located_covariates
+from polars_cumdev.charts.numbers import p_text
 from polars_cumdev.covariates.ordering import covariate_names
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.normalization import MIN_SCORES, normalized
+from polars_cumdev.method.pvalues import kuiper_pvalue
 
 __all__ = ["CURVE_COLUMNS", "TRIANGLE_APEX", "cumulative", "default_title"]
 
@@ -46,28 +49,29 @@ _WEIGHTED_TOLERANCE = 1e-9
 
 
 def default_title(kind: str, weighted: bool) -> str:
-    """The paper-style title for a cumulative plot.
+    """The default title of a cumulative plot, in plain words: what the slope means.
 
     Parameters
     ----------
     kind
         ``"subpopulation"``, ``"calibration"``, ``"compare"`` or ``"paired"``.
     weighted
-        Whether the horizontal coordinate is A_k (weights) rather than k/n.
+        Whether the horizontal coordinate is the cumulative weight (A_k)
+        rather than the share of points (k/n, the upper axis).
 
     Returns
     -------
     str
         The title text.
     """
-    variable = "A_k" if weighted else "k/n"
+    variable = "cumulative weight" if weighted else "k/n"
     lead = {
-        "subpopulation": "subpopulation deviation",
+        "subpopulation": "deviation from the full population",
         "calibration": "miscalibration",
         "compare": "deviation of first from second",
-        "paired": "paired difference of first from second",
+        "paired": "paired difference, first minus second",
     }[kind]
-    return f"{lead} is the slope as a function of {variable}"
+    return f"slope against {variable} = {lead}"
 
 
 def _sigma(frame: pl.DataFrame) -> float | None:
@@ -150,6 +154,7 @@ def cumulative(
     minor_ticks: int = 41,
     max_points: int | None = None,
     band: float | None = None,
+    significance: str | None = None,
 ) -> alt.LayerChart:
     """Plot cumulative differences C_k against A_k, with the triangle at the origin.
 
@@ -209,6 +214,14 @@ def cumulative(
         pointwise envelope of pure noise, plus and minus 2 sigma times the
         square root of the frame's ``variance_share``; ``None`` (default)
         draws neither. Nothing is drawn when sigma is unusable.
+    significance
+        A subtitle line on the curve's significance, e.g. a report's
+        ``"not significant: q = 0.72 > 0.05 (no stretch shaded)"``. By
+        default, when the frame has ``located`` with no point flagged and
+        the statistics are normalized, the line gives the curve's own Kuiper
+        p-value and says that no stretch is shaded (the curve functions flag
+        a stretch only where that p is at most their ``level``,
+        :mod:`polars_cumdev.method.findings`).
 
     Returns
     -------
@@ -369,6 +382,12 @@ def cumulative(
             if covariates
             else located_text(found, weighted)
         )
+    if significance is not None:
+        subtitle.append(significance)
+    elif flagged and found is None and shows_z and sigma is not None:
+        p = float(kuiper_pvalue(float(max(cumdiff.max(), 0.0) - min(cumdiff.min(), 0.0)) / sigma))
+        judged = " (not significant)" if p > LEVEL else ""
+        subtitle.append(f"Kuiper p = {p_text(p)}: no stretch shaded{judged}")
     if alpha is not None and shows_z and sigma is not None:
         ks = float(np.abs(cumdiff).max())
         extra, verdict = band_layers(shown, sigma, alpha, ks, y_axis)
@@ -390,7 +409,7 @@ def cumulative(
         .properties(
             width=width,
             height=height,
-            title=_style.title(text, subtitle),
+            title=_style.title(text, subtitle, width=width),
             view=alt.ViewBackground(stroke=_style.INK),
         )
     )

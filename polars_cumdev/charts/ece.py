@@ -35,7 +35,9 @@ def ece_sweep(
     ----------
     sweep
         Frame with ``requested`` (bins asked for), ``ece1`` and ``ece2``
-        (``ece-versus-ecce.md`` (3)-(4)), one row per number of bins.
+        (equations (3)-(4) of Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu,
+        "Metrics of calibration for probabilistic predictions"), one row per
+        number of bins.
     ecce
         Optional one-row output of :func:`polars_cumdev.calibration.calibration`;
         its ``ecce_r`` and ``ecce_mad`` are drawn as dashed horizontal rules.

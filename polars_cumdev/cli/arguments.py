@@ -12,10 +12,13 @@ __all__ = [
     "band_argument",
     "data_arguments",
     "fraction_value",
+    "level_argument",
     "level_value",
     "positive_int",
+    "progress_argument",
     "score_argument",
     "score_names",
+    "significance_value",
     "table_arguments",
     "variance_argument",
 ]
@@ -113,6 +116,37 @@ def band_argument(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="ALPHA",
         help="draw the Kolmogorov-Smirnov band at this level and the noise envelope",
+    )
+
+
+def significance_value(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1]: {text!r}")
+    return value
+
+
+def level_argument(parser: argparse.ArgumentParser) -> None:
+    """``--level``: significance level of the findings (:mod:`polars_cumdev.method.findings`)."""
+    parser.add_argument(
+        "--level",
+        type=significance_value,
+        default=0.05,
+        help="significance level: a located stretch is stated only for groups with "
+        "q (BH-adjusted p) at most this (default 0.05; 1 states every stretch found)",
+    )
+
+
+def progress_argument(parser: argparse.ArgumentParser) -> None:
+    """``--progress`` / ``--no-progress``: stages of long work on stderr (default: a terminal)."""
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show the stages of long work on stderr (default: when stderr is a terminal)",
     )
 
 

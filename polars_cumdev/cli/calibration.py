@@ -24,14 +24,17 @@ from polars_cumdev.cli.arguments import (
     band_argument,
     data_arguments,
     fraction_value,
+    level_argument,
     level_value,
     positive_int,
+    progress_argument,
 )
 from polars_cumdev.cli.drift import add_drift_arguments, run_drift
 from polars_cumdev.cli.input import check_out, read_columns
 from polars_cumdev.cli.output import (
     CHART_SUFFIXES,
     DATA_SUFFIXES,
+    drawn_as_ranked,
     save_chart,
     save_table,
     say,
@@ -110,7 +113,7 @@ def _run(args: argparse.Namespace) -> None:
     frame = read_columns(args.path, args.score, args.response, args.weight)
     say("measuring calibration ...")
     table = frame.cumdev.calibration(
-        score=args.score, response=args.response, weight=args.weight, by=args.by
+        score=args.score, response=args.response, weight=args.weight, by=args.by, level=args.level
     ).collect()
     show(table, [*(args.by or []), *_SHOWN], args.rows)
     if args.corp:
@@ -131,20 +134,24 @@ def _run(args: argparse.Namespace) -> None:
             path=page,
             by=args.by,
             resamples=args.resamples,
-            level=args.level,
+            corp_level=args.corp_level,
             seed=args.seed,
             band=args.band,
+            level=args.level,
         )
         say(f"wrote {page}")
     if target is None:
         return
     subset = frame
     label = "all predictions"
+    row = table.row(0, named=True) if table.height else None
+    judged = "ecce_r_p"
     if args.by:
-        selection, label, _ = top_group(table, args.by, "ecce_r_z")
+        judged = "ecce_r_q"
+        selection, label, row = top_group(table, args.by, "ecce_r_z")
         subset = frame.filter(selection)  # null-aware: the null group too
         say(f"drawing the group with the largest ECCE-R z ({label}) ...")
-    corp_args = {"resamples": args.resamples, "level": args.level, "seed": args.seed}
+    corp_args = {"resamples": args.resamples, "level": args.corp_level, "seed": args.seed}
     data_out = target.suffix.lower() in DATA_SUFFIXES
     if args.corp and data_out:  # the CORP curve instead of the cumulative points
         fitted = subset.cumdev.corp_curve(
@@ -153,8 +160,13 @@ def _run(args: argparse.Namespace) -> None:
         save_table(fitted, str(target), target.suffix.lower().lstrip("."))
         return
     points = subset.cumdev.calibration_curve(
-        score=args.score, response=args.response, weight=args.weight, fraction=args.fraction
+        score=args.score,
+        response=args.response,
+        weight=args.weight,
+        fraction=args.fraction,
+        level=args.level,
     ).collect()
+    points, line = drawn_as_ranked(points, row, args.level, judged)
     if data_out:
         save_table(points, str(target), target.suffix.lower().lstrip("."))
         return
@@ -167,6 +179,7 @@ def _run(args: argparse.Namespace) -> None:
         y_label=f"cumulative {args.response} minus {args.score}",
         kind="calibration",
         band=args.band,
+        significance=line,
     )
     save_chart(chart, target)
     if args.corp:  # the CORP diagram beside it: FILE-corp.SUFFIX
@@ -193,7 +206,12 @@ def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
     say("measuring calibration ...")
     keys = list(args.by or [])
     table = frame.cumdev.calibration(
-        score=args.score, response=args.response, weight=args.weight, by=args.by, **options
+        score=args.score,
+        response=args.response,
+        weight=args.weight,
+        by=args.by,
+        level=args.level,
+        **options,
     ).collect()
     classwise = options["kind"] == "class-wise"
     shown = [*_SHOWN[:8], "ecce_r_holm", *_SHOWN[8:]] if classwise else _SHOWN
@@ -212,6 +230,7 @@ def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
             band=args.band,
             target=options["target"],
             alpha=options["alpha"],
+            level=args.level,
         )
         say(f"wrote {page}")
     if target is None:
@@ -230,6 +249,7 @@ def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
         response=args.response,
         weight=args.weight,
         fraction=args.fraction,
+        level=args.level,
         **options,
         **extra,
     ).collect()
@@ -318,8 +338,13 @@ def add_command(commands: Any) -> None:
         help="resamples of the CORP consistency band (default 100; 0 for none)",
     )
     calibration.add_argument(
-        "--level", type=level_value, default=0.9, help="coverage of the CORP band (default 0.9)"
+        "--corp-level",
+        type=level_value,
+        default=0.9,
+        help="coverage of the CORP band (default 0.9)",
     )
+    level_argument(calibration)
+    progress_argument(calibration)
     calibration.add_argument("--seed", type=positive_int, default=0, help="seed of the band")
     add_drift_arguments(calibration)
     calibration.set_defaults(run=_run, several_scores=True)  # --kind takes several; _options

@@ -36,7 +36,9 @@ from polars_cumdev.cli.arguments import (
     band_argument,
     data_arguments,
     fraction_value,
+    level_argument,
     positive_int,
+    progress_argument,
     score_names,
     table_arguments,
     variance_argument,
@@ -54,8 +56,10 @@ from polars_cumdev.cli.output import (
     CHART_SUFFIXES,
     DATA_SUFFIXES,
     RANKED_COLUMNS,
+    SUMMARY_COLUMNS,
     TABLE_SUFFIXES,
     curve_summary,
+    drawn_as_ranked,
     print_summary,
     save_chart,
     save_table,
@@ -70,6 +74,7 @@ from polars_cumdev.engines.cluster.command import (
 )
 from polars_cumdev.errors import CumdevError, EmptySubpopulationError, first_line
 from polars_cumdev.method.groups import top_group
+from polars_cumdev.progress import reporting
 
 __all__ = ["main"]
 
@@ -88,10 +93,10 @@ def _demo(args: argparse.Namespace) -> None:
         f"screening {groups} groups ..."
     )
     table = data.cumdev.screen(
-        by="county", score="log10_income", response=args.response, weight="WGTP"
+        by="county", score="log10_income", response=args.response, weight="WGTP", level=args.level
     )
     print(f"Screening response {args.response!r}: counties ranked by Kuiper z, largest first")
-    show(table, ["county", *RANKED_COLUMNS], args.rows)
+    show(table, ["county", *SUMMARY_COLUMNS], args.rows)
     if out is None:
         return
 
@@ -100,11 +105,16 @@ def _demo(args: argparse.Namespace) -> None:
     say("drawing charts ...")
     save_chart(charts.screen(table, by=["county"]), out / "screen.svg")
     selection, label, row = top_group(table, ["county"], "kuiper_z")
-    points = data.cumdev.curve(
-        subpop=selection,
-        score="log10_income",
-        response=args.response,
-        weight="WGTP",
+    points, line = drawn_as_ranked(
+        data.cumdev.curve(
+            subpop=selection,
+            score="log10_income",
+            response=args.response,
+            weight="WGTP",
+            level=args.level,
+        ),
+        row,
+        args.level,
     )
     save_chart(
         charts.cumulative(
@@ -112,10 +122,19 @@ def _demo(args: argparse.Namespace) -> None:
             subject=label,
             score_label="log10_income",
             y_label=f"cumulative difference in {args.response}",
+            significance=line,
         ),
         out / f"cumulative-{_slug(row['county'])}.svg",
     )
-    _write_report(data, ["county"], "log10_income", args.response, "WGTP", out / "report.html")
+    _write_report(
+        data,
+        ["county"],
+        "log10_income",
+        args.response,
+        "WGTP",
+        out / "report.html",
+        level=args.level,
+    )
 
 
 def _slug(text: str) -> str:
@@ -133,6 +152,7 @@ def _write_report(
     top: int = 5,
     variance: str = "auto",
     required: bool = False,
+    level: float = 0.05,
 ) -> None:
     try:
         from polars_cumdev.report.subpopulation import report
@@ -142,7 +162,17 @@ def _write_report(
         say(f"skipping the HTML report (not available: {exc})")
         return
     say(f"writing report {path} (top {top} groups) ...")
-    report(frame, list(by), score, response, weight, path=path, top=top, variance=variance)
+    report(
+        frame,
+        list(by),
+        score,
+        response,
+        weight,
+        path=path,
+        top=top,
+        variance=variance,
+        level=level,
+    )
     say(f"wrote {path}")
 
 
@@ -202,6 +232,7 @@ def _screen(args: argparse.Namespace) -> None:
             weight=args.weight,
             variance=args.variance,
             engine=args.engine,
+            level=args.level,
         ).collect()
     say(f"screened {table.height} groups in {time.perf_counter() - started:.2f} s")
     if "ordering" in table.columns and table.height:
@@ -224,6 +255,7 @@ def _curve(args: argparse.Namespace) -> None:
         weight=args.weight,
         variance=args.variance,
         fraction=args.fraction,
+        level=args.level,
     )
     try:
         points = query.collect()
@@ -264,6 +296,7 @@ def _report(args: argparse.Namespace) -> None:
         top=args.top,
         variance=args.variance,
         required=True,
+        level=args.level,
     )
 
 
@@ -292,13 +325,15 @@ def _parser() -> argparse.ArgumentParser:
         choices=["has_internet", "vehicles", "children", "rooms"],
         help="which response to screen (default: has_internet)",
     )
-    demo.add_argument("--rows", type=positive_int, default=41, help=ROWS_HELP)
+    demo.add_argument("--rows", type=positive_int, default=10, help=ROWS_HELP)
     demo.add_argument(
         "--out",
         default=None,
         metavar="DIR",
         help="also write report.html, screen.svg and the top county's cumulative plot here",
     )
+    level_argument(demo)
+    progress_argument(demo)
     demo.set_defaults(run=_demo)
 
     screen = commands.add_parser("screen", help="rank every group of a file by its deviation")
@@ -306,6 +341,8 @@ def _parser() -> argparse.ArgumentParser:
     variance_argument(screen)
     add_engine_arguments(screen)
     table_arguments(screen)
+    level_argument(screen)
+    progress_argument(screen)
     screen.set_defaults(run=_screen)
 
     curve = commands.add_parser(
@@ -334,6 +371,8 @@ def _parser() -> argparse.ArgumentParser:
         help="chart (.svg, .png, .pdf, .json Vega-Lite, .html) or the points (.csv, .parquet)",
     )
     band_argument(curve)
+    level_argument(curve)
+    progress_argument(curve)
     curve.set_defaults(run=_curve)
 
     add_calibration_command(commands)
@@ -345,6 +384,8 @@ def _parser() -> argparse.ArgumentParser:
         "--top", type=positive_int, default=5, help="groups to drill into (default 5)"
     )
     report.add_argument("--out", required=True, metavar="FILE.html", help="the report to write")
+    level_argument(report)
+    progress_argument(report)
     report.set_defaults(run=_report)
     add_paired_command(commands)
     add_multicalibration_command(commands)
@@ -367,6 +408,14 @@ def _broken_pipe() -> int:
         pass
     print("cumdev: error: standard output was closed (broken pipe)", file=sys.stderr)
     return 128 + 13  # as a process ended by SIGPIPE
+
+
+def _progress(args: argparse.Namespace) -> bool:
+    """Show progress? ``--progress`` / ``--no-progress``, else whether stderr is a terminal."""
+    chosen = getattr(args, "progress", None)
+    if chosen is not None:
+        return bool(chosen)
+    return sys.stderr.isatty()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -393,7 +442,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if isinstance(getattr(args, "score", None), list):  # --score given with action="append"
             args.score = score_names(args.score, args.several_scores)
-        args.run(args)
+        with reporting(_progress(args)):
+            args.run(args)
         sys.stdout.flush()  # a closed pipe is found here, not in Python's exit
     except BrokenPipeError:
         return _broken_pipe()

@@ -16,8 +16,10 @@ __all__ = [
     "CHART_SUFFIXES",
     "DATA_SUFFIXES",
     "RANKED_COLUMNS",
+    "SUMMARY_COLUMNS",
     "TABLE_SUFFIXES",
     "curve_summary",
+    "drawn_as_ranked",
     "located_cell",
     "pretty_p",
     "print_summary",
@@ -40,6 +42,8 @@ RANKED_COLUMNS = (
     "located",
     "note",
 )
+#: The columns of the demo's table: few enough to fit a terminal 100 characters wide.
+SUMMARY_COLUMNS = ("n", "kuiper_z", "kuiper_q", "located", "note")
 DATA_SUFFIXES = (".csv", ".parquet")
 TABLE_SUFFIXES = (".csv", ".json", ".parquet")
 
@@ -75,6 +79,12 @@ def show(table: pl.DataFrame, columns: Sequence[str], rows: int) -> None:
         cells = [located_cell(row) for row in table.select(place).iter_rows(named=True)]
         table = table.with_columns(pl.Series("located", cells, dtype=pl.String))
     shown = table.select([c for c in columns if c in table.columns])
+    if "note" in shown.columns and any(c.endswith(("_q", "_p")) for c in shown.columns):
+        # The q-value is in its own column: "not significant" says the rest.
+        ignored = pl.col("note").str.starts_with("not significant")
+        shown = shown.with_columns(
+            pl.when(ignored).then(pl.lit("not significant")).otherwise(pl.col("note")).alias("note")
+        )
     for quiet in ("located", "note"):
         if quiet in shown.columns and shown[quiet].null_count() == shown.height:
             shown = shown.drop(quiet)  # nothing to say: save the width
@@ -97,6 +107,26 @@ def show(table: pl.DataFrame, columns: Sequence[str], rows: int) -> None:
         print(shown)
     if hidden:
         print(f"... and {hidden} more rows (--rows {rows + hidden} shows all)")
+
+
+def drawn_as_ranked(
+    points: pl.DataFrame, row: dict[str, Any] | None, level: float, column: str = "kuiper_q"
+) -> tuple[pl.DataFrame, str | None]:
+    """A ranked table's group drawn by its table's rule (:mod:`polars_cumdev.method.findings`).
+
+    The curve flags its stretch by its own p-value; a group taken from a
+    table is judged by the table's q-value (adjusted over the groups), which
+    may be larger. Returns the points (``located`` cleared when the group is
+    not significant) and the chart's significance line (None when it is).
+    """
+    from polars_cumdev.method.findings import is_significant
+    from polars_cumdev.report.wording import significance_heading
+
+    if row is None or column not in row or is_significant(row[column], level):
+        return points, None
+    symbol = "q" if column.endswith("_q") else "p"
+    words = significance_heading(row[column], level, symbol)
+    return points.with_columns(pl.lit(False).alias("located")), f"{words} (no stretch shaded)"
 
 
 def save_chart(chart: Any, target: Path) -> None:

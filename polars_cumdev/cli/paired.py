@@ -15,6 +15,8 @@ from polars_cumdev.cli import memory
 from polars_cumdev.cli.arguments import (
     band_argument,
     fraction_value,
+    level_argument,
+    progress_argument,
     score_argument,
     table_arguments,
 )
@@ -24,6 +26,7 @@ from polars_cumdev.cli.output import (
     DATA_SUFFIXES,
     RANKED_COLUMNS,
     TABLE_SUFFIXES,
+    drawn_as_ranked,
     save_chart,
     save_table,
     say,
@@ -52,6 +55,7 @@ def _run(args: argparse.Namespace) -> None:
         args.weight,
         by=by or None,
         variance=args.variance,
+        level=args.level,
     ).collect()
     say(f"compared {table.height} group(s) in {time.perf_counter() - started:.2f} s")
     print(f"{args.first} minus {args.second}, at the same {same} ({args.variance} sigma)")
@@ -64,8 +68,9 @@ def _run(args: argparse.Namespace) -> None:
         return
     title = f"{args.first} minus {args.second}"
     condition = None
+    row = None
     if by:
-        condition, label, _ = top_group(table, by, "kuiper_z")
+        condition, label, row = top_group(table, by, "kuiper_z")
         title = f"{label}: {title}"
     # The group is selected inside paired_curve, after the covariates are
     # ordered over the whole file, so the curve is the one the table ranked.
@@ -77,14 +82,23 @@ def _run(args: argparse.Namespace) -> None:
         subpop=condition,
         variance=args.variance,
         fraction=args.fraction,
+        level=args.level,
     ).collect()
+    points, line = drawn_as_ranked(points, row, args.level)
     if target.suffix.lower() in DATA_SUFFIXES:
         save_table(points, str(target), target.suffix.lower().lstrip("."))
         return
     from polars_cumdev import charts
 
     axis = args.score if isinstance(args.score, str) else "score"  # "score": covariate ticks
-    chart = charts.cumulative(points, kind="paired", score_label=axis, title=title, band=args.band)
+    chart = charts.cumulative(
+        points,
+        kind="paired",
+        score_label=axis,
+        title=title,
+        band=args.band,
+        significance=line,
+    )
     save_chart(chart, target)
 
 
@@ -120,4 +134,6 @@ def add_command(commands: Any) -> None:
         "--fraction", type=fraction_value, default=1.0, help="zoom of the chart (see curve)"
     )
     band_argument(parser)
+    level_argument(parser)
+    progress_argument(parser)
     parser.set_defaults(run=_run)

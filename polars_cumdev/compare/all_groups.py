@@ -8,6 +8,7 @@ from polars_cumdev.compare.columns import _CHECKED, _G, COMPARE_ALL_COLUMNS, _op
 from polars_cumdev.compare.steps import _pipeline, _standard
 from polars_cumdev.covariates.ordering import Score, resolve_score
 from polars_cumdev.errors import ColumnTypeError, EmptySubpopulationError, InvalidParameterError
+from polars_cumdev.method.findings import LEVEL, findings
 from polars_cumdev.method.prepare import Check, FrameLike, as_lazy, prepare, schema_of
 from polars_cumdev.method.statistics import benjamini_hochberg, verdict
 from polars_cumdev.method.weights import rescale
@@ -41,6 +42,7 @@ def compare_all(
     variance: str = "empirical",
     ties: str = "error",
     seed: int = 0,
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """Compare every group of ``by`` with one reference group, all in one lazy query.
 
@@ -71,6 +73,11 @@ def compare_all(
         As in :func:`compare`. With ``ties="dither"`` the reference's scores
         shared with a group are dithered; a score is moved by the same amount
         in every comparison (:func:`dither_scores`).
+    level
+        Significance level of the located stretch
+        (:mod:`polars_cumdev.method.findings`): filled only for groups whose
+        ``kuiper_q`` is at most ``level``; elsewhere null, with ``note``
+        saying "not significant: q = ...".
 
     Returns
     -------
@@ -141,6 +148,7 @@ def compare_all(
             benjamini_hochberg(pl.col("kuiper_p")).alias("kuiper_q"),
             benjamini_hochberg(pl.col("ks_p")).alias("ks_q"),
         )
+        .pipe(findings, level)
         .sort(["kuiper_z", _G], descending=[True, False], nulls_last=True)
         .select(pl.col(_G).alias(by), *COMPARE_ALL_COLUMNS)
     )

@@ -32,6 +32,7 @@ from polars_cumdev.errors import (
 )
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.curves import variance_share
+from polars_cumdev.method.findings import LEVEL, findings
 from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.masks import mask_checks, resolve_mask
@@ -135,6 +136,7 @@ def compare(
     variance: str = "empirical",
     ties: str = "error",
     seed: int = 0,
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """Cumulative differences between two subpopulations with disjoint scores.
 
@@ -176,6 +178,11 @@ def compare(
         independent of the row order.
     seed
         Seed of the dither (only used with ``ties="dither"``).
+    level
+        Significance level of the located stretch
+        (:mod:`polars_cumdev.method.findings`): ``from_score``, ``to_score``,
+        ``share`` and ``deviation`` are filled only when ``kuiper_p`` is at
+        most ``level``; otherwise null, with ``note`` saying "not significant".
 
     Returns
     -------
@@ -205,7 +212,7 @@ def compare(
     options = _options(variance, ties, seed)
     frame, score, ordering = resolve_score(frame, score, weight)
     pipeline, prepared = _pair(frame, first, second, score, response, weight, options)
-    stats = pipeline.stats.select(COMPARE_COLUMNS)
+    stats = findings(pipeline.stats.select(COMPARE_COLUMNS), level, p="kuiper_p", symbol="p")
     stats = prepared.guarded(stats.filter(verdict(_CHECKED, [], prepared.labels)))
     return stats if ordering is None else ordering.located(stats)
 
@@ -222,6 +229,7 @@ def compare_curve(
     ties: str = "error",
     seed: int = 0,
     fraction: float = 1.0,
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """The cumulative differences between two subpopulations, point by point.
 
@@ -236,6 +244,9 @@ def compare_curve(
     fraction
         Zoom q in (0, 1]: keep the first floor(n q) centred differences and
         normalize their weights v_k to sum to 1 over them (step 4).
+    level
+        Significance level of the located stretch: ``located`` flags points
+        only when the curve's Kuiper p-value is at most ``level``.
 
     Returns
     -------
@@ -291,5 +302,5 @@ def compare_curve(
         pl.lit(0.0).alias("variance_share"),
     )
     curve = pl.concat([origin, body], how="vertical").sort("k")
-    curve = prepared.guarded(flag_stretch(curve, min_scores=MIN_SCORES["compare"]))
+    curve = prepared.guarded(flag_stretch(curve, min_scores=MIN_SCORES["compare"], level=level))
     return curve if ordering is None else ordering.pointwise(curve)

@@ -45,7 +45,7 @@ Score = str | Sequence[str]
 #: Name of the column saying which ordering a result used.
 ORDERING = "ordering"
 
-_RANK = f"{nm.PREFIX}hilbert_rank"
+_RANK = nm.HILBERT_RANK
 _PREFIX = "hilbert("
 
 

@@ -9,6 +9,9 @@ from __future__ import annotations
 PREFIX = "_cd_"
 
 SCORE = f"{PREFIX}score"
+#: The score the library makes of several covariates (their Hilbert rank); a
+#: name the preparation accepts although it has the internal prefix.
+HILBERT_RANK = f"{PREFIX}hilbert_rank"
 RESPONSE = f"{PREFIX}response"
 WEIGHT = f"{PREFIX}weight"
 MEMBER = f"{PREFIX}member"

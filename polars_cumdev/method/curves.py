@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.prepare import Labels
 from polars_cumdev.method.statistics import verdict
@@ -90,6 +91,7 @@ def summed_sigma_curve(
     min_scores: int,
     *,
     reference: pl.Expr | None = None,
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """The curve of points whose sigma^2 is the sum of ``term`` over the points.
 
@@ -112,6 +114,8 @@ def summed_sigma_curve(
     reference
         What ``full_mean`` reports, when the accumulation left no reference
         column (calibration: the score itself).
+    level
+        Significance level of the located stretch (:func:`flag_stretch`).
     """
     extra = [] if reference is None else [reference.alias(nm.REFERENCE)]
     with_sigma = accumulated.join(scale, how="cross", maintain_order="left").with_columns(
@@ -121,4 +125,4 @@ def summed_sigma_curve(
         variance_share(term),
     )
     checked = verdict(("cumdiff", "sigma", "weight"), [], labels)
-    return flag_stretch(curve_frame(with_sigma).filter(checked), min_scores=min_scores)
+    return flag_stretch(curve_frame(with_sigma).filter(checked), min_scores=min_scores, level=level)

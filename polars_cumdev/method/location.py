@@ -14,8 +14,10 @@ With points i < j bounding it:
 * ``deviation``: (C_j - C_i) / (A_j - A_i), the group's average deviation
   from the full population there (signed: the slope of the curve).
 
-They are null when z is null (see ``note``) or when D <= 2 sigma (no
-stretch stands out from the noise). The statistics layers compute the
+They are null when z is null (see ``note``), when D <= 2 sigma (no
+stretch stands out from the noise), or when the group is not significant at
+the level the user set (:mod:`polars_cumdev.method.findings`: a stretch of
+noise is no finding). The statistics layers compute the
 threshold, group the curves and call :func:`locate`; the search itself is
 compiled.
 """
@@ -29,8 +31,10 @@ import polars as pl
 
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import kernel_loader
+from polars_cumdev.method.findings import LEVEL, check_level, is_significant
 from polars_cumdev.method.normalization import normalized
 from polars_cumdev.method.prepare import schema_of
+from polars_cumdev.method.pvalues import kuiper_pvalue
 from polars_cumdev.method.sums import boundary
 
 __all__ = [
@@ -244,15 +248,18 @@ def locate(points: pl.LazyFrame, keys: Sequence[str], thresholds: pl.LazyFrame) 
     return joined.map_batches(run, schema=pl.Schema(schema), streamable=False)
 
 
-def flag_stretch(curve: pl.LazyFrame, min_scores: int) -> pl.LazyFrame:
+def flag_stretch(curve: pl.LazyFrame, min_scores: int, level: float = LEVEL) -> pl.LazyFrame:
     """A drill-down frame with ``located``: true on the points inside its located stretch.
 
     ``curve`` has the origin row (k = 0) first, then the points in order,
     with ``a``, ``cumdiff`` and ``sigma``. The stretch is searched when the
     normalized statistics exist (at least ``min_scores`` points and sigma
-    positive, as in :func:`polars_cumdev.method.statistics.normalize`) and
-    D > 2 sigma; otherwise no point is flagged.
+    positive, as in :func:`polars_cumdev.method.statistics.normalize`),
+    D > 2 sigma and the curve's Kuiper p-value is at most ``level`` (one
+    comparison: :mod:`polars_cumdev.method.findings`); otherwise no point is
+    flagged.
     """
+    level = check_level(level)
 
     def run(batch: pl.DataFrame) -> pl.DataFrame:
         flags = np.zeros(batch.height, dtype=bool)
@@ -262,6 +269,8 @@ def flag_stretch(curve: pl.LazyFrame, min_scores: int) -> pl.LazyFrame:
         if normalized(points.height, sigma, min_scores):
             c = points.get_column("cumdiff").to_numpy()
             d = max(c.max(), 0.0) - min(c.min(), 0.0)
+            if not is_significant(float(kuiper_pvalue(d / sigma)), level):
+                return batch.with_columns(pl.Series(LOCATED, flags))
             arrays = (
                 np.array([0, points.height], dtype=np.int64),
                 np.ascontiguousarray(points.get_column("a").to_numpy(), dtype=np.float64),

@@ -78,7 +78,7 @@ def _require_name(value: object, what: str) -> str:
         raise InvalidParameterError(
             f"`{what}` must be a column name (a non-empty str), got {value!r}"
         )
-    if value.startswith(nm.PREFIX):
+    if value.startswith(nm.PREFIX) and value != nm.HILBERT_RANK:
         raise InvalidParameterError(
             f"{what} column {value!r} starts with {nm.PREFIX!r}, the prefix of the library's "
             "internal columns; rename it first"

@@ -16,6 +16,7 @@ import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.findings import LEVEL, findings
 from polars_cumdev.method.location import (
     LOCATION_COLUMNS,
     LOCATION_SCHEMA,
@@ -295,6 +296,7 @@ def normalize(
     scale: pl.LazyFrame | None = None,
     labels: Labels | None = None,
     sigma_zero: str = SIGMA_ZERO,
+    level: float = LEVEL,
 ) -> pl.LazyFrame:
     """Pick sigma, divide, attach p-values (method.md 4) and BH q-values; sort; check.
 
@@ -320,6 +322,10 @@ def normalize(
     sigma_zero
         The note of a group whose sigma is 0, in the terms of the comparison
         (:data:`SIGMA_ZERO` speaks of bins).
+    level
+        Significance level of the located stretch
+        (:mod:`polars_cumdev.method.findings`): stated only where ``kuiper_q``
+        is at most ``level`` (``kuiper_p`` without keys, the same number).
 
     Returns
     -------
@@ -327,7 +333,8 @@ def normalize(
         ``stats`` with ``sigma``, ``kuiper_z``, ``ks_z``, ``kuiper_p``,
         ``ks_p``, ``kuiper_log10p``, ``ks_log10p``, ``kuiper_q``, ``ks_q``,
         the located stretch (:mod:`polars_cumdev.method.location`; null where z is,
-        or where D <= 2 sigma), ``variance`` and ``note``, sorted by
+        where D <= 2 sigma, or where the group is not significant at ``level``),
+        ``variance`` and ``note``, sorted by
         ``kuiper_z`` (largest first,
         nulls last) and then by the keys. A statistic whose rounding error
         is not known to be below :data:`RESOLUTION` of its scale (bins too
@@ -392,6 +399,7 @@ def normalize(
             benjamini_hochberg(pl.col("ks_p")).alias("ks_q"),
         )
     )
+    out = findings(out, level, symbol="q" if keys else "p")
     return out.sort(
         ["kuiper_z", *keys], descending=[True] + [False] * len(keys), nulls_last=True
     ).select(*keys, *STATISTIC_COLUMNS)

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from polars_cumdev import binned, calibration, corp, drift
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.keys import Key
 from polars_cumdev.namespace.base import F, Methods
 
@@ -34,6 +35,7 @@ class CalibrationMethods(Methods[F]):
         classes: Sequence[Any] | None = None,
         target: str = "probability",
         alpha: float | None = None,
+        level: float = LEVEL,
     ) -> F:
         """ECCE-R and ECCE-MAD of predictions, overall or per group.
 
@@ -55,6 +57,7 @@ class CalibrationMethods(Methods[F]):
                 classes=classes,
                 target=target,
                 alpha=alpha,
+                level=level,
             )
         )
 
@@ -70,6 +73,7 @@ class CalibrationMethods(Methods[F]):
         classes: Sequence[Any] | None = None,
         target: str = "probability",
         alpha: float | None = None,
+        level: float = LEVEL,
     ) -> F:
         """Drill-down frame of cumulative miscalibration (same columns as :meth:`curve`).
 
@@ -87,6 +91,7 @@ class CalibrationMethods(Methods[F]):
                 classes=classes,
                 target=target,
                 alpha=alpha,
+                level=level,
             )
         )
 
@@ -212,7 +217,9 @@ class CalibrationMethods(Methods[F]):
     ) -> F:
         """Binned expected calibration errors ECE1 and ECE2, overall or per group.
 
-        See :func:`polars_cumdev.binned.ece` (``ece-versus-ecce.md`` (3)-(4);
+        See :func:`polars_cumdev.binned.ece` (equations (3)-(4) of the ECE paper,
+        Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu, "Metrics of calibration for
+        probabilistic predictions";
         method.md 3).
         """
         return self._out(

@@ -12,8 +12,10 @@ from pathlib import Path
 import polars as pl
 
 from polars_cumdev import compare, subpopulation
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.keys import Key
 from polars_cumdev.namespace.base import F, Methods
+from polars_cumdev.progress import Progress
 
 __all__ = ["SubpopulationMethods"]
 
@@ -30,6 +32,7 @@ class SubpopulationMethods(Methods[F]):
         *,
         variance: str = "auto",
         engine: str = "auto",
+        level: float = LEVEL,
     ) -> F:
         """Screen every subpopulation of ``by`` against the full population.
 
@@ -39,7 +42,14 @@ class SubpopulationMethods(Methods[F]):
         """
         return self._out(
             subpopulation.screen(
-                self._frame, by, score, response, weight, variance=variance, engine=engine
+                self._frame,
+                by,
+                score,
+                response,
+                weight,
+                variance=variance,
+                engine=engine,
+                level=level,
             )
         )
 
@@ -53,6 +63,7 @@ class SubpopulationMethods(Methods[F]):
         variance: str = "auto",
         fraction: float = 1.0,
         engine: str = "auto",
+        level: float = LEVEL,
     ) -> F:
         """Drill-down frame of cumulative differences for one subpopulation.
 
@@ -69,6 +80,7 @@ class SubpopulationMethods(Methods[F]):
                 variance=variance,
                 fraction=fraction,
                 engine=engine,
+                level=level,
             )
         )
 
@@ -83,6 +95,7 @@ class SubpopulationMethods(Methods[F]):
         variance: str = "empirical",
         ties: str = "error",
         seed: int = 0,
+        level: float = LEVEL,
     ) -> F:
         """Two disjoint subpopulations compared directly, "first minus second".
 
@@ -100,6 +113,7 @@ class SubpopulationMethods(Methods[F]):
                 variance=variance,
                 ties=ties,
                 seed=seed,
+                level=level,
             )
         )
 
@@ -115,6 +129,7 @@ class SubpopulationMethods(Methods[F]):
         ties: str = "error",
         seed: int = 0,
         fraction: float = 1.0,
+        level: float = LEVEL,
     ) -> F:
         """Drill-down frame of :meth:`compare` (same columns as :meth:`curve`).
 
@@ -132,6 +147,7 @@ class SubpopulationMethods(Methods[F]):
                 ties=ties,
                 seed=seed,
                 fraction=fraction,
+                level=level,
             )
         )
 
@@ -146,6 +162,7 @@ class SubpopulationMethods(Methods[F]):
         variance: str = "empirical",
         ties: str = "error",
         seed: int = 0,
+        level: float = LEVEL,
     ) -> F:
         """Every group of ``by`` compared with the group ``reference``, in one query.
 
@@ -162,6 +179,7 @@ class SubpopulationMethods(Methods[F]):
                 variance=variance,
                 ties=ties,
                 seed=seed,
+                level=level,
             )
         )
 
@@ -174,6 +192,7 @@ class SubpopulationMethods(Methods[F]):
         *,
         by: str | Sequence[str] | None = None,
         variance: str = "observed",
+        level: float = LEVEL,
     ) -> F:
         """Paired samples: first minus second response of the same units, by score.
 
@@ -184,7 +203,7 @@ class SubpopulationMethods(Methods[F]):
         from polars_cumdev.paired import paired
 
         return self._out(
-            paired(self._frame, score, first, second, weight, by=by, variance=variance)
+            paired(self._frame, score, first, second, weight, by=by, variance=variance, level=level)
         )
 
     def paired_curve(
@@ -197,6 +216,7 @@ class SubpopulationMethods(Methods[F]):
         subpop: pl.Expr | str | None = None,
         variance: str = "observed",
         fraction: float = 1.0,
+        level: float = LEVEL,
     ) -> F:
         """Drill-down frame of :meth:`paired` (the layout of :meth:`curve`).
 
@@ -215,6 +235,7 @@ class SubpopulationMethods(Methods[F]):
                 subpop=subpop,
                 variance=variance,
                 fraction=fraction,
+                level=level,
             )
         )
 
@@ -229,6 +250,8 @@ class SubpopulationMethods(Methods[F]):
         top: int = 5,
         variance: str = "auto",
         bins: int = 10,
+        level: float = LEVEL,
+        progress: Progress = False,
     ) -> Path:
         """Write a self-contained HTML report (screen, then drill-downs of the top groups).
 
@@ -247,4 +270,6 @@ class SubpopulationMethods(Methods[F]):
             top=top,
             variance=variance,
             bins=bins,
+            level=level,
+            progress=progress,
         )

@@ -23,7 +23,7 @@ every name it shows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,13 @@ from polars_cumdev.calibration import calibration, calibration_curve
 from polars_cumdev.calibration.targets import check_target
 from polars_cumdev.corp import corp, corp_curve
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method.findings import LEVEL, check_level, is_significant
 from polars_cumdev.method.groups import group_label, group_selection
 from polars_cumdev.method.prepare import FrameLike, as_lazy
-from polars_cumdev.report.subpopulation import html_table, render_html
-from polars_cumdev.report.wording import where_words
+from polars_cumdev.progress import Progress, reporting
+from polars_cumdev.report.subpopulation import render_html
+from polars_cumdev.report.table import html_table
+from polars_cumdev.report.wording import how_to_read, significance_heading, where_words
 
 __all__ = ["TABLE_COLUMNS", "calibration_report"]
 
@@ -47,6 +50,7 @@ TABLE_COLUMNS = (
     "ecce_r",
     "ecce_r_z",
     "ecce_r_p",
+    "ecce_r_q",
     "ecce_mad_z",
     "ecce_mad_p",
     "brier",
@@ -69,8 +73,12 @@ def _charts(
     label: str,
     band: float | None,
     target: dict[str, Any],
+    level: float,
+    significance: str | None,
 ) -> list[dict[str, Any]]:
-    points = calibration_curve(lazy, score, response, weight, **target).collect()
+    points = calibration_curve(lazy, score, response, weight, **target, level=level).collect()
+    if significance is not None:  # the table's rule (q over the groups), not the curve's p
+        points = points.with_columns(pl.lit(False).alias("located"))
     alpha = target.get("alpha")
     cumulative = charts.cumulative(
         points,
@@ -81,6 +89,7 @@ def _charts(
         else f"cumulative share of {response} <= {score}, minus {alpha:g}",
         title=f"cumulative miscalibration: {label}",
         band=band,
+        significance=significance,
     )
     if corp_frame is None:
         return [cumulative.to_dict()]
@@ -100,11 +109,13 @@ def calibration_report(
     by: str | Sequence[str] | None = None,
     top: int = 5,
     resamples: int = 100,
-    level: float = 0.9,
+    corp_level: float = 0.9,
     seed: int = 0,
     band: float | None = 0.05,
     target: str = "probability",
     alpha: float | None = None,
+    level: float = LEVEL,
+    progress: Progress = False,
 ) -> Path:
     """Write an HTML page with the cumulative and the CORP views of calibration, side by side.
 
@@ -122,15 +133,25 @@ def calibration_report(
         predictions.
     top
         Number of groups drawn (groups with a null z are skipped).
-    resamples, level, seed
-        The consistency bands of :func:`polars_cumdev.corp.diagram.corp_curve`; all
-        groups' curves come from one query.
+    resamples, corp_level, seed
+        The consistency bands of :func:`polars_cumdev.corp.diagram.corp_curve`
+        (``corp_level`` is its ``level``, the band's coverage); all groups'
+        curves come from one query.
     band
         Level of the Kolmogorov-Smirnov band of the cumulative plots
         (``None``: no band).
     target, alpha
         What ``score`` predicts, as in :func:`polars_cumdev.calibration.calibration`;
         for a mean or a quantile the page has no Brier score and no CORP diagram.
+    level
+        Significance level of the findings (:mod:`polars_cumdev.method.findings`):
+        a located stretch is stated (in a heading, shaded on a plot) only
+        where ``ecce_r_p`` (all predictions) or ``ecce_r_q`` (a group, BH
+        over the groups) is at most ``level``; elsewhere the heading says
+        "not significant".
+    progress
+        ``True`` writes the report's stages to stderr, a callable receives
+        them (:mod:`polars_cumdev.progress`); off by default.
 
     Returns
     -------
@@ -139,75 +160,135 @@ def calibration_report(
     """
     if isinstance(top, bool) or not isinstance(top, int) or top < 0:
         raise InvalidParameterError(f"`top` must be a non-negative int, got {top!r}")
-    keys = [] if by is None else ([by] if isinstance(by, str) else list(by))
-    lazy = as_lazy(frame)
-    predicted = {"target": target, "alpha": alpha}
-    probability = check_target(target, alpha).name == "probability"
-    ecce = calibration(lazy, score, response, weight, **predicted).collect()
+    level = check_level(level)
+    with reporting(progress) as say:
+        keys = [] if by is None else ([by] if isinstance(by, str) else list(by))
+        corp_args = {"resamples": resamples, "level": corp_level, "seed": seed}
+        predicted = {"target": target, "alpha": alpha}
+        sections = _sections(
+            as_lazy(frame),
+            score,
+            response,
+            weight,
+            keys,
+            top,
+            corp_args,
+            band,
+            predicted,
+            level,
+            say,
+        )
+        say("calibration report: writing the page")
+        written = Path(path)
+        title = f"cumdev calibration report: {score}"
+        guide = how_to_read("calibration", level)
+        written.write_text(render_html(title, sections, preface=guide), encoding="utf-8")
+        say(f"calibration report: wrote {written}")
+        return written
+
+
+def _heading(row: dict[str, Any], p: str, level: float, symbol: str) -> tuple[str | None, str]:
+    """The significance line for the plot (None when significant) and the heading's words."""
+    if is_significant(row[p], level):
+        return None, ""
+    words = significance_heading(row[p], level, symbol)
+    return f"{words} (no stretch shaded)", words
+
+
+def _sections(
+    lazy: pl.LazyFrame,
+    score: str,
+    response: str,
+    weight: str | None,
+    keys: list[str],
+    top: int,
+    corp_args: dict[str, Any],
+    band: float | None,
+    predicted: dict[str, Any],
+    level: float,
+    say: Callable[[str], None],
+) -> list[_Section]:
+    alpha = predicted["alpha"]
+    probability = check_target(predicted["target"], alpha).name == "probability"
+    say("calibration report: all predictions")
+    ecce = calibration(lazy, score, response, weight, **predicted, level=level).collect()
     overall, curves = ecce, None
     if probability:
         brier = corp(lazy, score, response, weight).collect().drop("n", "n_scores", "weight")
         overall = pl.concat([ecce, brier], how="horizontal")
-        curves = corp_curve(
-            lazy, score, response, weight, resamples=resamples, level=level, seed=seed
-        ).collect()
+        curves = corp_curve(lazy, score, response, weight, **corp_args).collect()
+    line, words = _heading(overall.row(0, named=True), "ecce_r_p", level, "p")
+    heading = f"All predictions: {score!r} against {response!r}"
     sections: list[_Section] = [
         (
-            f"All predictions: {score!r} against {response!r}",
+            f"{heading}: {words}" if words else heading,
             html_table(overall, [c for c in TABLE_COLUMNS if c in overall.columns]),
             _charts(
-                lazy, score, response, weight, curves, overall, "all predictions", band, predicted
+                lazy,
+                score,
+                response,
+                weight,
+                curves,
+                overall,
+                "all predictions",
+                band,
+                predicted,
+                level,
+                line,
             ),
         )
     ]
-    if keys:
-        table = calibration(lazy, score, response, weight, by=keys, **predicted).collect()
-        if probability:
-            brier = corp(lazy, score, response, weight, by=keys).collect()
-            table = table.join(
-                brier.drop("n", "n_scores", "weight"), on=keys, how="left", nulls_equal=True
-            )
-        sections.append(
-            (
-                f"By {', '.join(keys)}: every group, largest ECCE-R z first",
-                html_table(table, [*keys, *[c for c in TABLE_COLUMNS if c in table.columns]]),
-                [],
-            )
+    if not keys:
+        return sections
+    say("calibration report: every group")
+    table = calibration(lazy, score, response, weight, by=keys, **predicted, level=level).collect()
+    if probability:
+        brier = corp(lazy, score, response, weight, by=keys).collect()
+        table = table.join(
+            brier.drop("n", "n_scores", "weight"), on=keys, how="left", nulls_equal=True
         )
-        drawn = table.filter(pl.col("ecce_r_z").is_not_null()).head(min(top, table.height))
-        all_curves = None
-        if probability:
-            all_curves = corp_curve(
-                lazy, score, response, weight, by=keys, resamples=resamples, level=level, seed=seed
-            ).collect()
-        for row in drawn.iter_rows(named=True):
-            chosen = group_selection(keys, row)
-            label = group_label(keys, row)
-            summary = table.filter(chosen)
-            where = where_words(row, keys, score, response, weight is not None, kind="calibration")
+    sections.append(
+        (
+            f"By {', '.join(keys)}: every group, largest ECCE-R z first",
+            html_table(table, [*keys, *[c for c in TABLE_COLUMNS if c in table.columns]]),
+            [],
+        )
+    )
+    drawn = table.filter(pl.col("ecce_r_z").is_not_null()).head(min(top, table.height))
+    all_curves = None
+    if probability:
+        all_curves = corp_curve(lazy, score, response, weight, by=keys, **corp_args).collect()
+    for number, row in enumerate(drawn.iter_rows(named=True), start=1):
+        chosen = group_selection(keys, row)
+        label = group_label(keys, row)
+        say(f"calibration report: group {number}/{drawn.height}: {label}")
+        summary = table.filter(chosen)
+        line, where = _heading(row, "ecce_r_q", level, "q")
+        if line is None:
+            weighted = weight is not None
+            where = where_words(row, keys, score, response, weighted, kind="calibration")
             if alpha is not None:  # the deviation is a share of responses, not of the response
                 where = _quantile_words(where, response, score, alpha)
-            sections.append(
-                (
-                    f"{label}: {where}",
-                    html_table(summary, [c for c in TABLE_COLUMNS if c in summary.columns]),
-                    _charts(
-                        lazy.filter(chosen),
-                        score,
-                        response,
-                        weight,
-                        None if all_curves is None else all_curves.filter(chosen),
-                        summary,
-                        label,
-                        band,
-                        predicted,
-                    ),
-                )
+        sections.append(
+            (
+                f"{label}: {where}",
+                html_table(summary, [c for c in TABLE_COLUMNS if c in summary.columns]),
+                _charts(
+                    lazy.filter(chosen),
+                    score,
+                    response,
+                    weight,
+                    None if all_curves is None else all_curves.filter(chosen),
+                    summary,
+                    label,
+                    band,
+                    predicted,
+                    level,
+                    line,
+                ),
             )
-    written = Path(path)
-    title = f"cumdev calibration report: {score}"
-    written.write_text(render_html(title, sections), encoding="utf-8")
-    return written
+        )
+    return sections
 
 
 def _quantile_words(where: str, response: str, score: str, alpha: float) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +22,12 @@ from polars_cumdev.binned import reliability
 from polars_cumdev.charts.export import xml_safe
 from polars_cumdev.covariates.ordering import Score
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method.findings import LEVEL, check_level, is_significant
 from polars_cumdev.method.groups import group_label, group_selection
 from polars_cumdev.method.prepare import FrameLike, as_lazy
-from polars_cumdev.report.wording import where_words
+from polars_cumdev.progress import Progress, reporting
+from polars_cumdev.report.table import HEADERS, format_cell, html_table
+from polars_cumdev.report.wording import how_to_read, significance_heading, where_words
 from polars_cumdev.subpopulation import curve, screen
 
 __all__ = ["HEADERS", "format_cell", "html_table", "render_html", "report"]
@@ -40,8 +43,6 @@ _TABLE_COLUMNS = (
     "delta",
     "note",
 )
-#: Column headers of the reports' tables in the user's terms.
-HEADERS = {"n": "rows", "n_scores": "distinct scores"}
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
@@ -51,6 +52,8 @@ th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right
 th:first-child, td:first-child { text-align: left; }
 .row { display: flex; flex-wrap: wrap; gap: 1.5em; align-items: flex-start; }
 .note { color: #666; font-size: 0.9em; }
+.guide { background: #f6f6f6; padding: 0.6em 1.2em; font-size: 0.9em; max-width: 60em; }
+.guide li { margin: 0.3em 0; }
 """
 
 # Reads the embedded specs and renders each one into its div.
@@ -70,26 +73,11 @@ def _json_for_script(spec: dict[str, Any]) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def format_cell(value: object) -> str:
-    """A table cell's text: empty for null, four significant digits for floats."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return xml_safe(str(value))
-
-
-def html_table(frame: pl.DataFrame, columns: Sequence[str]) -> str:
-    """``columns`` of ``frame`` as an HTML table, headed in the user's terms (``HEADERS``)."""
-    head = "".join(f"<th>{html.escape(HEADERS.get(c, c))}</th>" for c in columns)
-    rows = [
-        "<tr>" + "".join(f"<td>{html.escape(format_cell(row[c]))}</td>" for c in columns) + "</tr>"
-        for row in frame.select(columns).iter_rows(named=True)
-    ]
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
-
-
-def render_html(title: str, sections: Sequence[tuple[str, str, Sequence[dict[str, Any]]]]) -> str:
+def render_html(
+    title: str,
+    sections: Sequence[tuple[str, str, Sequence[dict[str, Any]]]],
+    preface: str = "",
+) -> str:
     """Assemble the report page.
 
     Parameters
@@ -100,6 +88,9 @@ def render_html(title: str, sections: Sequence[tuple[str, str, Sequence[dict[str
         ``(heading, html_fragment, vega_lite_specs)`` triples. Headings are
         plain text and escaped here; fragments must already be escaped HTML;
         each spec is drawn in its own box, side by side within the section.
+    preface
+        Escaped HTML put between the page's title and the first section
+        (the reports' "how to read this page").
 
     Returns
     -------
@@ -129,7 +120,7 @@ def render_html(title: str, sections: Sequence[tuple[str, str, Sequence[dict[str
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>{html.escape(xml_safe(title))}</title><style>{_STYLE}</style>"
         f"<script>{bundle}</script></head><body><h1>{html.escape(xml_safe(title))}</h1>"
-        f"{''.join(parts)}<script>{_BOOT}</script></body></html>\n"
+        f"{preface}{''.join(parts)}<script>{_BOOT}</script></body></html>\n"
     )
 
 
@@ -144,14 +135,24 @@ def report(
     top: int = 5,
     variance: str = "auto",
     bins: int = 10,
+    level: float = LEVEL,
+    progress: Progress = False,
 ) -> Path:
     """Write a self-contained HTML report of a screen and its top drill-downs.
 
-    The page holds the ranked table and overview chart of
-    :func:`polars_cumdev.subpopulation.screen`, then, for each of the ``top``
-    groups with the largest Kuiper z, the cumulative plot (equations
-    (25)-(28), with the triangle of height 4 sigma) beside the reliability
-    diagram of the group against the full population ((34)-(37)).
+    The page opens with a short guide to reading it, then holds the ranked
+    table and overview chart of :func:`polars_cumdev.subpopulation.screen`,
+    then, for each of the ``top`` groups with the largest Kuiper z, the
+    cumulative plot (equations (25)-(28) of M. Tygert, "Cumulative deviation
+    of a subpopulation from the full population", with the triangle of
+    height 4 sigma) beside the reliability diagram of the group against the
+    full population ((34)-(37)).
+
+    Only what the data support is stated (:mod:`polars_cumdev.method.findings`):
+    a group's section names its located stretch ("... 0.13 more ... than
+    rows with the same score") only when its BH-adjusted q is at most
+    ``level``; the section of any other group says "not significant: q =
+    ..." in its heading, and its plot shades no stretch.
 
     With several covariates (``score=[...]``, Hilbert order; section 2 of
     ``paired-and-covariates.md``) a reliability diagram has no single score
@@ -174,6 +175,11 @@ def report(
         (selected with null-aware equality) and labelled ``(null)``.
     bins
         Number of bins of the reliability diagrams.
+    level
+        Significance level of the findings (on ``kuiper_q``).
+    progress
+        ``True`` writes the report's stages to stderr, a callable receives
+        them (:mod:`polars_cumdev.progress`); off by default.
 
     Returns
     -------
@@ -182,9 +188,28 @@ def report(
     """
     if isinstance(top, bool) or not isinstance(top, int) or top < 0:
         raise InvalidParameterError(f"`top` must be a non-negative int, got {top!r}")
+    level = check_level(level)
+    with reporting(progress) as say:
+        return _report(frame, by, score, response, weight, path, top, variance, bins, level, say)
+
+
+def _report(
+    frame: FrameLike,
+    by: str | Sequence[str],
+    score: Score,
+    response: str,
+    weight: str | None,
+    path: str | Path,
+    top: int,
+    variance: str,
+    bins: int,
+    level: float,
+    say: Callable[[str], None],
+) -> Path:
     keys = [by] if isinstance(by, str) else list(by)
     lazy = as_lazy(frame)
-    table = screen(lazy, keys, score, response, weight, variance=variance).collect()
+    say("report: screening every group")
+    table = screen(lazy, keys, score, response, weight, variance=variance, level=level).collect()
     if not isinstance(score, str) and len(score) == 1:
         score = score[0]  # one covariate is an ordinary score
     covariates = None if isinstance(score, str) else list(score)
@@ -201,22 +226,35 @@ def report(
         )
     ]
     ranked = table.filter(pl.col("kuiper_z").is_not_null()).head(min(top, table.height))
-    for row in ranked.iter_rows(named=True):
+    for number, row in enumerate(ranked.iter_rows(named=True), start=1):
         subpop = group_selection(keys, row)  # null-aware: the null group too
         label = group_label(keys, row)
-        points = curve(lazy, subpop, score, response, weight, variance=variance).collect()
+        say(f"report: drill-down {number}/{ranked.height}: {label}")
+        points = curve(
+            lazy, subpop, score, response, weight, variance=variance, level=level
+        ).collect()
         summary = (
-            f'<p class="note">{row["n"]:,} rows, {row["n_scores"]:,} distinct scores; '
-            f"Kuiper = {format_cell(row['kuiper'])} "
-            f"= {format_cell(row['kuiper_z'])} sigma (p = {format_cell(row['kuiper_p'])}, "
-            f"BH q = {format_cell(row['kuiper_q'])})</p>"
+            f'<p class="note">{format_cell(row["n"])} rows, '
+            f"{format_cell(row['n_scores'])} distinct scores; "
+            f"Kuiper D = {format_cell(row['kuiper'], 'kuiper')} "
+            f"= {format_cell(row['kuiper_z'], 'kuiper_z')} sigma "
+            f"(p {_p(row['kuiper_p'])}, BH-adjusted q {_p(row['kuiper_q'])})</p>"
         )
-        where = where_words(row, keys, score, response, weight is not None)
+        significant = is_significant(row["kuiper_q"], level)
+        if significant:
+            where = where_words(row, keys, score, response, weight is not None)
+            line = None
+        else:
+            # The screen's rule, not the curve's own p: no stretch for this group.
+            where = significance_heading(row["kuiper_q"], level)
+            points = points.with_columns(pl.lit(False).alias("located"))
+            line = f"{where} (no stretch shaded)"
         cumulative = charts.cumulative(
             points,
             subject=label,
             score_label=score if isinstance(score, str) else "score",
             y_label=f"cumulative difference in {response}",
+            significance=line,
         )
         beside = (
             charts.reliability(
@@ -229,6 +267,17 @@ def report(
             else charts.covariate_map(points, title=f"{label}: the points along the curve")
         )
         sections.append((f"{label}: {where}", summary, [cumulative.to_dict(), beside.to_dict()]))
+    say("report: writing the page")
     target = Path(path)
-    target.write_text(render_html(f"cumdev report: {response}", sections), encoding="utf-8")
+    guide = how_to_read("subpopulation", level)
+    target.write_text(
+        render_html(f"cumdev report: {response}", sections, preface=guide), encoding="utf-8"
+    )
+    say(f"report: wrote {target}")
     return target
+
+
+def _p(value: float | None) -> str:
+    """ "= 0.072" or "< 0.001" (p-values in one notation, :func:`format_cell`)."""
+    text = format_cell(value, "kuiper_p")
+    return text if text.startswith("<") else f"= {text}"

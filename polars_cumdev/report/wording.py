@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
-from polars_cumdev.charts.numbers import number, percent
+from polars_cumdev.charts.numbers import number, p_text, percent
 
-__all__ = ["where_words"]
+__all__ = ["how_to_read", "significance_heading", "where_words"]
 
 
 def _ends(row: Mapping[str, object], covariates: Sequence[str], side: str) -> str:
@@ -76,3 +76,48 @@ def where_words(
     more = "more" if deviation > 0 else "less"
     same = "score" if isinstance(score, str) else "covariates"
     return f"{where}: {size} {more} {response} than rows with the same {same} overall"
+
+
+def significance_heading(q: float | None, level: float, symbol: str = "q") -> str:
+    """A section heading's words for a group that is not significant: "not significant: q = 0.72".
+
+    ``q`` above ``level`` (or undefined); no stretch and no "more" or "less"
+    is stated for such a group (:mod:`polars_cumdev.method.findings`).
+    """
+    if q is None or q != q:  # null or NaN
+        return f"not significant: {symbol} undefined"
+    return f"not significant: {symbol} = {p_text(q)} > {level:g}"
+
+
+_SUBJECT = {
+    "subpopulation": (
+        "the group's responses minus the full population's at the same score",
+        "the group's responses are higher than those of the full population at the same "
+        "scores; where it falls, lower",
+    ),
+    "calibration": (
+        "the responses minus the predicted probabilities (the scores)",
+        "the outcomes exceed the predictions; where it falls, the predictions are too high",
+    ),
+}
+
+
+def how_to_read(kind: Literal["subpopulation", "calibration"], level: float) -> str:
+    """The reports' short guide, as escaped HTML: slope, triangle, band, q and the level."""
+    accumulated, rising = _SUBJECT[kind]
+    items = [
+        f"<b>The curve</b> accumulates {accumulated}, from the lowest score to the highest. "
+        "Its <b>slope</b> over a range of scores is the average difference there: where the "
+        f"curve rises, {rising}. A flat curve means no difference.",
+        "<b>The triangle</b> at the origin has height 4 sigma (plus and minus 2 sigma): a rise "
+        "or fall of the whole curve no taller than it is what noise alone typically gives.",
+        "<b>The band</b>, where drawn, is the Kolmogorov-Smirnov band: the curve leaves it "
+        "exactly when its deviation is significant at the band's level.",
+        "<b>p</b> is the chance of a Kuiper range D at least this large if the group did not "
+        "deviate; <b>q</b> is p adjusted (Benjamini-Hochberg) for screening many groups at once.",
+        f"<b>Findings.</b> A stretch of scores is named, and shaded on the plot, only for a "
+        f"group with q &le; {level:g}; any other group is marked <i>not significant</i> and "
+        "no stretch is stated for it, however large it looks.",
+    ]
+    body = "".join(f"<li>{item}</li>" for item in items)
+    return f'<div class="guide"><h2>How to read this page</h2><ul>{body}</ul></div>'

@@ -59,7 +59,8 @@ def test_a_single_distinct_score_still_has_z_when_sigma_is_positive() -> None:
             "w": [1.0, 2.0, 0.5, 1.0, 1.0],
         }
     )
-    got = {row["g"]: row for row in df.cumdev.calibration("s", "r", "w", by="g").to_dicts()}
+    frame = df.cumdev.calibration("s", "r", "w", by="g", level=1.0)  # every stretch stated
+    got = {row["g"]: row for row in frame.to_dicts()}
     want = ref.calibration(np.full(3, 0.3), np.array([0.0, 1.0, 1.0]), np.array([1.0, 2.0, 0.5]))
     one = got["one"]
     assert one["n_scores"] == 1

@@ -124,7 +124,7 @@ def check_location(row: dict, expect: dict, what: str) -> None:
 @pytest.mark.parametrize("weight", [None, "w"])
 def test_compare_matches_reference(owner, variance, weight):
     df = pair_frame(3 + (owner == "second"), owner=owner)
-    out = compare(df.lazy(), FIRST, SECOND, "s", "r", weight, variance=variance)
+    out = compare(df.lazy(), FIRST, SECOND, "s", "r", weight, variance=variance, level=1.0)
     assert isinstance(out, pl.LazyFrame)
     got = out.collect(engine="in-memory")
     assert got.height == 1
@@ -284,7 +284,9 @@ def test_shared_scores_raise_by_default():
 def test_dither_matches_reference_on_dithered_scores(variance):
     df = tied_frame()
     seed = 7
-    out = compare(df, FIRST, SECOND, "s", "r", "w", variance=variance, ties="dither", seed=seed)
+    out = compare(
+        df, FIRST, SECOND, "s", "r", "w", variance=variance, ties="dither", seed=seed, level=1.0
+    )
     row = out.collect().row(0, named=True)
     s0, r0, w0 = columns_of(df, "A", "w")
     s1, r1, w1 = columns_of(df, "B", "w")

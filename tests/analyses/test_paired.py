@@ -94,7 +94,7 @@ def _check_row(got: dict, want: dict) -> None:
 @pytest.mark.parametrize("variance", ["observed", "bernoulli"])
 def test_groups_match_reference(seed: int, variance: str) -> None:
     df = pairs(seed, unit=variance == "bernoulli")
-    got = df.cumdev.paired("s", "q", "r", "w", by="g", variance=variance)
+    got = df.cumdev.paired("s", "q", "r", "w", by="g", variance=variance, level=1.0)
     assert got["variance"].to_list() == [variance] * got.height
     for row in got.iter_rows(named=True):
         _check_row(row, _expected_row(df.filter(pl.col("g") == row["g"]), variance))
@@ -108,7 +108,7 @@ def test_groups_match_reference(seed: int, variance: str) -> None:
 @pytest.mark.parametrize("variance", ["observed", "bernoulli"])
 def test_overall_unweighted_matches_reference(variance: str) -> None:
     df = pairs(5, unit=True)
-    got = paired(df.lazy(), "s", "q", "r", variance=variance)
+    got = paired(df.lazy(), "s", "q", "r", variance=variance, level=1.0)
     assert isinstance(got, pl.LazyFrame)
     row = got.collect().row(0, named=True)
     _check_row(row, _expected_row(df, variance, weighted=False))

@@ -59,6 +59,20 @@ def group_masks(df: pl.DataFrame, by: list[str]):
         yield key, mask
 
 
+def check_rule(row: dict, searched: dict, q: float, what: str) -> None:
+    """The significance rule: ``row`` (level 0.05) states the stretch of ``searched``
+    (the same group at level 1) only when the reference's BH q is at most 0.05."""
+    names = ("from_score", "to_score", "share", "deviation")
+    if q <= 0.05:
+        assert [row[c] for c in names] == [searched[c] for c in names], what
+        assert row["note"] == searched["note"], what
+        return
+    assert all(row[c] is None for c in names), f"{what}: a stretch stated with q = {q}"
+    assert row["note"].startswith("not significant: q = "), f"{what}: note {row['note']!r}"
+    assert row["note"].endswith(" > 0.05"), f"{what}: note {row['note']!r}"
+    assert abs(float(row["note"].split("= ")[1].split(" ")[0]) - q) <= 0.05 * q, what  # two digits
+
+
 def check_location(row: dict, expect: dict, what: str) -> None:
     """The located stretch against the naive O(n^2) transcription, on the reference's curve."""
     threshold = expect["kuiper"] - 2.0 * expect["sigma"]
@@ -90,6 +104,13 @@ def check_screen(df: pl.DataFrame, out: pl.DataFrame, by, weight, variance) -> N
     assert set(out["variance"].to_list()) == {resolved}
 
     rows = {tuple(row[c] for c in by): row for row in out.iter_rows(named=True)}
+    # The search itself at level 1 (every stretch stated), the rule at the default 0.05.
+    searched = df.cumdev.screen(
+        by=by, score="s", response="r", weight=weight, variance=variance, level=1.0
+    )
+    everything = {tuple(row[c] for c in by): row for row in searched.iter_rows(named=True)}
+    p_all = [np.nan if x is None else x for x in out["kuiper_p"].to_list()]
+    q_ref = dict(zip(out.select(by).rows(), ref.bh_qvalues(p_all), strict=True))
     for key, mask in group_masks(df, by):
         row = rows[key]
         what = f"group {key}"
@@ -112,7 +133,8 @@ def check_screen(df: pl.DataFrame, out: pl.DataFrame, by, weight, variance) -> N
         # p-value arithmetic is being tested here)
         close(row["kuiper_p"], ref.kuiper_pvalue_naive(row["kuiper_z"]), f"{what}: kuiper_p")
         close(row["ks_p"], ref.ks_pvalue_naive(row["ks_z"]), f"{what}: ks_p")
-        check_location(row, expect, what)
+        check_location(everything[key], expect, what)
+        check_rule(row, everything[key], q_ref[key], what)
 
     # Benjamini-Hochberg over the groups that have a p-value.
     for p_name, q_name in (("kuiper_p", "kuiper_q"), ("ks_p", "ks_q")):

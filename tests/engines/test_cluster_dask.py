@@ -62,9 +62,14 @@ def test_located_like_in_process(client, ranges):
     # Planted deviations: one crossing several of 7 ranges, one inside a range,
     # a fall; round 4 lays out only the flagged groups' curves.
     df = planted(1)
-    actual = cdask.screen(to_dask(df), "g", "s", "r", "w", ranges=ranges, scheduler=client)
+    # Level 1: every stretch found is stated (the search across ranges is tested).
+    source = to_dask(df)
+    actual = cdask.screen(source, "g", "s", "r", "w", ranges=ranges, scheduler=client, level=1.0)
     assert actual["share"].null_count() < actual.height - 2
-    assert_same(screen_expected(df), actual, ["g"])
+    assert_same(screen_expected(df, level=1.0), actual, ["g"])
+    # The default level: only the significant groups are located, as in process.
+    default = cdask.screen(source, "g", "s", "r", "w", ranges=ranges, scheduler=client)
+    assert_same(screen_expected(df), default, ["g"])
 
 
 def test_parquet_row_groups(client, tmp_path):

@@ -67,12 +67,16 @@ def test_located_like_in_process(spark):
     for seed, weighted in ((1, True), (2, False)):
         df = planted(seed, weighted=weighted)
         weight = "w" if weighted else None
-        expected = screen_expected(df, weight)
+        # Level 1: every stretch found is stated (the search across ranges is tested).
+        expected = screen_expected(df, weight, level=1.0)
         assert expected["share"].null_count() < expected.height - 2
         source = to_spark(spark, df)
         for ranges in RANGES:
-            actual = cspark.screen(source, "g", "s", "r", weight, ranges=ranges)
+            actual = cspark.screen(source, "g", "s", "r", weight, ranges=ranges, level=1.0)
             assert_same(expected, actual, ["g"])
+        # The default level: only the significant groups are located, as in process.
+        actual = cspark.screen(source, "g", "s", "r", weight, ranges=RANGES[-1])
+        assert_same(screen_expected(df, weight), actual, ["g"])
 
 
 def test_default_ranges_and_parquet(spark, tmp_path):

@@ -33,8 +33,10 @@ CASES = [
 ]
 
 
-def expected(df: pl.DataFrame) -> pl.DataFrame:
-    return screen(df, "g", "s", "r", "w" if "w" in df.columns else None).collect()
+def expected(df: pl.DataFrame, level: float = 1.0) -> pl.DataFrame:
+    # Level 1: every stretch the search finds is stated (these tests are about the search).
+    weight = "w" if "w" in df.columns else None
+    return screen(df, "g", "s", "r", weight, level=level).collect()
 
 
 def test_planted_data_has_the_cases():
@@ -62,8 +64,24 @@ def test_planted_data_has_the_cases():
 def test_located_like_screen(seed, response, weighted, ranges):
     df = planted(seed, weighted=weighted, response=response)
     weight = "w" if weighted else None
-    out = screen_partitioned(df, "g", "s", "r", weight, ranges=ranges)
+    out = screen_partitioned(df, "g", "s", "r", weight, ranges=ranges, level=1.0)
     assert_same(expected(df), out, ["g"])
+
+
+def test_significance_rule_like_screen():
+    # At the default level the second pass locates only the significant groups,
+    # and the result is the in-process screen's, rule included.
+    df = planted(1)
+    want = expected(df, level=0.05)
+    assert want.filter(pl.col("kuiper_q") > 0.05).height >= 1
+    lines: list[str] = []
+    got = screen_partitioned(df, "g", "s", "r", "w", ranges=7, progress=lines.append)
+    assert_same(want, got, ["g"])
+    quiet = got.filter(pl.col("kuiper_q") > 0.05)
+    assert quiet["share"].null_count() == quiet.height
+    assert quiet["note"].str.starts_with("not significant: q = ").all()
+    located = got.filter(pl.col("share").is_not_null()).height
+    assert any(line.endswith(f"pass 2: {located} groups located") for line in lines), lines
 
 
 def test_located_with_several_keys_and_nulls():
@@ -81,7 +99,7 @@ def test_located_with_several_keys_and_nulls():
 def test_parquet_adapter_locates(tmp_path):
     df = planted(6)
     df.write_parquet(tmp_path / "a.parquet", row_group_size=500)
-    out = screen_parquet(tmp_path / "a.parquet", "g", "s", "r", "w", ranges=11)
+    out = screen_parquet(tmp_path / "a.parquet", "g", "s", "r", "w", ranges=11, level=1.0)
     assert out.select("share").null_count().item() < out.height
     assert_same(expected(df), out, ["g"])
 
@@ -90,7 +108,7 @@ def test_nothing_located_when_no_group_deviates():
     df = planted(8).filter(pl.col("g").is_in(["null", "other", "flat"]))
     want = expected(df)
     assert want.select(LOCATION_COLUMNS).null_count().row(0) == (want.height,) * 4
-    assert_same(want, screen_partitioned(df, "g", "s", "r", "w", ranges=5), ["g"])
+    assert_same(want, screen_partitioned(df, "g", "s", "r", "w", ranges=5, level=1.0), ["g"])
 
 
 @pytest.mark.slow
@@ -104,7 +122,7 @@ def test_nothing_located_when_no_group_deviates():
 )
 def test_random_cuts_locate_like_screen(seed, rows, weighted, response, cuts):
     df = planted(seed, rows=rows, weighted=weighted, response=response)
-    out = screen_partitioned(df, "g", "s", "r", "w" if weighted else None, ranges=cuts)
+    out = screen_partitioned(df, "g", "s", "r", "w" if weighted else None, ranges=cuts, level=1.0)
     assert_same(expected(df), out, ["g"])
 
 
@@ -183,5 +201,5 @@ def test_compiled_range_step_locates_alike(monkeypatch):
         df = planted(seed, weighted=weighted)
         weight = "w" if weighted else None
         for ranges in (1, 5):
-            out = screen_partitioned(df, "g", "s", "r", weight, ranges=ranges)
+            out = screen_partitioned(df, "g", "s", "r", weight, ranges=ranges, level=1.0)
             assert_same(expected(df), out, ["g"])

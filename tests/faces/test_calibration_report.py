@@ -56,14 +56,20 @@ def test_two_views_side_by_side_for_all_predictions_and_the_top_groups(page: Pat
     charts = specs(text)
     # All predictions, then the two top groups: a cumulative plot and a CORP diagram each.
     assert len(charts) == 2 * 3
-    titles = [c["title"]["text"] for c in charts]
+    # A cumulative plot's title is a list of lines (wrapped to fit), the CORP diagram's a string.
+    titles = [
+        t if isinstance(t, str) else " ".join(t) for t in (c["title"]["text"] for c in charts)
+    ]
     assert titles[0].startswith("cumulative miscalibration") and titles[1].startswith("CORP")
     assert "Brier" in " ".join(charts[1]["title"]["subtitle"])
     # The table lists every group with both kinds of statistics.
     assert text.count("<table><thead>") == 1 + 1 + 2
-    for column in ("rows", "ecce_r_z", "mcb", "dsc", "unc"):
+    headers = ("rows", "ECCE-R / sigma", "q (BH-adjusted)", "miscalibration (MCB)")
+    for column in (*headers, "discrimination (DSC)", "uncertainty (UNC)"):
         assert f"<th>{column}</th>" in text
-    assert "<th>n</th>" not in text  # rows, said in the user's terms
+    for column in ("n", "ecce_r_z", "ecce_r_q", "mcb"):
+        assert f"<th>{column}</th>" not in text  # said in the user's terms
+    assert "How to read this page" in text
 
 
 @pytest.mark.slow  # renders the whole page (module fixture)

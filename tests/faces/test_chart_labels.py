@@ -121,7 +121,7 @@ def test_subject_counts_and_column_names(data: pl.DataFrame) -> None:
         score_label="log10_income",
         y_label="cumulative difference in has_internet",
     ).to_dict()
-    assert spec["title"]["text"].startswith("county = Marlow: ")
+    assert " ".join(spec["title"]["text"]).startswith("county = Marlow: ")
     assert f"n = {n_scores:,} distinct scores" in " ".join(spec["title"]["subtitle"])
     curve = _layer(spec, "curve")["encoding"]
     assert curve["x"]["axis"]["title"] == "log10_income"
@@ -139,7 +139,7 @@ def test_cli_curve_names_the_group_and_the_columns(
     assert main([*args, "--out", str(target)]) == 0
     capsys.readouterr()
     spec = json.loads(target.read_text())
-    assert spec["title"]["text"].startswith("county = Marlow: ")
+    assert " ".join(spec["title"]["text"]).startswith("county = Marlow: ")
     curve = _layer(spec, "curve")["encoding"]
     assert curve["x"]["axis"]["title"] == "log10_income"
     assert "has_internet" in curve["y"]["axis"]["title"]
@@ -157,6 +157,6 @@ def test_report_tables_say_rows_and_distinct_scores(data: pl.DataFrame, tmp_path
         for text in re.findall(r'data-target="chart-\d+">(.*?)</script>', page)
     ]
     cumulative = specs[1]
-    assert cumulative["title"]["text"].startswith("county = ")
+    assert " ".join(cumulative["title"]["text"]).startswith("county = ")
     assert _layer(cumulative, "curve")["encoding"]["x"]["axis"]["title"] == "log10_income"
     assert "has_internet" in _layer(cumulative, "curve")["encoding"]["y"]["axis"]["title"]

@@ -142,8 +142,8 @@ def test_quantile_report_has_the_cumulative_views_alone(
     assert code == 0, err
     text = page.read_text(encoding="utf-8")
     assert "minus 0.9" in text  # the cumulative plot's axis
-    assert "CORP" not in text and "brier" not in text
-    assert "ecce_r" in text
+    assert "CORP" not in text and "brier" not in text and "Brier score" not in text
+    assert "<th>ECCE-R</th>" in text  # the table, headed in the user's terms
 
 
 def test_report_per_group_words_a_quantile_as_a_share(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ import pytest
 pytest.importorskip("altair")
 
 from polars_cumdev import charts
+from polars_cumdev.charts.numbers import p_text
 from polars_cumdev.cli import main
 from polars_cumdev.datasets import census
 from polars_cumdev.report.wording import where_words
@@ -38,8 +39,8 @@ def table(data: pl.DataFrame) -> pl.DataFrame:
     return data.cumdev.screen(by="county", **ARGS)
 
 
-def _spec(data: pl.DataFrame, county: str) -> dict:
-    points = data.cumdev.curve(subpop=pl.col("county") == county, **ARGS)
+def _spec(data: pl.DataFrame, county: str, level: float = 0.05) -> dict:
+    points = data.cumdev.curve(subpop=pl.col("county") == county, **ARGS, level=level)
     return charts.cumulative(points, subject=f"county = {county}").to_dict()
 
 
@@ -48,14 +49,14 @@ def _names(spec: dict) -> set[str]:
 
 
 @pytest.mark.slow
-def test_chart_shades_the_stretch_iff_one_is_located(
-    data: pl.DataFrame, table: pl.DataFrame
-) -> None:
+def test_chart_shades_the_stretch_iff_one_is_located(data: pl.DataFrame) -> None:
+    # Level 1 in both: the search alone (the significance rule: tests/faces/test_findings_faces.py).
+    table = data.cumdev.screen(by="county", **ARGS, level=1.0)
     located = table.filter(pl.col("from_score").is_not_null())
     unlocated = table.filter(pl.col("from_score").is_null() & pl.col("kuiper_z").is_not_null())
     assert located.height and unlocated.height
     for row in located.head(2).iter_rows(named=True):
-        spec = _spec(data, row["county"])
+        spec = _spec(data, row["county"], level=1.0)
         assert "located" in _names(spec)
         subtitle = " ".join(spec["title"]["subtitle"])
         found = re.search(
@@ -73,9 +74,9 @@ def test_chart_shades_the_stretch_iff_one_is_located(
         if values is None:
             values = spec["datasets"][rect["data"]["name"]]
         assert values[0]["a_to"] - values[0]["a_from"] == pytest.approx(row["share"], rel=1e-9)
-        assert spec["title"]["text"].startswith(f"county = {row['county']}: ")
+        assert " ".join(spec["title"]["text"]).startswith(f"county = {row['county']}: ")
     for row in unlocated.head(2).iter_rows(named=True):
-        spec = _spec(data, row["county"])
+        spec = _spec(data, row["county"], level=1.0)
         assert "located" not in _names(spec)
         assert "located at" not in " ".join(spec["title"]["subtitle"])
 
@@ -109,14 +110,16 @@ def test_report_headers_say_where(data: pl.DataFrame, table: pl.DataFrame, tmp_p
     page = path.read_text(encoding="utf-8")
     headers = [html.unescape(h) for h in re.findall(r"<section><h2>(.*?)</h2>", page)]
     for row, header in zip(shown.head(top).iter_rows(named=True), headers[1:], strict=True):
-        assert header == (
-            f"county = {row['county']}: "
-            + where_words(row, ["county"], "log10_income", "has_internet", True)
-        )
-    assert headers[-1].endswith(": not located")
-    assert "more has_internet than rows with the same score overall" in headers[1] or (
-        "less has_internet" in headers[1]
-    )
+        if row["kuiper_q"] > 0.05:  # no finding: said so, and no stretch
+            words = f"not significant: q = {p_text(row['kuiper_q'])} > 0.05"
+        else:
+            words = where_words(row, ["county"], "log10_income", "has_internet", True)
+        assert header == f"county = {row['county']}: {words}"
+    assert headers[-1].endswith(" > 0.05")  # the first group without a stated stretch
+    rows = shown.head(top).iter_rows(named=True)
+    for row, header in zip(rows, headers[1:], strict=True):
+        said = "more has_internet" in header or "less has_internet" in header
+        assert said == (row["kuiper_q"] <= 0.05), header
     assert "rows, " in page and "distinct scores" in page
 
 

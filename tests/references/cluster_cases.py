@@ -34,8 +34,10 @@ DATASETS = [(11, "binary", True), (13, "continuous", True), (12, "binary", False
 RANGES = [1, 2, 7, 64]
 
 
-def screen_expected(df: pl.DataFrame, weight: str | None = "w", variance: str = "auto"):
-    return screen(df, "g", "s", "r", weight, variance=variance).collect()
+def screen_expected(
+    df: pl.DataFrame, weight: str | None = "w", variance: str = "auto", level: float = 0.05
+):
+    return screen(df, "g", "s", "r", weight, variance=variance, level=level).collect()
 
 
 def null_keys(seed: int = 5) -> pl.DataFrame:

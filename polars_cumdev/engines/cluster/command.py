@@ -58,7 +58,10 @@ def cluster_screen(args: argparse.Namespace) -> pl.DataFrame:
     if args.ranges is not None and args.ranges < 1:
         raise CumdevError(f"--ranges must be at least 1, got {args.ranges}")
     arguments = (args.by, args.score, args.response, args.weight)
-    options = {"variance": args.variance, "ranges": args.ranges}
+    options = {"variance": args.variance, "ranges": args.ranges, "level": args.level}
+    from polars_cumdev.progress import say
+
+    options["log"] = say  # shown when the command line switched progress on
     if args.engine == "dask":
         from polars_cumdev.engines.cluster import dask_engine
 

@@ -11,7 +11,7 @@ Three rounds of tasks, each a plain function of :mod:`polars_cumdev.engines.clus
    score range (kept on the worker);
 3. per range: the range's pieces are sent to one task, which runs the range
    step; the small results are gathered and combined on the driver;
-4. only when some group has D > 2 sigma: per range holding such a group,
+4. only when some significant group has D > 2 sigma: per range holding such a group,
    its pieces are sent again to one task, which lays out those groups'
    curves there (:func:`polars_cumdev.engines.cluster.steps.run_points`); the driver
    stitches the located stretches.
@@ -35,6 +35,7 @@ from polars_cumdev.engines.cluster.request import Kind, Request, make_request
 from polars_cumdev.engines.files import check_parquet_files, parquet_files
 from polars_cumdev.engines.partitioned import SAMPLE_SIZE
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method.findings import LEVEL
 
 __all__ = ["calibration", "local_cluster", "screen"]
 
@@ -188,6 +189,7 @@ def screen(
     variance: str = "auto",
     ranges: int | Sequence[float] | None = None,
     scheduler: Any = None,
+    level: float = LEVEL,
     log: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
     """The screen of a Dask DataFrame or Parquet files; see :func:`polars_cumdev.dask.screen`."""
@@ -206,7 +208,7 @@ def screen(
         split = client.map(steps.summarize_and_split_part, parts, request=request, cuts=cuts)
         summaries = client.gather(client.map(operator.itemgetter(0), split))
         plan = steps.plan_screen(
-            request, summaries, cuts, _count_below(client, parts, request.weight)
+            request, summaries, cuts, _count_below(client, parts, request.weight), level
         )
         note(f"round 2: checks and cell summaries; {plan.queries.height} queries")
         del parts
@@ -224,7 +226,7 @@ def screen(
         stats, locating = steps.combine_ranges(plan, [gathered.get(r) for r in range(plan.ranges)])
         outputs = []
         if locating is not None:
-            # Round 4, only for the groups with D > 2 sigma: the located stretch.
+            # Round 4, only for the significant groups with D > 2 sigma: the located stretch.
             for r in sorted(locating.ranges):
                 pieces = [client.submit(_piece, s, r) for s in split]
                 task = steps.task_plan(plan, r)
@@ -263,6 +265,7 @@ def calibration(
     *,
     by: str | Sequence[str] | None = None,
     scheduler: Any = None,
+    level: float = LEVEL,
 ) -> pl.DataFrame:
     """Calibration per group on Dask; see :func:`polars_cumdev.dask.calibration`."""
     make = _request_maker("calibration", by, score, response, weight, "auto")
@@ -275,4 +278,6 @@ def calibration(
             pieces = [client.submit(operator.itemgetter(b), s) for s in split]
             tasks.append(client.submit(_calibrate, request, *pieces))
         results = client.gather(tasks)
-        return steps.finish_calib(request, results, _count_below(client, parts, request.weight))
+        return steps.finish_calib(
+            request, results, _count_below(client, parts, request.weight), level
+        )

@@ -8,7 +8,7 @@
   JVM, mapped to routing keys chosen so that no two ranges share a shuffle
   partition), ``repartition`` shuffles only the columns the screen reads,
   and ``mapInArrow`` runs each range's step;
-- pass 3, only when some group has D > 2 sigma: the same shuffled rows,
+- pass 3, only when some significant group has D > 2 sigma: the same shuffled rows,
   stepped again for those groups in the ranges holding them (their located
   stretch).
 
@@ -19,10 +19,12 @@ ranges and combines the range results. The Python workers convert with
 
 from __future__ import annotations
 
+import functools
 import numbers
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -31,6 +33,7 @@ import polars as pl
 from polars_cumdev.engines.cluster import require, steps
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
 from polars_cumdev.errors import CumdevError
+from polars_cumdev.method.findings import LEVEL
 
 __all__ = ["LOCAL_ATTEMPTS", "calibration", "local_session", "screen", "with_retries"]
 
@@ -201,6 +204,24 @@ def _request(kind: Kind, sdf: Any, by, score, response, weight, variance) -> Req
     return make_request(kind, _polars_schema(sdf), by, score, response, weight, variance)
 
 
+#: The one warning PySpark 4 gives on every call with pandas 3 installed (the
+#: ``[spark]`` extra pins ``pandas<3``; an environment may still hold pandas 3).
+_PANDAS_WARNING = "PySpark does not yet fully support pandas"
+
+
+def _without_pandas_warning(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``function`` with exactly PySpark's pandas-3 FutureWarning silenced."""
+
+    @functools.wraps(function)
+    def quiet(*args: Any, **kwargs: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=_PANDAS_WARNING, category=FutureWarning)
+            return function(*args, **kwargs)
+
+    return quiet
+
+
+@_without_pandas_warning
 def screen(
     sdf: Any,
     by: str | Sequence[str],
@@ -210,6 +231,7 @@ def screen(
     *,
     variance: str = "auto",
     ranges: int | Sequence[float] | None = None,
+    level: float = LEVEL,
     log: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
     """The screen of a Spark DataFrame; see :func:`polars_cumdev.spark.screen`."""
@@ -229,7 +251,7 @@ def screen(
 
     parts = [p for _, p in _collect(data.mapInArrow(summarize, _SPARK_SCHEMA))]
     note(f"pass 1: checks and cell summaries of {len(parts)} partitions")
-    plan = steps.plan_screen(request, parts, cuts, _count_below(data, weight))
+    plan = steps.plan_screen(request, parts, cuts, _count_below(data, weight), level)
     note(f"planned: {plan.queries.height} queries")
     count = plan.ranges
     routes = _routes(data.sparkSession, count)
@@ -277,6 +299,7 @@ def screen(
     return out
 
 
+@_without_pandas_warning
 def calibration(
     sdf: Any,
     score: str,
@@ -284,6 +307,7 @@ def calibration(
     weight: str | None = None,
     *,
     by: str | Sequence[str] | None = None,
+    level: float = LEVEL,
 ) -> pl.DataFrame:
     """Calibration per group of a Spark DataFrame; see :func:`polars_cumdev.spark.calibration`."""
     request = _request("calibration", sdf, by, score, response, weight, "auto")
@@ -299,4 +323,4 @@ def calibration(
         yield _payload([{"range": -1, _PAYLOAD: steps.pack(part)}])
 
     parts = [p for _, p in _collect(data.mapInArrow(calibrate, _SPARK_SCHEMA))]
-    return steps.finish_calib(request, parts, _count_below(data, weight))
+    return steps.finish_calib(request, parts, _count_below(data, weight), level)

@@ -26,7 +26,6 @@ Everything a worker returns is small (per batch: one tally row, one row per
 from __future__ import annotations
 
 import pickle
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -58,6 +57,7 @@ from polars_cumdev.engines.partitioned import (
 from polars_cumdev.engines.partitioned.cuts import range_index
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.weights import RATIO_LIMIT
 
 __all__ = [
@@ -82,12 +82,14 @@ __all__ = [
 
 
 def clock(log: Callable[[str], None] | None) -> Callable[[str], None]:
-    """A progress callback: ``log`` gets the seconds since this call and the step (or nothing)."""
-    start = time.perf_counter()
+    """A progress callback: ``log`` gets each step (or nothing).
+
+    The elapsed time is added by :func:`polars_cumdev.progress.reporting`.
+    """
 
     def note(message: str) -> None:
         if log is not None:
-            log(f"{time.perf_counter() - start:8.2f} s  {message}")
+            log(message)
 
     return note
 
@@ -185,6 +187,7 @@ def plan_screen(
     parts: Sequence[tuple[pl.DataFrame, pl.DataFrame | None]],
     cuts: Sequence[float],
     count_below: Callable[[float], int],
+    level: float = LEVEL,
 ) -> Plan:
     """Raise a failed check as in-process, then merge the cells and plan the ranges."""
     tallies = pl.concat([t for t, _ in parts], how="vertical_relaxed") if parts else pl.DataFrame()
@@ -194,7 +197,7 @@ def plan_screen(
     keys = list(request.keys)
     cells = merge_cell_summaries([c for _, c in parts if c is not None], keys)
     labels = request.prepared().labels
-    return plan_ranges(cells.collect(), keys, cuts, request.variance, labels)
+    return plan_ranges(cells.collect(), keys, cuts, request.variance, labels, level=level)
 
 
 def split_part(chunk: pl.DataFrame, request: Request, cuts: Sequence[float]) -> list[pl.DataFrame]:
@@ -251,7 +254,7 @@ def combine_ranges(
     """The per-group statistics from the ranges' results, and what locating them needs.
 
     ``results[r]`` is ``None`` for a range without rows. The second value is
-    ``None`` when no group has D > 2 sigma; otherwise the ranges
+    ``None`` when no significant group has D > 2 sigma; otherwise the ranges
     ``locating.ranges`` are stepped again (:func:`run_points`) and the
     outputs finished by :func:`finish_screen`.
     """
@@ -310,6 +313,7 @@ def finish_calib(
     request: Request,
     parts: Sequence[tuple[pl.DataFrame, pl.DataFrame | None]],
     count_below: Callable[[float], int],
+    level: float = LEVEL,
 ) -> pl.DataFrame:
     """Raise a failed check as in-process, then p-values, q-values and the order over all groups."""
     from polars_cumdev.calibration.cumulative import _BERNOULLI, _RENAME
@@ -322,5 +326,7 @@ def finish_calib(
     stats = pl.concat([s for _, s in parts if s is not None], how="vertical_relaxed")
     keys = list(request.keys)
     labels = request.prepared().labels
-    out = normalize(stats.lazy(), keys, pl.LazyFrame([_BERNOULLI]), min_scores=1, labels=labels)
+    out = normalize(
+        stats.lazy(), keys, pl.LazyFrame([_BERNOULLI]), min_scores=1, labels=labels, level=level
+    )
     return out.drop("variance").rename(_RENAME).collect(engine="in-memory")

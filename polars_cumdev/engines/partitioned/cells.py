@@ -23,6 +23,7 @@ from polars_cumdev.engines.partitioned.columns import (
 from polars_cumdev.engines.partitioned.cuts import range_index
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.bins import midpoint
+from polars_cumdev.method.findings import LEVEL, check_level
 from polars_cumdev.method.prepare import FrameLike, Labels, as_lazy
 from polars_cumdev.method.statistics import check_variance
 from polars_cumdev.method.weights import scale_factor
@@ -108,6 +109,10 @@ class Plan:
     labels
         How errors found in the combination name the weight and response
         columns.
+    level
+        Significance level of the located stretch
+        (:mod:`polars_cumdev.method.findings`): only groups with q <= level
+        are located (the second pass skips the others).
     """
 
     cuts: list[float]
@@ -120,6 +125,7 @@ class Plan:
     queries: pl.DataFrame
     range_rows: list[int]
     labels: Labels = field(default_factory=Labels)
+    level: float = LEVEL
 
     @property
     def ranges(self) -> int:
@@ -142,6 +148,7 @@ def plan_ranges(
     cuts: Sequence[float],
     variance: str,
     labels: Labels | None = None,
+    level: float = LEVEL,
 ) -> Plan:
     """Route the cross-range midpoints and gather the global constants (step 2).
 
@@ -195,4 +202,5 @@ def plan_ranges(
         queries=queries,
         range_rows=range_rows,
         labels=labels if labels is not None else Labels(),
+        level=check_level(level),
     )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -19,7 +18,9 @@ from polars_cumdev.engines.partitioned.locating import flag, gather, stitch, wit
 from polars_cumdev.engines.partitioned.points import range_points
 from polars_cumdev.engines.partitioned.step import RangeResult, range_step
 from polars_cumdev.errors import CumdevError, first_line
+from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.prepare import FrameLike, Prepared
+from polars_cumdev.progress import Progress, reporting
 from polars_cumdev.subpopulation import prepare_screen
 
 __all__ = ["ROWS_PER_RANGE", "screen_parquet", "screen_partitioned"]
@@ -56,23 +57,31 @@ def _run(
     *,
     scan_engine: Engine,
     range_engine: Engine,
-    log: Callable[[str], None] | None = None,
+    level: float = LEVEL,
+    progress: Progress = False,
+) -> pl.DataFrame:
+    with reporting(progress) as note:
+        return _ranges(prepared, ranges, variance, scan_engine, range_engine, level, note)
+
+
+def _ranges(
+    prepared: Prepared,
+    ranges: int | Sequence[float],
+    variance: str,
+    scan_engine: Engine,
+    range_engine: Engine,
+    level: float,
+    note: Callable[[str], None],
 ) -> pl.DataFrame:
     keys = prepared.keys
     frame = prepared.frame
-    clock = time.perf_counter()
-
-    def note(message: str) -> None:
-        if log is not None:
-            log(f"{time.perf_counter() - clock:8.2f} s  {message}")
-
     # Validate every value before any range is read (one streaming scan of the source).
     validate(prepared, scan_engine)
     note("values checked")
     cuts = cut_points(frame, ranges, engine=scan_engine)
     note(f"{len(cuts) + 1} ranges")
     cells = cell_summaries(frame, keys, cuts).collect(engine=scan_engine)
-    plan = plan_ranges(cells, keys, cuts, variance, prepared.labels)
+    plan = plan_ranges(cells, keys, cuts, variance, prepared.labels, level=level)
     note(f"pass 1: {cells.height} cells, {plan.queries.height} queries")
     results: list[RangeResult | None] = []
     for r in range(plan.ranges):
@@ -83,14 +92,14 @@ def _run(
         results.append(
             range_step(frame.filter(range_filter(plan.cuts, r)), plan, r, engine=range_engine)
         )
-        note(f"range {r + 1}/{plan.ranges}: {plan.range_rows[r]} rows")
+        note(f"range {r + 1}/{plan.ranges}: {plan.range_rows[r]:,} rows")
     cells = combine_cells(plan, results)
     stats = aggregate(plan, cells)
     del results
     note("combined")
     locating = flag(plan, cells, stats)
     if locating is not None:
-        # Pass 2, only for the groups with D > 2 sigma: their located stretch.
+        # Pass 2, only for the significant groups with D > 2 sigma: their located stretch.
         outputs = []
         for r in sorted(locating.ranges):
             rows = frame.filter(range_filter(plan.cuts, r))
@@ -111,7 +120,8 @@ def screen_partitioned(
     ranges: int | Sequence[float] = 8,
     variance: str = "auto",
     engine: Engine = "in-memory",
-    log: Callable[[str], None] | None = None,
+    level: float = LEVEL,
+    progress: Progress = False,
 ) -> pl.DataFrame:
     """:func:`polars_cumdev.subpopulation.screen`, computed range by range.
 
@@ -126,20 +136,32 @@ def screen_partitioned(
         Number R of score ranges (quantile cut points), or the cut points.
     engine
         Polars engine for the scans of ``frame`` and for each range.
-    log
-        Called with a line of progress (elapsed time and step) after each
-        step, e.g. ``print``.
+    level
+        Significance level of the located stretch, as in
+        :func:`polars_cumdev.subpopulation.screen`.
+    progress
+        ``True`` writes a line of progress (elapsed time and step) to stderr
+        after each step; a callable (e.g. ``print``) receives the lines
+        instead (:mod:`polars_cumdev.progress`). Off by default.
 
     Returns
     -------
     pl.DataFrame
         The same columns, rows and order as ``screen(...).collect()``, equal
-        up to rounding, the located stretch included (when some group has
-        D > 2 sigma, the ranges holding such groups are read a second time,
-        for them only: :mod:`polars_cumdev.engines.partitioned.locating`).
+        up to rounding, the located stretch included (when some significant
+        group has D > 2 sigma, the ranges holding such groups are read a
+        second time, for them only: :mod:`polars_cumdev.engines.partitioned.locating`).
     """
     prepared = prepare_screen(frame, by, score, response, weight, variance)
-    return _run(prepared, ranges, variance, scan_engine=engine, range_engine=engine, log=log)
+    return _run(
+        prepared,
+        ranges,
+        variance,
+        scan_engine=engine,
+        range_engine=engine,
+        level=level,
+        progress=progress,
+    )
 
 
 def screen_parquet(
@@ -151,14 +173,15 @@ def screen_parquet(
     *,
     ranges: int | Sequence[float] | None = None,
     variance: str = "auto",
-    log: Callable[[str], None] | None = None,
+    level: float = LEVEL,
+    progress: Progress = False,
 ) -> pl.DataFrame:
     """Screen Parquet data that need not fit in memory, one score range at a time.
 
     The files are scanned lazily (:func:`polars.scan_parquet`): one streaming
     pass checks the values and summarizes the cells, then each range is read
     on its own with a score filter pushed into the scan, sorted and reduced
-    to small summaries; when some group has D > 2 sigma, the ranges holding
+    to small summaries; when some significant group has D > 2 sigma, the ranges holding
     such groups are read once more to locate it. Peak memory is about that
     of screening the largest range in memory.
 
@@ -171,7 +194,7 @@ def screen_parquet(
     ranges
         Number of score ranges or the cut points; by default about one range
         per :data:`ROWS_PER_RANGE` rows.
-    log
+    level, progress
         As in :func:`screen_partitioned`.
 
     Returns
@@ -190,7 +213,13 @@ def screen_parquet(
             rows = source.select(pl.len()).collect(engine="streaming").item()
             ranges = max(1, math.ceil(rows / ROWS_PER_RANGE))
         return _run(
-            prepared, ranges, variance, scan_engine="streaming", range_engine="in-memory", log=log
+            prepared,
+            ranges,
+            variance,
+            scan_engine="streaming",
+            range_engine="in-memory",
+            level=level,
+            progress=progress,
         )
     except pl.exceptions.PolarsError as exc:  # e.g. a data page damaged behind a sound footer
         where = files[0] if len(files) == 1 else f"one of {len(files)} files"

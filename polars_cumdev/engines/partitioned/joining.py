@@ -367,5 +367,7 @@ def finish(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame:
     """
     binary = pl.LazyFrame({nm.BINARY: [plan.binary], RMAX: [plan.response_scale]})
     scale = pl.LazyFrame({SCALE: [plan.weight_scale]})
-    out = normalize(stats.lazy(), plan.keys, binary, scale=scale, labels=plan.labels)
+    out = normalize(
+        stats.lazy(), plan.keys, binary, scale=scale, labels=plan.labels, level=plan.level
+    )
     return out.collect(engine="in-memory")

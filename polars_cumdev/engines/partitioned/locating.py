@@ -54,9 +54,11 @@ import polars as pl
 
 from polars_cumdev.engines.partitioned.cells import Plan
 from polars_cumdev.engines.partitioned.columns import LO, RANGE, TOTAL_WEIGHT
+from polars_cumdev.engines.partitioned.joining import finish
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import per_group
+from polars_cumdev.method.findings import significant
 from polars_cumdev.method.location import LOCATION_COLUMNS, NUMPY_POINTS, stretches_numpy, threshold
 from polars_cumdev.method.statistics import SIGMA_B, SIGMA_E
 
@@ -120,19 +122,31 @@ def _first_extreme(value: str, at: str, larger: bool) -> pl.Expr:
 
 
 def flag(plan: Plan, cells: pl.DataFrame, stats: pl.DataFrame) -> Locating | None:
-    """The flagged groups (T > 0, two points or more) and their cells; None when there is none.
+    """The flagged groups and their cells; None when there is none.
 
-    ``cells`` is :func:`~polars_cumdev.engines.partitioned.joining.combine_cells`'
-    output and ``stats`` :func:`~polars_cumdev.engines.partitioned.joining.aggregate`'s.
+    A group is flagged when it has T > 0, two points or more, and is
+    significant at ``plan.level`` (its q-value over the groups, computed from
+    ``stats`` by :func:`~polars_cumdev.engines.partitioned.joining.finish`;
+    :mod:`polars_cumdev.method.findings`): the stretch of any other group
+    would be nulled, so it is not searched. ``cells`` is
+    :func:`~polars_cumdev.engines.partitioned.joining.combine_cells`' output
+    and ``stats`` :func:`~polars_cumdev.engines.partitioned.joining.aggregate`'s.
     """
     keys = plan.keys
     sigma2 = pl.col(SIGMA_B if plan.binary else SIGMA_E)
+    candidates = stats.select(*keys, threshold(pl.col("kuiper"), sigma2).alias(LIMIT), "n_scores")
+    candidates = candidates.filter((pl.col(LIMIT) > 0.0) & (pl.col("n_scores") >= 2))
+    if not candidates.height:
+        return None
+    judged = finish(plan, stats).filter(significant(plan.level))
+    if keys:
+        candidates = candidates.join(
+            judged.select(keys), on=keys, how="semi", nulls_equal=True, maintain_order="left"
+        )
+    elif not judged.height:
+        return None
     flagged = (
-        stats.select(*keys, threshold(pl.col("kuiper"), sigma2).alias(LIMIT), "n_scores")
-        .filter((pl.col(LIMIT) > 0.0) & (pl.col("n_scores") >= 2))
-        .drop("n_scores")
-        .with_row_index(FID)
-        .with_columns(pl.col(FID).cast(pl.Int64))
+        candidates.drop("n_scores").with_row_index(FID).with_columns(pl.col(FID).cast(pl.Int64))
     )
     if not flagged.height:
         return None

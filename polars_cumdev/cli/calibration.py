@@ -1,7 +1,8 @@
 """``cumdev calibration``: calibration of predicted probabilities from a file.
 
-Prints the ECCE table (one row, or one per group of ``--by``), with
-``--corp`` the CORP decomposition of the Brier score; ``--out`` draws the
+Prints the ECCE table (one row, or one per group of ``--by``, with its
+q-values), with ``--corp`` the CORP decomposition of the Brier score;
+``--output`` saves the ECCE table; ``--out`` draws the
 cumulative calibration plot (of the group with the largest ECCE-R z) and,
 with ``--corp``, the CORP diagram beside it; ``--report`` writes both per
 group into an HTML page (:mod:`polars_cumdev.report.calibration`).
@@ -13,17 +14,18 @@ import argparse
 from typing import Any
 
 from polars_cumdev.cli.arguments import (
-    ROWS_HELP,
     band_argument,
     data_arguments,
     fraction_value,
     level_value,
     positive_int,
+    table_arguments,
 )
 from polars_cumdev.cli.input import check_out, read_columns
 from polars_cumdev.cli.output import (
     CHART_SUFFIXES,
     DATA_SUFFIXES,
+    TABLE_SUFFIXES,
     save_chart,
     save_table,
     say,
@@ -41,7 +43,9 @@ _SHOWN = (
     "ecce_r_z",
     "ecce_mad_z",
     "ecce_r_p",
+    "ecce_r_q",
     "ecce_mad_p",
+    "ecce_mad_q",
     "delta",
     "located",
     "note",
@@ -52,12 +56,15 @@ _CORP_SHOWN = ("n", "brier", "mcb", "dsc", "unc", "base_rate", "blocks")
 def _run(args: argparse.Namespace) -> None:
     target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
     page = check_out(args.report, (".html",))
+    check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True)
     frame = read_columns(args.path, args.score, args.response, args.weight)
     say("measuring calibration ...")
     table = frame.cumdev.calibration(
         score=args.score, response=args.response, weight=args.weight, by=args.by
     ).collect()
     show(table, [*(args.by or []), *_SHOWN], args.rows)
+    if args.output:
+        save_table(table, args.output, args.format)
     if args.corp:
         decomposition = frame.cumdev.corp(
             score=args.score, response=args.response, weight=args.weight, by=args.by
@@ -137,7 +144,7 @@ def add_command(commands: Any) -> None:
     calibration.add_argument(
         "--fraction", type=fraction_value, default=1.0, help="zoom of the chart (see curve)"
     )
-    calibration.add_argument("--rows", type=positive_int, default=20, help=ROWS_HELP)
+    table_arguments(calibration)
     calibration.add_argument(
         "--out",
         default=None,

@@ -29,6 +29,7 @@ import polars as pl
 
 from polars_cumdev.cli.arguments import (
     ROWS_HELP,
+    CommandParser,
     band_argument,
     data_arguments,
     fraction_value,
@@ -143,6 +144,7 @@ def _write_report(
 
 def _screen(args: argparse.Namespace) -> None:
     check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True)
+    chart = check_out(args.out, CHART_SUFFIXES)
     frame = read_columns(args.path, args.score, args.response, args.weight)
     say(f"screening the groups of {', '.join(args.by)} ...")
     started = time.perf_counter()
@@ -163,6 +165,10 @@ def _screen(args: argparse.Namespace) -> None:
     show(table, [*args.by, *RANKED_COLUMNS], args.rows)
     if args.output:
         save_table(table, args.output, args.format)
+    if chart is not None:
+        from polars_cumdev import charts
+
+        save_chart(charts.screen(table, by=args.by), chart)
 
 
 def _curve(args: argparse.Namespace) -> None:
@@ -227,7 +233,7 @@ def _report(args: argparse.Namespace) -> None:
 def _parser() -> argparse.ArgumentParser:
     from polars_cumdev import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="cumdev",
         description=(
             "Cumulative deviation of subpopulations from the full population, and "
@@ -258,6 +264,13 @@ def _parser() -> argparse.ArgumentParser:
     variance_argument(screen)
     add_engine_arguments(screen)
     table_arguments(screen)
+    screen.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="also draw the overview chart of every group's Kuiper z "
+        "(.svg, .png, .pdf, .json Vega-Lite, .html)",
+    )
     screen.set_defaults(run=_screen)
 
     curve = commands.add_parser(

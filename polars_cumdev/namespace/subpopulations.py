@@ -172,7 +172,7 @@ class SubpopulationMethods(Methods[F]):
         weight: str | None = None,
         *,
         by: str | Sequence[str] | None = None,
-        variance: str = "observed",
+        variance: str = "empirical",
     ) -> F:
         """Paired samples: first minus second response of the same units, by score.
 
@@ -194,7 +194,7 @@ class SubpopulationMethods(Methods[F]):
         weight: str | None = None,
         *,
         subpop: pl.Expr | str | None = None,
-        variance: str = "observed",
+        variance: str = "empirical",
         fraction: float = 1.0,
     ) -> F:
         """Drill-down frame of :meth:`paired` (the layout of :meth:`curve`).

@@ -142,7 +142,8 @@ def ece(
     Returns
     -------
     pl.LazyFrame
-        One row (per group, sorted by the ``by`` columns): the ``by`` columns,
+        One row (per group, the largest ``ece1`` first, then by the ``by``
+        columns; binned errors give no p-value): the ``by`` columns,
         ``n`` (rows), ``bins`` (non-empty bins used), ``ece1``, ``ece2``,
         ``binning`` and ``weighting``.
 
@@ -160,8 +161,11 @@ def ece(
     seed = _check_int(seed, "seed", 0)
     prepared, data, keys = _prepare_probabilities(frame, score, response, weight, by, ECE_COLUMNS)
     result = _ece(_sorted(data, keys), keys, bins, binning, weighting, seed)
-    if prepared.keys:
-        result = result.sort(prepared.keys, nulls_last=False, maintain_order=True)
+    if prepared.keys:  # the largest error first, as every per-group result ranks
+        keys = list(prepared.keys)
+        result = result.sort(
+            ["ece1", *keys], descending=[True] + [False] * len(keys), nulls_last=True
+        )
     return prepared.guarded(_finish(result, prepared.keys, ECE_COLUMNS))
 
 

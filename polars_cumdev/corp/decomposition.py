@@ -237,7 +237,9 @@ def corp(
     Returns
     -------
     pl.LazyFrame
-        One row per group, sorted by the ``by`` columns: ``n`` (rows),
+        One row per group, the most miscalibrated first (largest ``mcb``,
+        then the ``by`` columns; CORP gives no p-value, so MCB takes the
+        place of the z or p that ranks the other per-group results): ``n`` (rows),
         ``n_scores`` (distinct scores), ``weight`` (total), ``base_rate``
         (the weighted mean outcome r-bar), ``brier`` (S, the weighted mean of
         (score - outcome)^2), ``mcb`` (S - S_C, with S_C the score of the
@@ -282,8 +284,8 @@ def corp(
         pl.col("mcb", "dsc") / pl.col("weight"),
         pl.col("brier", "unc") / pl.col("row_weight"),
     )
-    if keys:
-        out = out.sort(keys, nulls_last=True)
+    if keys:  # the most miscalibrated group first, as every per-group result ranks
+        out = out.sort(["mcb", *keys], descending=[True] + [False] * len(keys), nulls_last=True)
     return prepared.guarded(out.select(*keys, *CORP_COLUMNS))
 
 

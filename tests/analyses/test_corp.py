@@ -165,7 +165,8 @@ def test_by_agrees_with_each_group_alone() -> None:
     df = predictions(6, soft=True)
     table = df.cumdev.corp("s", "r", "w", by="g")
     curve = df.cumdev.corp_curve("s", "r", "w", by="g", resamples=0)
-    assert table["g"].to_list() == ["x", "y", "z"]
+    assert sorted(table["g"].to_list()) == ["x", "y", "z"]
+    assert table["mcb"].to_list() == sorted(table["mcb"].to_list(), reverse=True)  # ranked
     for key in ("x", "y", "z"):
         alone = df.filter(pl.col("g") == key)
         want = alone.cumdev.corp("s", "r", "w").row(0, named=True)

@@ -13,6 +13,7 @@ reference instead of the full-population average.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import polars as pl
 
@@ -20,7 +21,8 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.curves import summed_sigma_curve
-from polars_cumdev.method.prepare import FrameLike, Prepared, prepare, schema_of
+from polars_cumdev.method.masks import mask_checks, resolve_mask, selection_label
+from polars_cumdev.method.prepare import FrameLike, Prepared, as_lazy, prepare, schema_of
 from polars_cumdev.method.statistics import (
     MIN_SCORES,
     RMAX,
@@ -55,7 +57,12 @@ _UNIT = (0.0, 1.0)
 
 
 def _prepare(
-    frame: FrameLike, score: str, response: str, weight: str | None, by: str | Sequence[str] | None
+    frame: FrameLike,
+    score: str,
+    response: str,
+    weight: str | None,
+    by: str | Sequence[str] | None,
+    carry: Sequence[pl.Expr] = (),
 ) -> Prepared:
     return prepare(
         frame,
@@ -66,6 +73,7 @@ def _prepare(
         score_range=_UNIT,
         response_range=_UNIT,
         reserved=CALIBRATION_COLUMNS,
+        carry=carry,
     )
 
 
@@ -173,6 +181,7 @@ def calibration_curve(
     response: str,
     weight: str | None = None,
     *,
+    subpop: pl.Expr | str | None = None,
     fraction: float = 1.0,
 ) -> pl.LazyFrame:
     """Drill-down frame of the cumulative differences between responses and predictions.
@@ -186,8 +195,14 @@ def calibration_curve(
     ----------
     frame, score, response, weight
         As in :func:`calibration`.
+    subpop
+        The rows of one group (a boolean expression or the name of a boolean
+        column), e.g. the group of a row of ``calibration(..., by=...)``, as
+        in :func:`polars_cumdev.subpopulation.curve`; None for all rows. The
+        group is calibrated against its own predictions; the values of every
+        row are checked, as ``calibration(by=...)`` checks them.
     fraction
-        Remark 3's zoom q in (0, 1] (method.md 1.7).
+        Remark 3's zoom q in (0, 1] (method.md 1.7), of the group's scores.
 
     Returns
     -------
@@ -199,9 +214,17 @@ def calibration_curve(
         :mod:`polars_cumdev.method.location`).
     """
     fraction = check_fraction(fraction)
-    prepared = _prepare(frame, score, response, weight, None)
+    label, scores, carry = "the data", pl.col(score), []
+    if subpop is not None:
+        mask = resolve_mask(as_lazy(frame), subpop)
+        label, scores, carry = selection_label(subpop), scores.filter(mask), [mask.alias(nm.MEMBER)]
+    prepared = _prepare(frame, score, response, weight, None, carry)
+    if subpop is not None:
+        prepared.checks.extend(mask_checks(mask, label))
+        selected = prepared.frame.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
+        prepared = replace(prepared, frame=selected)
     if fraction < 1.0:
-        prepared.checks.append(zoom_check(pl.col(score), fraction, "the data"))
+        prepared.checks.append(zoom_check(scores, fraction, label))
     points, scale = _points(prepared)
     accumulated = accumulate(points, [], reference=nm.SCORE, fraction=fraction)
     bern, _ = sigma_terms(nm.SCORE)

@@ -43,14 +43,18 @@ class CalibrationMethods(Methods[F]):
         response: str,
         weight: str | None = None,
         *,
+        subpop: pl.Expr | str | None = None,
         fraction: float = 1.0,
     ) -> F:
         """Drill-down frame of cumulative miscalibration (same columns as :meth:`curve`).
 
-        See :func:`polars_cumdev.calibration.calibration_curve`.
+        ``subpop`` selects one group, as in :meth:`curve`, :meth:`compare_curve`
+        and :meth:`paired_curve`. See :func:`polars_cumdev.calibration.calibration_curve`.
         """
         return self._out(
-            calibration.calibration_curve(self._frame, score, response, weight, fraction=fraction)
+            calibration.calibration_curve(
+                self._frame, score, response, weight, subpop=subpop, fraction=fraction
+            )
         )
 
     def corp(

@@ -47,7 +47,7 @@ def child(rows: int, groups: int, engine: str, repeat: int, ranges: int) -> None
     if engine.startswith("kernel"):  # import Numba and load the kernel before measuring
         small = df.head(1000)
         warm = common.timed(
-            lambda: screen(small, "group", "score", "response", "weight", engine="kernel").collect()
+            lambda: screen(small, "group", "score", "response", "weight", engine="kernel")
         )[0]
     base_rss = common.current_rss()
 
@@ -60,7 +60,7 @@ def child(rows: int, groups: int, engine: str, repeat: int, ranges: int) -> None
                 df, "group", "score", "response", "weight", ranges=ranges, engine=polars_engine
             )
         query = screen(
-            df, "group", "score", "response", "weight", engine="kernel" if compiled else "polars"
+            df.lazy(), "group", "score", "response", "weight", engine="kernel" if compiled else "polars"
         )
         return query.collect(engine=polars_engine)
 

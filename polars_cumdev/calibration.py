@@ -21,6 +21,7 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.curves import summed_sigma_curve
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.masks import mask_checks, resolve_mask, selection_label
 from polars_cumdev.method.prepare import FrameLike, Prepared, as_lazy, prepare, schema_of
 from polars_cumdev.method.statistics import (
@@ -114,13 +115,14 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
     return compiled.node(prepared, run, schema)
 
 
+@entry_point("score", "response", "weight", "by")
 def calibration(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
-    by: str | Sequence[str] | None = None,
+    by: Column | Sequence[Column] | None = None,
     engine: str = "auto",
 ) -> pl.LazyFrame:
     """ECCE-R and ECCE-MAD with sigma and p-values, overall or per group.
@@ -175,11 +177,12 @@ def calibration(
     return prepared.guarded(out) if choice == "polars" else out
 
 
+@entry_point("score", "response", "weight")
 def calibration_curve(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
     subpop: pl.Expr | str | None = None,
     fraction: float = 1.0,

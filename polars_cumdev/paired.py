@@ -26,18 +26,18 @@ merging of two responses and the sigma terms are specific to pairs.
 from __future__ import annotations
 
 import warnings
-
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
 import polars as pl
 
-from polars_cumdev.covariates.ordering import Score, resolve_score
+from polars_cumdev.covariates.ordering import resolve_score
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.curves import summed_sigma_curve
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.masks import mask_checks, resolve_mask
 from polars_cumdev.method.prepare import (
@@ -162,14 +162,15 @@ def _accumulated(prepared: Prepared, fraction: float = 1.0) -> tuple[pl.LazyFram
     return accumulate(points, prepared.keys, fraction=fraction), scale
 
 
+@entry_point("score", "first", "second", "weight", "by")
 def paired(
     frame: FrameLike,
-    score: Score,
-    first: str,
-    second: str,
-    weight: str | None = None,
+    score: Column | Sequence[Column],
+    first: Column,
+    second: Column,
+    weight: Column | None = None,
     *,
-    by: str | Sequence[str] | None = None,
+    by: Column | Sequence[Column] | None = None,
     variance: PairedVariance = "empirical",
 ) -> pl.LazyFrame:
     """Cumulative differences between paired samples: statistics overall or per group.
@@ -247,12 +248,13 @@ def paired(
     return out if ordering is None else ordering.located(out)
 
 
+@entry_point("score", "first", "second", "weight")
 def paired_curve(
     frame: FrameLike,
-    score: Score,
-    first: str,
-    second: str,
-    weight: str | None = None,
+    score: Column | Sequence[Column],
+    first: Column,
+    second: Column,
+    weight: Column | None = None,
     *,
     subpop: pl.Expr | str | None = None,
     variance: PairedVariance = "empirical",

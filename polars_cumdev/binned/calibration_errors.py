@@ -25,6 +25,7 @@ from polars_cumdev.binned.options import (
 )
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.prepare import (
     FrameLike,
     Prepared,
@@ -89,16 +90,17 @@ def _ece(
     )
 
 
+@entry_point("score", "response", "weight", "by")
 def ece(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
     bins: int = 10,
     binning: str = "equispaced",
     weighting: str = "width",
-    by: str | Sequence[str] | None = None,
+    by: Column | Sequence[Column] | None = None,
     seed: int = 0,
 ) -> pl.LazyFrame:
     """Expected calibration errors ECE1 and ECE2, equations (4) and (3) of ``ece-versus-ecce.md``.
@@ -174,16 +176,17 @@ def _finish(result: pl.LazyFrame, keys: Sequence[str], columns: Sequence[str]) -
     return result.select(*keys, *columns)
 
 
+@entry_point("score", "response", "weight", "by")
 def ece_sweep(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
     bins: Sequence[int] = DEFAULT_SWEEP,
     binning: str = "equispaced",
     weighting: str = "width",
-    by: str | Sequence[str] | None = None,
+    by: Column | Sequence[Column] | None = None,
     seed: int = 0,
 ) -> pl.LazyFrame:
     """ECE1 and ECE2 for each of several numbers of bins.

@@ -58,6 +58,7 @@ import polars as pl
 from polars_cumdev.corp.isotonic import consistency_band, fit_segments, segment_starts
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.prepare import FrameLike, Prepared, prepare
 from polars_cumdev.method.sums import boundary, run_total, with_running_sums
 from polars_cumdev.method.ties import group_rows, merge_ties, sort_by_score
@@ -203,13 +204,14 @@ def _attach(frame: pl.LazyFrame, table: pl.LazyFrame, keys: list[str]) -> pl.Laz
     return frame.join(table, how="cross", maintain_order="left")
 
 
+@entry_point("score", "response", "weight", "by")
 def corp(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
-    by: str | Sequence[str] | None = None,
+    by: Column | Sequence[Column] | None = None,
 ) -> pl.LazyFrame:
     """Mean Brier score and its CORP decomposition, overall or per group.
 
@@ -345,13 +347,14 @@ def _band(
     return classes.map_batches(draw, schema=schema, **_NO_PUSHDOWN)
 
 
+@entry_point("score", "response", "weight", "by")
 def corp_curve(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
-    by: str | Sequence[str] | None = None,
+    by: Column | Sequence[Column] | None = None,
     resamples: int = 100,
     level: float = 0.9,
     seed: int = 0,

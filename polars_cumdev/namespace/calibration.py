@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_cumdev import binned, calibration, corp
+from polars_cumdev.method.expressions import Column
 from polars_cumdev.namespace.base import F, Methods
 
 __all__ = ["CalibrationMethods"]
@@ -21,11 +22,11 @@ class CalibrationMethods(Methods[F]):
 
     def calibration(
         self,
-        score: str,
-        response: str,
-        weight: str | None = None,
+        score: Column,
+        response: Column,
+        weight: Column | None = None,
         *,
-        by: str | Sequence[str] | None = None,
+        by: Column | Sequence[Column] | None = None,
         engine: str = "auto",
     ) -> F:
         """ECCE-R and ECCE-MAD of predicted probabilities, overall or per group.
@@ -39,9 +40,9 @@ class CalibrationMethods(Methods[F]):
 
     def calibration_curve(
         self,
-        score: str,
-        response: str,
-        weight: str | None = None,
+        score: Column,
+        response: Column,
+        weight: Column | None = None,
         *,
         subpop: pl.Expr | str | None = None,
         fraction: float = 1.0,
@@ -59,11 +60,11 @@ class CalibrationMethods(Methods[F]):
 
     def corp(
         self,
-        score: str,
-        response: str,
-        weight: str | None = None,
+        score: Column,
+        response: Column,
+        weight: Column | None = None,
         *,
-        by: str | Sequence[str] | None = None,
+        by: Column | Sequence[Column] | None = None,
     ) -> F:
         """Mean Brier score and its CORP decomposition (MCB, DSC, UNC), overall or per group.
 
@@ -74,11 +75,11 @@ class CalibrationMethods(Methods[F]):
 
     def corp_curve(
         self,
-        score: str,
-        response: str,
-        weight: str | None = None,
+        score: Column,
+        response: Column,
+        weight: Column | None = None,
         *,
-        by: str | Sequence[str] | None = None,
+        by: Column | Sequence[Column] | None = None,
         resamples: int = 100,
         level: float = 0.9,
         seed: int = 0,
@@ -102,9 +103,9 @@ class CalibrationMethods(Methods[F]):
 
     def reliability(
         self,
-        score: str,
-        response: str,
-        weight: str | None = None,
+        score: Column,
+        response: Column,
+        weight: Column | None = None,
         *,
         subpop: pl.Expr | str | None = None,
         bins: int = 10,
@@ -135,14 +136,14 @@ class CalibrationMethods(Methods[F]):
 
     def ece(
         self,
-        score: str,
-        response: str,
-        weight: str | None = None,
+        score: Column,
+        response: Column,
+        weight: Column | None = None,
         *,
         bins: int = 10,
         binning: str = "equispaced",
         weighting: str = "width",
-        by: str | Sequence[str] | None = None,
+        by: Column | Sequence[Column] | None = None,
         seed: int = 0,
     ) -> F:
         """Binned expected calibration errors ECE1 and ECE2, overall or per group.
@@ -166,14 +167,14 @@ class CalibrationMethods(Methods[F]):
 
     def ece_sweep(
         self,
-        score: str,
-        response: str,
-        weight: str | None = None,
+        score: Column,
+        response: Column,
+        weight: Column | None = None,
         *,
         bins: Sequence[int] = binned.DEFAULT_SWEEP,
         binning: str = "equispaced",
         weighting: str = "width",
-        by: str | Sequence[str] | None = None,
+        by: Column | Sequence[Column] | None = None,
         seed: int = 0,
     ) -> F:
         """ECE1 and ECE2 for each number of bins in ``bins`` (they move; the ECCEs need none).

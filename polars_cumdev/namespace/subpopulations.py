@@ -12,6 +12,7 @@ from pathlib import Path
 import polars as pl
 
 from polars_cumdev import compare, subpopulation
+from polars_cumdev.method.expressions import Column
 from polars_cumdev.namespace.base import F, Methods
 
 __all__ = ["SubpopulationMethods"]
@@ -22,10 +23,10 @@ class SubpopulationMethods(Methods[F]):
 
     def screen(
         self,
-        by: str | Sequence[str],
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        by: Column | Sequence[Column],
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
         variance: str = "auto",
         engine: str = "auto",
@@ -45,9 +46,9 @@ class SubpopulationMethods(Methods[F]):
     def curve(
         self,
         subpop: pl.Expr | str,
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
         variance: str = "auto",
         fraction: float = 1.0,
@@ -75,9 +76,9 @@ class SubpopulationMethods(Methods[F]):
         self,
         first: pl.Expr | str,
         second: pl.Expr | str,
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
         variance: str = "empirical",
         ties: str = "error",
@@ -106,9 +107,9 @@ class SubpopulationMethods(Methods[F]):
         self,
         first: pl.Expr | str,
         second: pl.Expr | str,
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
         variance: str = "empirical",
         ties: str = "error",
@@ -136,11 +137,11 @@ class SubpopulationMethods(Methods[F]):
 
     def compare_all(
         self,
-        by: str,
+        by: Column,
         reference: object,
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
         variance: str = "empirical",
         ties: str = "error",
@@ -166,12 +167,12 @@ class SubpopulationMethods(Methods[F]):
 
     def paired(
         self,
-        score: str | Sequence[str],
-        first: str,
-        second: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        first: Column,
+        second: Column,
+        weight: Column | None = None,
         *,
-        by: str | Sequence[str] | None = None,
+        by: Column | Sequence[Column] | None = None,
         variance: str = "empirical",
     ) -> F:
         """Paired samples: first minus second response of the same units, by score.
@@ -188,10 +189,10 @@ class SubpopulationMethods(Methods[F]):
 
     def paired_curve(
         self,
-        score: str | Sequence[str],
-        first: str,
-        second: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        first: Column,
+        second: Column,
+        weight: Column | None = None,
         *,
         subpop: pl.Expr | str | None = None,
         variance: str = "empirical",
@@ -219,10 +220,10 @@ class SubpopulationMethods(Methods[F]):
 
     def report(
         self,
-        by: str | Sequence[str],
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        by: Column | Sequence[Column],
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
         path: str | Path,
         top: int = 5,

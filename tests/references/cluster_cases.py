@@ -36,7 +36,7 @@ RANGES = [1, 2, 7, 64]
 
 
 def screen_expected(df: pl.DataFrame, weight: str | None = "w", variance: str = "auto"):
-    return screen(df, "g", "s", "r", weight, variance=variance).collect()
+    return screen(df, "g", "s", "r", weight, variance=variance)
 
 
 def null_keys(seed: int = 5) -> pl.DataFrame:

@@ -40,8 +40,7 @@ def decomposition_rows(rows: int, groups_list: list[int], repeat: int) -> list[d
         )
         loop = common.best_of(
             lambda df=df, keys=keys: [
-                corp(df.filter(pl.col("group") == k), "score", "response", "weight")
-                for k in keys
+                corp(df.filter(pl.col("group") == k), "score", "response", "weight") for k in keys
             ],
             1,
         )

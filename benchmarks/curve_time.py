@@ -37,7 +37,8 @@ def child(rows: int, groups: int, engine: str, repeat: int) -> None:
     out = {"rows": rows, "groups": groups, "engine": engine}
     out["sort_s"] = common.best_of(lambda: df.sort("score"), repeat)
     out["screen_s"] = common.best_of(
-        lambda: screen(df.lazy(), "group", "score", "response", "weight").collect(engine=engine), repeat
+        lambda: screen(df.lazy(), "group", "score", "response", "weight").collect(engine=engine),
+        repeat,
     )
     for name, row in picks.items():
         mask = pl.col("group") == row["group"]

@@ -60,7 +60,12 @@ def child(rows: int, groups: int, engine: str, repeat: int, ranges: int) -> None
                 df, "group", "score", "response", "weight", ranges=ranges, engine=polars_engine
             )
         query = screen(
-            df.lazy(), "group", "score", "response", "weight", engine="kernel" if compiled else "polars"
+            df.lazy(),
+            "group",
+            "score",
+            "response",
+            "weight",
+            engine="kernel" if compiled else "polars",
         )
         return query.collect(engine=polars_engine)
 

@@ -163,4 +163,3 @@ def test_spark_executors_without_the_package(tmp_path: Path) -> None:
         for fix in ("PYSPARK_PYTHON", "spark.pyspark.python", "spark.archives"):
             assert fix in line
     assert "Py4JJavaError" not in result.stdout
-

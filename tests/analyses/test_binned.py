@@ -116,15 +116,11 @@ def test_reliability_any_scale_and_tiny_populations(binning, bins):
     s, r, w, member = _columns(frame)
     assert sum(member) == 5
     got = reliability(frame, "s", "r", "w", subpop="member", bins=bins, binning=binning)
-    assert_matches(
-        got, reliability_reference(s, r, w, member, bins=bins, binning=binning)
-    )
+    assert_matches(got, reliability_reference(s, r, w, member, bins=bins, binning=binning))
     noisy = frame.with_columns(pl.Series("s", rng.normal(1e6, 1e-3, frame.height)))
     s, r, w, member = _columns(noisy)
     got = reliability(noisy, "s", "r", "w", subpop="member", bins=bins, binning=binning)
-    assert_matches(
-        got, reliability_reference(s, r, w, member, bins=bins, binning=binning)
-    )
+    assert_matches(got, reliability_reference(s, r, w, member, bins=bins, binning=binning))
 
 
 @pytest.mark.parametrize("binning", BINNINGS)

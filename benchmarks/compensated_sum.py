@@ -53,7 +53,7 @@ import polars as pl
 from polars_cumdev.kernel import prefix_table
 from polars_cumdev.kernel.prefix import HI, LO
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method.bins import running_sums
+from polars_cumdev.method.prefix_sums import running_sums
 
 BLOCK = 4096
 

@@ -82,7 +82,7 @@ def stacked_band(x, v, c, point, segment, resamples: int, level: float, seed: in
 
 
 def band_rows(rows: int, groups: int, resamples: int) -> list[dict]:
-    from polars_cumdev.corp.decomposition import corp_curve
+    from polars_cumdev.corp import corp_curve
     from polars_cumdev.corp.isotonic import consistency_band
 
     df = common.make_frame(rows, groups, seed=7)
@@ -167,7 +167,7 @@ def main() -> None:
     rows = int(args.rows)
     print(common.machine())
     warm = common.make_frame(1000, 3)  # imports SciPy and compiles the plans once
-    from polars_cumdev.corp.decomposition import corp, corp_curve
+    from polars_cumdev.corp import corp, corp_curve
 
     corp(warm, "score", "response", "weight", by="group")
     corp_curve(warm, "score", "response", "weight", by="group", resamples=2)

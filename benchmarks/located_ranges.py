@@ -8,7 +8,7 @@ Usage::
 
 For each size, two fresh processes screen the same frame
 (:func:`polars_cumdev.engines.partitioned.screen_partitioned`, in-memory engine, or
-with ``--parquet`` :func:`~polars_cumdev.engines.partitioned.screen_parquet` reading
+with ``--parquet`` :func:`~polars_cumdev.partitioned.screen_parquet` reading
 it from a file):
 ``off`` with the second pass disabled (as if no group had D > 2 sigma: the
 first pass alone) and ``on`` as shipped (the flagged groups' curves laid out
@@ -29,7 +29,7 @@ import common
 
 def child(rows: int, groups: int, ranges: int, mode: str, repeat: int, parquet: str) -> None:
     import polars_cumdev.engines.partitioned.drivers as drivers
-    from polars_cumdev.engines.partitioned import screen_parquet, screen_partitioned
+    from polars_cumdev.partitioned import screen_parquet, screen_partitioned
 
     df = common.make_frame(rows, groups, seed=rows + groups)
     input_bytes = df.estimated_size()

@@ -13,7 +13,7 @@ Usage::
    by chunk. Free disk space is checked first; the row count is scaled down
    (and the script says so) when the files would not fit.
 2. In a child process whose memory is capped, runs
-   :func:`polars_cumdev.engines.partitioned.screen_parquet` on the glob: a streaming
+   :func:`polars_cumdev.partitioned.screen_parquet` on the glob: a streaming
    pass for the checks and cell summaries, then one score range at a time.
 3. In another child under the same cap, runs the one-pass screen on the same
    glob, ``pl.scan_parquet(glob).cumdev.screen(...).collect(engine="streaming")``.
@@ -108,7 +108,7 @@ def child(kind: str, glob: str, cap: int, ranges: int | None) -> None:
     import polars as pl
 
     import polars_cumdev  # noqa: F401  (registers the namespace)
-    from polars_cumdev.engines.partitioned import screen_parquet
+    from polars_cumdev.partitioned import screen_parquet
 
     columns = {"by": "group", "score": "score", "response": "response", "weight": "weight"}
     start = time.perf_counter()

@@ -38,7 +38,7 @@ ENGINES = ("in-memory", "streaming", "kernel", "kernel-streaming")
 
 
 def child(rows: int, groups: int, engine: str, repeat: int, ranges: int) -> None:
-    from polars_cumdev.engines.partitioned import screen_partitioned
+    from polars_cumdev.partitioned import screen_partitioned
     from polars_cumdev.subpopulation import screen
 
     df = common.make_frame(rows, groups, seed=rows + groups)

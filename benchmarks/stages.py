@@ -33,7 +33,8 @@ import polars as pl
 
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.accumulate import accumulate
-from polars_cumdev.method.bins import full_population_prefix, locate_bins
+from polars_cumdev.method.bins import locate_bins
+from polars_cumdev.method.prefix_sums import full_population_prefix
 from polars_cumdev.method.statistics import is_binary, normalize, summarize
 from polars_cumdev.method.ties import group_rows, merge_ties
 from polars_cumdev.subpopulation import prepare_screen, screen

@@ -16,12 +16,13 @@ from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
-from polars_cumdev.method.bins import full_population_prefix, locate_bins
+from polars_cumdev.method.bins import locate_bins
 from polars_cumdev.method.curves import curve_frame, variance_share
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.masks import mask_checks, resolve_mask
+from polars_cumdev.method.prefix_sums import full_population_prefix
 from polars_cumdev.method.prepare import (
     FrameLike,
     Prepared,

@@ -1,6 +1,6 @@
 """The CORP reliability diagram: isotonic recalibration, consistency band, diagonal, histogram.
 
-The frame drawn is the output of :func:`polars_cumdev.corp.decomposition.corp_curve` for
+The frame drawn is the output of :func:`polars_cumdev.corp.diagram.corp_curve` for
 one group: one row per distinct score with ``score``, ``fitted`` (the
 isotonic recalibration there), ``weight``, ``rows``, ``block``, and the
 band ``lower``, ``upper`` with its ``level`` and ``resamples`` (null when
@@ -101,7 +101,7 @@ def corp(
     Parameters
     ----------
     curve
-        One group's output of :func:`polars_cumdev.corp.decomposition.corp_curve`
+        One group's output of :func:`polars_cumdev.corp.diagram.corp_curve`
         (filter a ``by=`` result to one group first): ``score``,
         ``fitted``, ``weight``, ``rows``, ``block``, ``lower``, ``upper``,
         ``level``; other columns are ignored.

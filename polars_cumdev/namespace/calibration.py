@@ -86,7 +86,7 @@ class CalibrationMethods(Methods[F]):
     ) -> F:
         """CORP reliability diagram: the isotonic fit and its consistency band, tidy.
 
-        See :func:`polars_cumdev.corp.decomposition.corp_curve`.
+        See :func:`polars_cumdev.corp.diagram.corp_curve`.
         """
         return self._out(
             corp.corp_curve(

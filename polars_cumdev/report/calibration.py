@@ -29,7 +29,7 @@ import polars as pl
 
 from polars_cumdev import charts
 from polars_cumdev.calibration import calibration, calibration_curve
-from polars_cumdev.corp.decomposition import corp, corp_curve
+from polars_cumdev.corp import corp, corp_curve
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.groups import group_label, group_selection
 from polars_cumdev.method.prepare import FrameLike, as_lazy
@@ -112,7 +112,7 @@ def calibration_report(
     top
         Number of groups drawn (groups with a null z are skipped).
     resamples, level, seed
-        The consistency bands of :func:`polars_cumdev.corp.decomposition.corp_curve`; all
+        The consistency bands of :func:`polars_cumdev.corp.diagram.corp_curve`; all
         groups' curves come from one query.
     band
         Level of the Kolmogorov-Smirnov band of the cumulative plots

@@ -17,51 +17,13 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from engine_cases import assert_same, planted
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_partitioned import assert_same
 
 from polars_cumdev.engines.partitioned import screen_parquet, screen_partitioned
 from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.subpopulation import screen
-
-
-def planted(
-    seed: int, rows: int = 6000, *, weighted: bool = True, response: str = "binary"
-) -> pl.DataFrame:
-    """Seeded frame with deviations planted in some groups.
-
-    Groups: ``wide`` (a bump over scores 0.3-0.7, across many ranges),
-    ``narrow`` (all its scores in [0.50, 0.52] with a bump in the upper
-    half: one or two ranges), ``drop`` (a fall over 0.1-0.4), ``null``
-    (no deviation), ``flat`` (one score), ``small`` (few rows), and
-    ``other`` the rest of the population. A third of the scores lie on a
-    grid of 1/128, so ties are frequent.
-    """
-    rng = np.random.default_rng(seed)
-    names = np.array(["wide", "narrow", "drop", "null", "flat", "small", "other"])
-    share = np.array([0.15, 0.08, 0.12, 0.1, 0.02, 0.01, 0.52])
-    g = rng.choice(names.size, size=rows, p=share)
-    g[: names.size] = np.arange(names.size)
-    s = rng.random(rows)
-    s = np.where(g == 1, 0.5 + 0.02 * rng.random(rows), s)
-    s = np.where(g == 4, 0.25, s)
-    grid = rng.random(rows) < 1 / 3
-    s = np.where(grid, np.round(s * 128.0) / 128.0, np.round(s, 7))
-    shift = np.zeros(rows)
-    shift += 0.35 * ((g == 0) & (s > 0.3) & (s < 0.7))
-    shift += 0.4 * ((g == 1) & (s > 0.51))
-    shift -= 0.35 * ((g == 2) & (s > 0.1) & (s < 0.4))
-    p = np.clip(0.1 + 0.5 * s + shift, 0.0, 1.0)
-    if response == "binary":
-        r = (rng.random(rows) < p).astype(np.int64)
-    else:
-        r = np.round(p + rng.normal(0.0, 0.3, rows), 4)
-    columns = {"g": names[g], "s": s, "r": r}
-    if weighted:
-        columns["w"] = rng.lognormal(0.0, 0.5, rows)
-    return pl.DataFrame(columns)
-
 
 CASES = [
     (1, "binary", True),

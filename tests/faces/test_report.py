@@ -137,8 +137,8 @@ def with_null_county() -> pl.DataFrame:
 def test_report_drills_into_the_null_group(
     with_null_county: pl.DataFrame, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from polars_cumdev.report import subpopulation as report_module
     from polars_cumdev.method.groups import selection_label
+    from polars_cumdev.report import subpopulation as report_module
 
     args = {"score": "log_income", "response": "has_internet", "weight": "w"}
     table = with_null_county.cumdev.screen(by="county", **args)

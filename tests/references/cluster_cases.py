@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from test_partitioned import assert_same, make_data
-from test_partitioned_location import planted
+from engine_cases import assert_same, make_data, planted
 
 import polars_cumdev  # noqa: F401  (registers the namespace)
 from polars_cumdev import CumdevError

@@ -11,8 +11,9 @@ from polars_cumdev.engines.partitioned.columns import Q_HI, Q_LO, QUERY, RANGE, 
 from polars_cumdev.engines.partitioned.step import RangeResult, zero_sums
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.accumulate import per_group
-from polars_cumdev.method.bins import COUNT_SUMS, FLOAT_SUMS, MAXIMA, SUMS, bin_moments
+from polars_cumdev.method.bins import bin_moments
 from polars_cumdev.method.location import LOCATION_COLUMNS
+from polars_cumdev.method.prefix_sums import COUNT_SUMS, FLOAT_SUMS, MAXIMA, SUMS
 from polars_cumdev.method.statistics import (
     C_ERROR,
     OVERFLOWS,

@@ -19,7 +19,7 @@ from polars_cumdev.engines.partitioned.step import (
 )
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled as _engines
-from polars_cumdev.method.bins import PREFIX_SCORE
+from polars_cumdev.method.prefix_sums import PREFIX_SCORE
 from polars_cumdev.method.prepare import FrameLike, as_lazy
 
 __all__ = ["range_points"]

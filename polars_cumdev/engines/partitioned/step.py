@@ -12,16 +12,15 @@ from polars_cumdev.engines.partitioned.cells import Plan
 from polars_cumdev.engines.partitioned.columns import GID, MIDPOINT, QUERY, Engine
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled as _engines
-from polars_cumdev.method.bins import (
+from polars_cumdev.method.bins import bin_moments, midpoints
+from polars_cumdev.method.prefix_sums import (
     COUNT_SUMS,
     FLOAT_SUMS,
     MAXIMA,
     PREFIX_SCORE,
     SUMS,
-    bin_moments,
     difference_error,
     full_population_prefix,
-    midpoints,
 )
 from polars_cumdev.method.prepare import FrameLike, as_lazy
 from polars_cumdev.method.sums import boundary

@@ -14,7 +14,8 @@ import polars as pl
 
 import polars_cumdev  # noqa: F401  (registers the `cumdev` namespace)
 from polars_cumdev import charts
-from polars_cumdev.datasets import calibration_oscillating, census
+from polars_cumdev.datasets import calibration_oscillating, census, weekly_predictions
+from polars_cumdev.drift import calibration_drift
 
 COLUMNS = {"score": "log10_income", "response": "has_internet", "weight": "WGTP"}
 
@@ -58,8 +59,28 @@ def main(out: Path) -> list[Path]:
         ),
         "corp.svg": charts.corp(corp_curve, summary=corp),
         "covariate_map.svg": charts.covariate_map(oakridge, max_points=1500),
+        "drift.svg": charts.drift(
+            calibration_drift(weekly_predictions(seed=0), "score", "response", time="ts")
+        ),
     }
+    pictures["sklearn_display.svg"] = _sklearn_display().plot(band=0.05)
     return [charts.save(chart, out / name) for name, chart in pictures.items()]
+
+
+def _sklearn_display():  # the [sklearn] extra (part of the test extra)
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from polars_cumdev.sklearn import CumulativeCalibrationDisplay
+
+    x, y = load_breast_cancer(return_X_y=True)
+    x_train, x_test, y_train, y_test = train_test_split(x, y, random_state=0)
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    model.fit(x_train, y_train)
+    return CumulativeCalibrationDisplay.from_estimator(model, x_test, y_test)
 
 
 if __name__ == "__main__":

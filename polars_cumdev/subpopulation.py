@@ -20,6 +20,7 @@ from polars_cumdev.method.bins import locate_bins
 from polars_cumdev.method.curves import curve_frame, variance_share
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.groups import selection_label
+from polars_cumdev.method.keys import Key
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.masks import mask_checks, resolve_mask
 from polars_cumdev.method.prefix_sums import full_population_prefix
@@ -116,7 +117,7 @@ def _prepare(
 
 def prepare_screen(
     frame: FrameLike,
-    by: str | Sequence[str],
+    by: Key | Sequence[Key],
     score: str,
     response: str,
     weight: str | None,
@@ -219,9 +220,13 @@ def screen(
     Parameters
     ----------
     frame
-        The full population (DataFrame or LazyFrame).
+        The full population: a Polars DataFrame or LazyFrame, or a pandas
+        DataFrame or PyArrow Table (converted once; the result is then an
+        eager Polars DataFrame, see :mod:`polars_cumdev.method.frames`).
     by
-        Column(s) defining the subpopulations.
+        Column(s) defining the subpopulations: names, or expressions such as
+        ``pl.col("ts").dt.truncate("1w")`` (one group per week), each named
+        by its output name (:mod:`polars_cumdev.method.keys`).
     score, response, weight
         Column names of S, R and W; ``weight=None`` weights rows equally.
         A list of covariates as ``score`` orders the rows along a Hilbert
@@ -285,7 +290,7 @@ def curve(
     Parameters
     ----------
     frame
-        The full population (DataFrame or LazyFrame).
+        The full population, as in :func:`screen` (Polars, pandas or PyArrow).
     subpop
         Boolean expression, or name of a boolean column, selecting the
         subpopulation.

@@ -6,11 +6,11 @@ effects and also sees the imports inside functions (the lazy ones that keep
 
 0. the ground: ``kernel/`` (compiled arithmetic), ``errors``, ``datasets/``;
 1. ``method/``: the stages every analysis shares;
-2. the analyses: ``subpopulation``, ``paired``, ``calibration``, ``compare/``,
-   ``binned/``, ``corp/``, ``covariates/``;
+2. the analyses: ``subpopulation``, ``paired``, ``calibration``, ``drift``,
+   ``compare/``, ``binned/``, ``corp/``, ``covariates/``;
 3. ``engines/``: range-partitioned and cluster runs of the analyses;
 4. the faces, in this order: ``charts/``, ``report/``, ``namespace``, then
-   ``cli/`` beside the public facades (``spark``, ``dask``, ``partitioned``) and
+   ``cli/`` beside the public facades (``spark``, ``dask``, ``partitioned``, ``sklearn``) and
    the package itself.
 
 An import may point to a lower wing, or sideways inside a wing, never up;
@@ -50,6 +50,8 @@ WINGS: dict[str, tuple[int, int]] = {
     "spark": (4, 3),
     "dask": (4, 3),
     "partitioned": (4, 3),
+    "sklearn": (4, 3),
+    "drift": (2, 0),
     "": (4, 3),  # polars_cumdev/__init__.py (the command line imports it to register `cumdev`)
 }
 

@@ -17,7 +17,17 @@ import pytest
 
 import polars_cumdev
 
-HEAVY = ("scipy", "altair", "vl_convert", "pyspark", "dask", "numba")
+HEAVY = (
+    "scipy",
+    "altair",
+    "vl_convert",
+    "pyspark",
+    "dask",
+    "numba",
+    "sklearn",
+    "pandas",
+    "pyarrow",
+)
 PACKAGE_ROOT = Path(polars_cumdev.__file__).resolve().parent.parent
 
 PRELUDE = """
@@ -61,10 +71,18 @@ frame.cumdev.curve(subpop=pl.col("g") == "a", score="s", response="r")
 stages["curve"] = loaded()
 frame.cumdev.calibration(score="s", response="r", by="g")
 stages["calibration"] = loaded()
+frame.cumdev.calibration(score="s", response="r", by=pl.col("g").str.to_uppercase())
+stages["by expression"] = loaded()
 """
     )
     assert Path(stages.pop("file")[0]).resolve() == Path(polars_cumdev.__file__).resolve()
-    assert stages == {"import": [], "screen": [], "curve": [], "calibration": []}
+    assert stages == {
+        "import": [],
+        "screen": [],
+        "curve": [],
+        "calibration": [],
+        "by expression": [],
+    }
 
 
 @pytest.mark.slow

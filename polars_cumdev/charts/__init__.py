@@ -10,21 +10,37 @@ Vega-Lite JSON, SVG, PNG, PDF or self-contained HTML via ``vl-convert``.
 * :func:`reliability` - binned reliability diagram, subpopulation in black,
   full population in gray, bootstrap resamples in light gray.
 * :func:`screen` - every group's Kuiper z, ranked, significant groups filled.
+* :func:`drift` - each time window's calibration z against time, with the
+  family-wise critical line; flagged windows named.
 * :func:`ece_sweep` - binned ECEs against the number of bins, beside the ECCEs.
 * :func:`covariate_map` - the points of a curve on Hilbert order in the plane
   of two covariates, coloured by their position along the curve.
+* :func:`calibration_classes` - one cumulative calibration plot per class of a
+  class-wise curve frame.
 * :func:`corp` - CORP reliability diagram: isotonic recalibration, consistency
   band, diagonal, histogram of the scores.
 """
 
 from __future__ import annotations
 
+from polars_cumdev.charts.classes import calibration_classes
 from polars_cumdev.charts.corp import corp
 from polars_cumdev.charts.covariates import covariate_map
 from polars_cumdev.charts.cumulative import cumulative
+from polars_cumdev.charts.drift import drift
 from polars_cumdev.charts.ece import ece_sweep
 from polars_cumdev.charts.export import save
 from polars_cumdev.charts.reliability import reliability
 from polars_cumdev.charts.screen import screen
 
-__all__ = ["corp", "covariate_map", "cumulative", "ece_sweep", "reliability", "save", "screen"]
+__all__ = [
+    "calibration_classes",
+    "corp",
+    "covariate_map",
+    "cumulative",
+    "drift",
+    "ece_sweep",
+    "reliability",
+    "save",
+    "screen",
+]

@@ -6,6 +6,12 @@ q-values), with ``--corp`` the CORP decomposition of the Brier score;
 cumulative calibration plot (of the group with the largest ECCE-R z) and,
 with ``--corp``, the CORP diagram beside it; ``--report`` writes both per
 group into an HTML page (:mod:`polars_cumdev.report.calibration`).
+
+Beyond one probability per row: ``--kind top-label`` or ``--kind class-wise``
+with the K probability columns in ``--score`` (comma-separated or repeated)
+and the class labels in ``--response``; ``--target mean`` for predicted means
+and ``--quantile ALPHA`` for predicted quantiles of a real response
+(:func:`polars_cumdev.calibration.calibration`).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from polars_cumdev.cli.arguments import (
     positive_int,
     table_arguments,
 )
+from polars_cumdev.cli.drift import add_drift_arguments, run_drift
 from polars_cumdev.cli.input import check_out, read_columns
 from polars_cumdev.cli.output import (
     CHART_SUFFIXES,
@@ -31,7 +38,8 @@ from polars_cumdev.cli.output import (
     say,
     show,
 )
-from polars_cumdev.method.groups import top_group
+from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method.groups import group_selection, top_group
 
 __all__ = ["add_command"]
 
@@ -53,7 +61,52 @@ _SHOWN = (
 _CORP_SHOWN = ("n", "brier", "mcb", "dsc", "unc", "base_rate", "blocks")
 
 
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    """The library's ``kind``, ``target`` and ``alpha`` from the command's flags."""
+    if args.quantile is not None and args.target not in (None, "quantile"):
+        raise InvalidParameterError(f"--quantile and --target {args.target} contradict each other")
+    target = "quantile" if args.quantile is not None else (args.target or "probability")
+    if target == "quantile" and args.quantile is None:
+        raise InvalidParameterError("--target quantile needs --quantile ALPHA, the level")
+    if not isinstance(args.score, str) and args.kind is None:
+        raise InvalidParameterError(
+            f"--score must name one column here, got {', '.join(args.score)!r}; several "
+            "probability columns need --kind top-label or --kind class-wise"
+        )
+    special = args.kind is not None or target != "probability"
+    if special and args.corp:
+        raise InvalidParameterError(
+            "--corp decomposes the Brier score of one probability per row; drop it with "
+            "--kind, --target or --quantile"
+        )
+    if args.kind is not None and args.report:
+        raise InvalidParameterError("--report is not yet written for --kind; use --out")
+    return {"kind": args.kind, "target": target, "alpha": args.quantile}
+
+
+def _y_label(args: argparse.Namespace, score: str) -> str:
+    if args.quantile is not None:
+        return f"cumulative share of {args.response} <= {score}, minus {args.quantile:g}"
+    if args.kind == "top-label":
+        return "cumulative share right minus top probability"
+    if args.kind == "class-wise":
+        return "cumulative share of the class minus its probability"
+    return f"cumulative {args.response} minus {score}"
+
+
 def _run(args: argparse.Namespace) -> None:
+    options = _options(args)
+    special = options["kind"] is not None or options["target"] != "probability"
+    if args.by_time is not None:  # calibration window by window (cli/drift.py)
+        if special:
+            raise InvalidParameterError(
+                "--by-time follows one probability per row; drop --kind, --target or --quantile"
+            )
+        run_drift(args)
+        return
+    if special:
+        _run_kind(args, options)
+        return
     target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
     page = check_out(args.report, (".html",))
     check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True)
@@ -132,6 +185,79 @@ def _run(args: argparse.Namespace) -> None:
         save_chart(diagram, target.with_name(f"{target.stem}-corp{target.suffix}"))
 
 
+def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
+    """Multiclass probabilities, or predicted means or quantiles: the table and the chart."""
+    target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES))
+    page = check_out(args.report, (".html",))
+    multiclass = options["kind"] is not None
+    if multiclass:  # the labels may be class names: not checked as numbers
+        frame = read_columns(args.path, args.score, args.weight)
+    else:
+        frame = read_columns(args.path, args.score, args.response, args.weight)
+    say("measuring calibration ...")
+    keys = list(args.by or [])
+    table = frame.cumdev.calibration(
+        score=args.score, response=args.response, weight=args.weight, by=args.by, **options
+    ).collect()
+    classwise = options["kind"] == "class-wise"
+    shown = [*_SHOWN[:8], "ecce_r_holm", *_SHOWN[8:]] if classwise else _SHOWN
+    show(table, [*keys, *(["class"] if classwise else []), *shown], args.rows)
+    if page is not None:  # a mean or a quantile (not --kind): the cumulative views alone
+        from polars_cumdev.report.calibration import calibration_report
+
+        say(f"writing report {page} ...")
+        calibration_report(
+            frame,
+            args.score,
+            args.response,
+            args.weight,
+            path=page,
+            by=args.by,
+            band=args.band,
+            target=options["target"],
+            alpha=options["alpha"],
+        )
+        say(f"wrote {page}")
+    if target is None:
+        return
+    subset, label, extra = frame, "all predictions", {}
+    if keys or classwise:
+        _, label, row = top_group(table, [*keys, *(["class"] if classwise else [])], "ecce_r_z")
+        if keys:
+            subset = frame.filter(group_selection(keys, row))
+        if classwise:
+            extra = {"class_": row["class"]}
+        what = "class" if classwise else "group"
+        say(f"drawing the {what} with the largest ECCE-R z ({label}) ...")
+    points = subset.cumdev.calibration_curve(
+        score=args.score,
+        response=args.response,
+        weight=args.weight,
+        fraction=args.fraction,
+        **options,
+        **extra,
+    ).collect()
+    if target.suffix.lower() in DATA_SUFFIXES:
+        save_table(points, str(target), target.suffix.lower().lstrip("."))
+        return
+    from polars_cumdev import charts
+
+    score = args.score if isinstance(args.score, str) else "probability"
+    if options["kind"] == "top-label":
+        score = "top probability"
+    elif classwise:
+        score = f"probability of {extra['class_']}"
+    chart = charts.cumulative(
+        points.drop("class", strict=False),
+        subject=f"calibration ({options['kind'] or options['target']}), {label}",
+        score_label=score,
+        y_label=_y_label(args, score),
+        kind="calibration",
+        band=args.band,
+    )
+    save_chart(chart, target)
+
+
 def add_command(commands: Any) -> None:
     """Register ``calibration`` on the subcommand parsers of :func:`polars_cumdev.cli.main`."""
     calibration = commands.add_parser(
@@ -164,6 +290,30 @@ def add_command(commands: Any) -> None:
         metavar="FILE.html",
         help="write an HTML report: cumulative plot and CORP diagram side by side, per group",
     )
+    calibration.add_argument(
+        "--kind",
+        choices=["top-label", "class-wise"],
+        default=None,
+        help="multiclass probabilities: --score names the K probability columns "
+        "(comma-separated or repeated), --response the class (index 0..K-1 or a score "
+        "column's name); top-label: the top probability against 'the predicted class was "
+        "right'; class-wise: one row per class (one-vs-rest) with Holm and BH adjustments",
+    )
+    calibration.add_argument(
+        "--target",
+        choices=["probability", "mean", "quantile"],
+        default=None,
+        help="what --score predicts: a probability (default), the mean of a real response "
+        "(sigma from successive differences of the residuals), or a quantile (with --quantile)",
+    )
+    calibration.add_argument(
+        "--quantile",
+        type=_alpha,
+        default=None,
+        metavar="ALPHA",
+        help="--score predicts the ALPHA-quantile of --response (e.g. 0.9): compares "
+        "1{response <= score} with ALPHA",
+    )
     band_argument(calibration)
     calibration.add_argument(
         "--resamples",
@@ -175,4 +325,15 @@ def add_command(commands: Any) -> None:
         "--level", type=level_value, default=0.9, help="coverage of the CORP band (default 0.9)"
     )
     calibration.add_argument("--seed", type=positive_int, default=0, help="seed of the band")
-    calibration.set_defaults(run=_run)
+    add_drift_arguments(calibration)
+    calibration.set_defaults(run=_run, several_scores=True)  # --kind takes several; _options
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in (0, 1), got {text}")
+    return value

@@ -12,7 +12,9 @@ Three families of loaders:
   appendix A: :func:`calibration_linear`, :func:`calibration_overconfident`
   and :func:`calibration_oscillating`.
 * two paired examples (two responses per unit): :func:`paired_synthetic`
-  and :func:`paired_models`.
+  and :func:`paired_models`;
+* a model's predictions week by week with drift planted in one week, for
+  monitoring calibration over time: :func:`weekly_predictions`.
 
 The synthetic loaders return the true success probability of every row in
 the column ``expected``, so the ground truth can be plotted next to what the
@@ -34,6 +36,7 @@ from polars_cumdev.datasets.calibration_examples import (
     calibration_oscillating,
     calibration_overconfident,
 )
+from polars_cumdev.datasets.monitoring import weekly_predictions
 from polars_cumdev.datasets.paired_examples import paired_models, paired_synthetic
 from polars_cumdev.datasets.subpopulation_examples import (
     SYNTHETIC_EXAMPLES,
@@ -62,5 +65,6 @@ __all__ = [
     "power_indices",
     "smooth_oscillation",
     "step_oscillation",
+    "weekly_predictions",
     "weighted_outliers",
 ]

@@ -11,7 +11,9 @@ things the same way for all of them, as ``frame.cumdev`` does:
   is that column; any other is added with ``with_columns`` under its output
   name (``expr.meta.output_name()``, set with ``.alias``), and results name
   it that way. :func:`named_columns` does it.
-* **Results follow the input.** A DataFrame in gives a DataFrame out
+* **Results follow the input.** A pandas DataFrame or PyArrow table is
+  converted once (:func:`polars_cumdev.method.frames.polars_frame`) and
+  counts as a DataFrame. A DataFrame in gives a DataFrame out
   (collected with Polars' in-memory engine, as ``df.cumdev`` does); a
   LazyFrame in gives a LazyFrame that chains. The wrapped function itself
   receives the frame as given (a DataFrame's height chooses the engine,
@@ -28,6 +30,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method.frames import is_foreign, polars_frame
 
 __all__ = ["Column", "entry_point", "named_columns"]
 
@@ -141,6 +144,8 @@ def entry_point(
 
         @functools.wraps(function)
         def wrapper(frame: Any, *args: Any, **kwargs: Any) -> Any:
+            if is_foreign(frame):  # pandas or PyArrow: converted once, to a DataFrame
+                frame = polars_frame(frame)
             bound = signature.bind(frame, *args, **kwargs)
             given = {c: bound.arguments[c] for c in columns if c in bound.arguments}
             if isinstance(frame, pl.DataFrame | pl.LazyFrame):

@@ -30,6 +30,8 @@ from polars_cumdev.errors import (
     first_line,
 )
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.frames import polars_frame
+from polars_cumdev.method.keys import Key, with_keys
 from polars_cumdev.method.weights import SPREAD_MESSAGE, too_small
 
 __all__ = [
@@ -48,14 +50,15 @@ FrameLike = pl.DataFrame | pl.LazyFrame
 
 
 def as_lazy(frame: FrameLike) -> pl.LazyFrame:
-    """Return ``frame`` as a LazyFrame (a DataFrame is wrapped, not copied)."""
+    """Return ``frame`` as a LazyFrame (a DataFrame is wrapped, not copied).
+
+    A pandas DataFrame or a PyArrow table is converted first
+    (:func:`polars_cumdev.method.frames.polars_frame`); anything else raises
+    :class:`~polars_cumdev.errors.InvalidParameterError`.
+    """
     if isinstance(frame, pl.LazyFrame):
         return frame
-    if isinstance(frame, pl.DataFrame):
-        return frame.lazy()
-    raise InvalidParameterError(
-        f"expected a polars DataFrame or LazyFrame, got {type(frame).__name__}"
-    )
+    return polars_frame(frame).lazy()
 
 
 def schema_of(frame: pl.LazyFrame) -> pl.Schema:
@@ -88,19 +91,6 @@ def _require_numeric(schema: pl.Schema, column: str, what: str, *, allow_bool: b
         return
     kinds = "numeric or boolean" if allow_bool else "numeric"
     raise ColumnTypeError(f"{what} column {column!r} has dtype {dtype}; it must be {kinds}")
-
-
-def _keys(by: str | Sequence[str] | None) -> list[str]:
-    if by is None:
-        return []
-    if isinstance(by, str):
-        return [by]
-    keys = list(by)
-    if not keys or not all(isinstance(k, str) and k for k in keys):
-        raise InvalidParameterError(f"`by` must be a column name or a list of names, got {by!r}")
-    if len(set(keys)) != len(keys):
-        raise InvalidParameterError(f"`by` names a column twice: {keys}")
-    return keys
 
 
 @dataclass(frozen=True)
@@ -310,7 +300,7 @@ def prepare(
     score: str,
     response: str,
     weight: str | None = None,
-    by: str | Sequence[str] | None = None,
+    by: Key | Sequence[Key] | None = None,
     score_range: tuple[float, float] | None = None,
     response_range: tuple[float, float] | None = None,
     reserved: Sequence[str] = (),
@@ -326,7 +316,9 @@ def prepare(
         Column names of S_i, R_i and W_i. ``weight=None`` means W_i = 1. The
         response may be boolean (read as 0/1).
     by
-        Grouping column(s) passed through unchanged.
+        Grouping column(s) passed through unchanged; an expression is added
+        as a column under its output name first
+        (:func:`polars_cumdev.method.keys.with_keys`).
     score_range, response_range
         Closed intervals the values must lie in (calibration needs [0, 1]).
     reserved
@@ -345,9 +337,8 @@ def prepare(
     ColumnNotFoundError, ColumnTypeError, InvalidParameterError
         At once, for problems visible in the schema.
     """
-    lazy = as_lazy(frame)
+    lazy, keys = with_keys(as_lazy(frame), by)
     schema = schema_of(lazy)
-    keys = _keys(by)
     score = _require_name(score, "score")
     response = _require_name(response, "response")
     _require_numeric(schema, score, "score", allow_bool=False)

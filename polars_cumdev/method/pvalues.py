@@ -30,11 +30,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ks_critical", "ks_pvalue", "kuiper_pvalue"]
+__all__ = ["ks_critical", "ks_pvalue", "kuiper_critical", "kuiper_pvalue"]
 
 _LN10 = math.log(10.0)
 _PI2 = math.pi * math.pi
@@ -298,6 +299,44 @@ def ks_critical(alpha: float) -> float:
     >>> abs(ks_pvalue(ks_critical(0.01)) - 0.01) < 1e-14
     True
     """
+    return _critical(alpha, ks_pvalue)
+
+
+def kuiper_critical(alpha: float) -> float:
+    """Critical value of the normalized Kuiper statistic at level ``alpha``.
+
+    The inverse of :func:`kuiper_pvalue`: the z with P(range of B > z) =
+    alpha for a standard Brownian motion B on [0, 1] (Remark 2 of Tygert,
+    "Cumulative deviation of a subpopulation from the full population";
+    section 4 of the method spec). D / sigma > z_alpha exactly when the
+    Kuiper test rejects at level alpha; with alpha / m it is the Bonferroni
+    line across m tests.
+
+    Parameters
+    ----------
+    alpha : float
+        Level of the test, in (0, 1).
+
+    Returns
+    -------
+    float
+        z_alpha, found as in :func:`ks_critical`.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``alpha`` is not a number in (0, 1).
+
+    Examples
+    --------
+    >>> abs(kuiper_pvalue(kuiper_critical(0.05)) - 0.05) < 1e-14
+    True
+    """
+    return _critical(alpha, kuiper_pvalue)
+
+
+def _critical(alpha: float, pvalue: Callable[..., Any]) -> float:
+    """The z where ``pvalue(z) = alpha``, by Brent's method on the base-10 logarithm."""
     from scipy.optimize import brentq
 
     from polars_cumdev.errors import InvalidParameterError
@@ -307,7 +346,7 @@ def ks_critical(alpha: float) -> float:
     target = math.log10(alpha)
 
     def gap(z: float) -> float:
-        return float(ks_pvalue(z, log10=True)) - target
+        return float(pvalue(z, log10=True)) - target
 
     high = 1.0
     while gap(high) > 0.0:  # the p-value at z is below exp(-z^2 / 2): a few doublings

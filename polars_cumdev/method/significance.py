@@ -10,7 +10,7 @@ import polars as pl
 
 from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
 
-__all__ = ["benjamini_hochberg", "pvalue", "pvalue_columns"]
+__all__ = ["benjamini_hochberg", "holm", "pvalue", "pvalue_columns"]
 
 
 def pvalue(z: pl.Expr, function: Callable[..., object]) -> pl.Expr:
@@ -51,4 +51,19 @@ def benjamini_hochberg(p: pl.Expr) -> pl.Expr:
     ranked = p.sort(nulls_last=True)
     position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
     adjusted = (ranked * p.count().cast(pl.Float64) / position).cum_min(reverse=True)
+    return adjusted.clip(upper_bound=1.0).gather(order.arg_sort())
+
+
+def holm(p: pl.Expr) -> pl.Expr:
+    """Holm's step-down adjusted p-values over the non-null entries of ``p``.
+
+    h_(i) = max_{j <= i} min(1, (M - j + 1) p_(j)) over the M non-null
+    p-values in increasing order; nulls stay null. Rejecting where h <= level
+    keeps the family-wise error rate at that level whatever the dependence
+    between the tests. Computed with expressions only.
+    """
+    order = p.arg_sort(nulls_last=True)
+    ranked = p.sort(nulls_last=True)
+    position = pl.int_range(0, pl.len(), dtype=pl.Int64).cast(pl.Float64)
+    adjusted = (ranked * (p.count().cast(pl.Float64) - position)).cum_max()
     return adjusted.clip(upper_bound=1.0).gather(order.arg_sort())

@@ -7,10 +7,11 @@ Each forwards to the analysis that implements it (:mod:`polars_cumdev.calibratio
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
-from polars_cumdev import binned, calibration, corp
+from polars_cumdev import binned, calibration, corp, drift
 from polars_cumdev.method.expressions import Column
 from polars_cumdev.namespace.base import F, Methods
 
@@ -22,30 +23,53 @@ class CalibrationMethods(Methods[F]):
 
     def calibration(
         self,
-        score: Column,
+        score: Column | Sequence[Column],
         response: Column,
         weight: Column | None = None,
         *,
         by: Column | Sequence[Column] | None = None,
         engine: str = "auto",
+        kind: str | None = None,
+        classes: Sequence[Any] | None = None,
+        target: str = "probability",
+        alpha: float | None = None,
     ) -> F:
-        """ECCE-R and ECCE-MAD of predicted probabilities, overall or per group.
+        """ECCE-R and ECCE-MAD of predictions, overall or per group.
 
-        See :func:`polars_cumdev.calibration.calibration` (method.md 2,
-        appendix A equations (44)-(50)).
+        Probabilities, multiclass probabilities (``kind="top-label"`` or
+        ``"class-wise"``), predicted means (``target="mean"``) and quantiles
+        (``target="quantile", alpha=...``). See
+        :func:`polars_cumdev.calibration.calibration` (method.md 2, appendix A
+        equations (44)-(50)).
         """
         return self._out(
-            calibration.calibration(self._frame, score, response, weight, by=by, engine=engine)
+            calibration.calibration(
+                self._frame,
+                score,
+                response,
+                weight,
+                by=by,
+                engine=engine,
+                kind=kind,
+                classes=classes,
+                target=target,
+                alpha=alpha,
+            )
         )
 
     def calibration_curve(
         self,
-        score: Column,
+        score: Column | Sequence[Column],
         response: Column,
         weight: Column | None = None,
         *,
         subpop: pl.Expr | str | None = None,
         fraction: float = 1.0,
+        kind: str | None = None,
+        class_: Any = None,
+        classes: Sequence[Any] | None = None,
+        target: str = "probability",
+        alpha: float | None = None,
     ) -> F:
         """Drill-down frame of cumulative miscalibration (same columns as :meth:`curve`).
 
@@ -54,7 +78,17 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             calibration.calibration_curve(
-                self._frame, score, response, weight, subpop=subpop, fraction=fraction
+                self._frame,
+                score,
+                response,
+                weight,
+                subpop=subpop,
+                fraction=fraction,
+                kind=kind,
+                class_=class_,
+                classes=classes,
+                target=target,
+                alpha=alpha,
             )
         )
 
@@ -192,5 +226,37 @@ class CalibrationMethods(Methods[F]):
                 weighting=weighting,
                 by=by,
                 seed=seed,
+            )
+        )
+
+    def calibration_drift(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        time: str,
+        every: str = "1w",
+        period: str | None = None,
+        by: str | Sequence[str] | None = None,
+        alpha: float = 0.05,
+        adjustment: str = "holm",
+    ) -> F:
+        """Calibration per time window, adjusted across the windows (Holm or Bonferroni).
+
+        See :func:`polars_cumdev.drift.calibration_drift`.
+        """
+        return self._out(
+            drift.calibration_drift(
+                self._frame,
+                score,
+                response,
+                weight,
+                time=time,
+                every=every,
+                period=period,
+                by=by,
+                alpha=alpha,
+                adjustment=adjustment,
             )
         )

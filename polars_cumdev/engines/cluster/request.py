@@ -73,7 +73,7 @@ class Request:
             return prepare_screen(
                 source, list(self.keys), self.score, self.response, self.weight, self.variance
             )
-        from polars_cumdev.calibration import _prepare
+        from polars_cumdev.calibration.cumulative import _prepare
 
         return _prepare(source, self.score, self.response, self.weight, list(self.keys) or None)
 

@@ -297,7 +297,7 @@ def calibrate_part(
     chunk: pl.DataFrame, request: Request
 ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
     """A batch's tally and, when its counts pass, the statistics of its (whole) groups."""
-    from polars_cumdev.calibration import _summary_node
+    from polars_cumdev.calibration.cumulative import _summary_node
 
     counts, checked = _checked(chunk, request)
     if checked is None:
@@ -312,7 +312,7 @@ def finish_calib(
     count_below: Callable[[float], int],
 ) -> pl.DataFrame:
     """Raise a failed check as in-process, then p-values, q-values and the order over all groups."""
-    from polars_cumdev.calibration import _BERNOULLI, _RENAME
+    from polars_cumdev.calibration.cumulative import _BERNOULLI, _RENAME
     from polars_cumdev.method.statistics import normalize
 
     tallies = pl.concat([t for t, _ in parts], how="vertical_relaxed") if parts else pl.DataFrame()

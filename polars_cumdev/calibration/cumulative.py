@@ -1,4 +1,4 @@
-"""Calibration of predicted probabilities: ECCE-R and ECCE-MAD (method.md 2).
+"""Cumulative calibration of one prediction per row: ECCE-R and ECCE-MAD (method.md 2).
 
 Here the scores are predicted probabilities and each merged score is compared
 with the responses at that score directly: C_k = sum_{j<=k} a_j (R'_j - S'_j)
@@ -7,7 +7,9 @@ The Kuiper range of C is the ECCE-R, its largest absolute value the ECCE-MAD,
 and sigma = sqrt(sum_k a_k^2 S'_k (1 - S'_k) f_k) is the scale of random
 fluctuations under perfect calibration, (50). The same accumulation and
 statistics stages as the subpopulation screen are used, with the score as the
-reference instead of the full-population average.
+reference instead of the full-population average. Predicted means and
+quantiles of real responses go through the same stages with their own
+reference and sigma (:mod:`polars_cumdev.calibration.targets`).
 """
 
 from __future__ import annotations
@@ -17,20 +19,24 @@ from dataclasses import replace
 
 import polars as pl
 
+from polars_cumdev.calibration.targets import TERM, Target
+from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.curves import summed_sigma_curve
-from polars_cumdev.method.expressions import Column, entry_point
+from polars_cumdev.method.expressions import Column
+from polars_cumdev.method.frames import polars_frame
+from polars_cumdev.method.keys import Key
 from polars_cumdev.method.masks import mask_checks, resolve_mask, selection_label
 from polars_cumdev.method.prepare import FrameLike, Prepared, as_lazy, prepare, schema_of
 from polars_cumdev.method.statistics import (
     MIN_SCORES,
     RMAX,
+    SIGMA_ZERO,
     STATISTIC_COLUMNS,
     SUMMARY_SCHEMA,
     normalize,
-    sigma_terms,
     summarize,
     with_location,
 )
@@ -38,6 +44,8 @@ from polars_cumdev.method.ties import merge_ties, sort_by_score
 from polars_cumdev.method.weights import rescale
 
 __all__ = ["CALIBRATION_COLUMNS", "calibration", "calibration_curve"]
+
+PROBABILITY = Target()
 
 _RENAME = {
     "kuiper": "ecce_r",
@@ -54,43 +62,57 @@ _RENAME = {
 
 CALIBRATION_COLUMNS = tuple(_RENAME.get(c, c) for c in STATISTIC_COLUMNS if c != "variance")
 
-_UNIT = (0.0, 1.0)
-
 
 def _prepare(
     frame: FrameLike,
     score: str,
     response: str,
     weight: str | None,
-    by: str | Sequence[str] | None,
+    by: Key | Sequence[Key] | None,
+    target: Target = PROBABILITY,
+    reserved: Sequence[str] = (),
     carry: Sequence[pl.Expr] = (),
 ) -> Prepared:
+    score_range, response_range = target.ranges
     return prepare(
         frame,
         score=score,
         response=response,
         weight=weight,
         by=by,
-        score_range=_UNIT,
-        response_range=_UNIT,
-        reserved=CALIBRATION_COLUMNS,
+        score_range=score_range,
+        response_range=response_range,
+        reserved=(*CALIBRATION_COLUMNS, *reserved),
         carry=carry,
     )
 
 
-def _points(prepared: Prepared) -> tuple[pl.LazyFrame, pl.LazyFrame]:
-    """Merged points of the checked, rescaled predictions, and the weights' scale."""
-    rows, scale = rescale(prepared.gated())
-    return merge_ties(sort_by_score(rows), prepared.keys), scale
+def _rows(prepared: Prepared, target: Target) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The checked, rescaled rows sorted by score, and the weights' scale."""
+    rows, scale = rescale(target.standardize(prepared.gated()))
+    return sort_by_score(rows), scale
 
 
 _BERNOULLI = {nm.BINARY: True, RMAX: 1.0}
 
 
-def _polars_summary(ordered: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
+def _accumulated(
+    ordered: pl.LazyFrame, keys: Sequence[str], target: Target, fraction: float = 1.0
+) -> pl.LazyFrame:
+    """Merged, accumulated points with each one's term of sigma^2 (``TERM``)."""
+    points = target.with_reference(merge_ties(ordered, keys))
+    accumulated = accumulate(points, keys, reference=nm.REFERENCE, fraction=fraction)
+    return target.with_term(accumulated, list(keys))
+
+
+def _polars_summary(
+    ordered: pl.LazyFrame, keys: Sequence[str], target: Target = PROBABILITY
+) -> pl.LazyFrame:
     """Per-group statistics by the Polars stages (rows sorted by score), with the location."""
-    accumulated = accumulate(merge_ties(ordered, keys), keys, reference=nm.SCORE)
-    summary = summarize(accumulated, keys, reference=nm.SCORE, empirical=False)
+    accumulated = _accumulated(ordered, keys, target).cache()
+    summary = summarize(
+        accumulated, keys, reference=nm.REFERENCE, empirical=False, bernoulli_term=pl.col(TERM)
+    )
     return with_location(summary, accumulated, keys, pl.LazyFrame([_BERNOULLI]))
 
 
@@ -115,7 +137,6 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
     return compiled.node(prepared, run, schema)
 
 
-@entry_point("score", "response", "weight", "by")
 def calibration(
     frame: FrameLike,
     score: Column,
@@ -124,13 +145,17 @@ def calibration(
     *,
     by: Column | Sequence[Column] | None = None,
     engine: str = "auto",
+    target: Target = PROBABILITY,
+    reserved: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """ECCE-R and ECCE-MAD with sigma and p-values, overall or per group.
 
     Parameters
     ----------
     frame
-        DataFrame or LazyFrame of predictions.
+        Predictions: a Polars DataFrame or LazyFrame, or a pandas DataFrame
+        or PyArrow Table (converted once; the result is then an eager Polars
+        DataFrame, see :mod:`polars_cumdev.method.frames`).
     score
         Predicted probabilities S in [0, 1].
     response
@@ -139,9 +164,17 @@ def calibration(
         Optional positive weights.
     by
         Optional grouping column(s): one row per group, computed in one query.
+        Names or expressions: ``by=pl.col("ts").dt.truncate("1w")`` gives one
+        row per week, keyed by the week's start in column ``ts``
+        (:mod:`polars_cumdev.method.keys`).
     engine
         ``"polars"``, ``"kernel"`` or ``"auto"``, as in
-        :func:`polars_cumdev.subpopulation.screen`.
+        :func:`polars_cumdev.subpopulation.screen`. The kernel computes
+        predicted probabilities only; other targets run on the Polars stages.
+    target
+        What the score predicts (:mod:`polars_cumdev.calibration.targets`).
+    reserved
+        Further output column names that ``by`` must not use.
 
     Returns
     -------
@@ -156,13 +189,20 @@ def calibration(
         (:mod:`polars_cumdev.method.location`) and ``note``;
         sorted by ``ecce_r_z``, largest first.
     """
-    prepared = _prepare(frame, score, response, weight, by)
+    prepared = _prepare(frame, score, response, weight, by, target, reserved)
     keys = prepared.keys
     bernoulli = pl.LazyFrame([_BERNOULLI])
     choice = compiled.choose(engine, frame)
+    if not target.compiled:
+        if engine == "kernel":
+            raise InvalidParameterError(
+                f"engine='kernel' computes the calibration of probabilities only; "
+                f"target={target.name!r} runs with engine='polars' (or 'auto')"
+            )
+        choice = "polars"
     if choice == "polars":
-        rows, scale = rescale(prepared.gated())
-        stats = _polars_summary(sort_by_score(rows), keys)
+        ordered, scale = _rows(prepared, target)
+        stats = _polars_summary(ordered, keys, target)
     else:
         stats, scale = _summary_node(prepared, choice), None
     out = normalize(
@@ -172,12 +212,12 @@ def calibration(
         min_scores=MIN_SCORES["calibration"],
         scale=scale,
         labels=prepared.labels,
+        sigma_zero=target.sigma_zero or SIGMA_ZERO,
     )
     out = out.drop("variance").rename(_RENAME)
     return prepared.guarded(out) if choice == "polars" else out
 
 
-@entry_point("score", "response", "weight")
 def calibration_curve(
     frame: FrameLike,
     score: Column,
@@ -186,6 +226,7 @@ def calibration_curve(
     *,
     subpop: pl.Expr | str | None = None,
     fraction: float = 1.0,
+    target: Target = PROBABILITY,
 ) -> pl.LazyFrame:
     """Drill-down frame of the cumulative differences between responses and predictions.
 
@@ -206,6 +247,9 @@ def calibration_curve(
         row are checked, as ``calibration(by=...)`` checks them.
     fraction
         Remark 3's zoom q in (0, 1] (method.md 1.7), of the group's scores.
+    target
+        What the score predicts (:mod:`polars_cumdev.calibration.targets`);
+        ``full_mean`` holds alpha for a quantile.
 
     Returns
     -------
@@ -219,24 +263,18 @@ def calibration_curve(
     fraction = check_fraction(fraction)
     label, scores, carry = "the data", pl.col(score), []
     if subpop is not None:
-        mask = resolve_mask(as_lazy(frame), subpop)
+        mask = resolve_mask(as_lazy(polars_frame(frame)), subpop)
         label, scores, carry = selection_label(subpop), scores.filter(mask), [mask.alias(nm.MEMBER)]
-    prepared = _prepare(frame, score, response, weight, None, carry)
+    prepared = _prepare(frame, score, response, weight, None, target, carry=carry)
     if subpop is not None:
         prepared.checks.extend(mask_checks(mask, label))
         selected = prepared.frame.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
         prepared = replace(prepared, frame=selected)
     if fraction < 1.0:
         prepared.checks.append(zoom_check(scores, fraction, label))
-    points, scale = _points(prepared)
-    accumulated = accumulate(points, [], reference=nm.SCORE, fraction=fraction)
-    bern, _ = sigma_terms(nm.SCORE)
+    ordered, scale = _rows(prepared, target)
+    accumulated = _accumulated(ordered, [], target, fraction)
     points = summed_sigma_curve(
-        accumulated,
-        scale,
-        bern,
-        prepared.labels,
-        MIN_SCORES["calibration"],
-        reference=pl.col(nm.SCORE),
+        accumulated, scale, pl.col(TERM), prepared.labels, MIN_SCORES["calibration"]
     )
     return prepared.guarded(points)

@@ -1,0 +1,133 @@
+"""What a prediction claims, and so what its responses are compared with and how they spread.
+
+The cumulative calibration statistics (:mod:`polars_cumdev.calibration.cumulative`)
+accumulate C_k = sum_{j<=k} a_j (R'_j - ref_j) over the merged points, sorted
+by the prediction, and scale by sigma^2 = sum_k a_k^2 f_k v_k with v_k the
+variance of one response at the k-th prediction under perfect calibration.
+Three targets fill in R', ref and v:
+
+* ``"probability"`` (method.md 2): the prediction p in [0, 1] of a 0/1 (or
+  soft) response; ref_k = S'_k and v_k = S'_k (1 - S'_k), appendix A (50).
+* ``"quantile"`` at level alpha: the prediction q of the alpha-quantile of a
+  real response y. The identification function 1{y <= q} - alpha has mean 0
+  exactly when q is the alpha-quantile, so R'_k is the (weighted) share of
+  responses at or below q_k, ref_k = alpha and v_k = alpha (1 - alpha), the
+  variance of the indicator under calibration.
+* ``"mean"``: the prediction m of the mean of a real response y; ref_k =
+  S'_k and v_k is estimated from successive differences of the residuals
+  e_k = R'_k - S'_k along the sorted predictions (the idea of
+  ``multicalibration-mcgrad.md`` b.2', made local and tie-aware): under
+  calibration, with a conditional variance v(s) that changes slowly with s,
+  E[(e_{k+1} - e_k)^2] = v (f_k + f_{k+1}), so
+  d_k = (e_{k+1} - e_k)^2 / (f_k + f_{k+1}) estimates v between points k and
+  k + 1, and v_k is the average of the d on either side of point k (d_1 at the
+  first point, d_{n-1} at the last). A smooth miscalibration barely moves
+  the differences, so sigma stays the scale of noise under the alternative
+  too, where the variance of the raw residuals would swell with the bias.
+  Merged points need at least two for a sigma; with one, sigma is 0.
+
+Weights are sampling weights, as for probabilities: a merged point's
+response R'_k = sum(W y) / sum(W) has variance v f_k with the tie factor
+f_k = sum(W^2) / (sum W)^2 when every row's response has variance v.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.accumulate import per_group
+
+__all__ = ["TARGETS", "TERM", "Target", "check_target"]
+
+TARGETS = ("probability", "mean", "quantile")
+#: Each point's term a_k^2 f_k v_k of sigma^2.
+TERM = f"{nm.PREFIX}sigma_term"
+_UNIT = (0.0, 1.0)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A kind of prediction: ``"probability"``, ``"mean"`` or ``"quantile"`` (with ``alpha``)."""
+
+    name: Literal["probability", "mean", "quantile"] = "probability"
+    alpha: float | None = None
+
+    @property
+    def ranges(self) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+        """The closed intervals the scores and the responses must lie in."""
+        return (_UNIT, _UNIT) if self.name == "probability" else (None, None)
+
+    @property
+    def compiled(self) -> bool:
+        """Whether the compiled kernel computes this target (the probability only)."""
+        return self.name == "probability"
+
+    def standardize(self, frame: pl.LazyFrame) -> pl.LazyFrame:
+        """Rows with the response the cumulative differences compare (quantile: 1{y <= q})."""
+        if self.name != "quantile":
+            return frame
+        hit = (pl.col(nm.RESPONSE) <= pl.col(nm.SCORE)).cast(pl.Float64)
+        return frame.with_columns(hit.alias(nm.RESPONSE))
+
+    def with_reference(self, points: pl.LazyFrame) -> pl.LazyFrame:
+        """Merged points with ``REFERENCE``, the value each R'_k is compared with."""
+        ref = pl.lit(self.alpha, dtype=pl.Float64) if self.name == "quantile" else pl.col(nm.SCORE)
+        return points.with_columns(ref.alias(nm.REFERENCE))
+
+    def with_term(self, accumulated: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+        """Accumulated points (sorted by score per group) with ``TERM``, a_k^2 f_k v_k."""
+        a2f = pl.col(nm.A_STEP) ** 2 * pl.col(nm.TIE)
+        if self.name != "mean":
+            p = pl.col(nm.REFERENCE)
+            return accumulated.with_columns((a2f * p * (1.0 - p)).alias(TERM))
+        e = pl.col(nm.RESPONSE) - pl.col(nm.SCORE)
+        f = pl.col(nm.TIE)
+        d = per_group((e.shift(-1) - e) ** 2 / (f + f.shift(-1)), keys)
+        d_name = f"{nm.PREFIX}successive"
+        v = pl.mean_horizontal(per_group(pl.col(d_name).shift(1), keys), pl.col(d_name))
+        return (
+            accumulated.with_columns(d.alias(d_name))
+            .with_columns((a2f * v.fill_null(0.0)).alias(TERM))
+            .drop(d_name)
+        )
+
+    @property
+    def sigma_zero(self) -> str | None:
+        """The note of a group whose sigma is 0 (None: the library's default note)."""
+        if self.name == "mean":
+            return (
+                "sigma is 0 (fewer than two distinct predictions, or residuals that do not "
+                "change between consecutive ones): z undefined"
+            )
+        return None
+
+
+def check_target(target: object, alpha: object) -> Target:
+    """Validate ``target`` and ``alpha`` (needed by, and only by, ``"quantile"``)."""
+    if target not in TARGETS:
+        raise InvalidParameterError(
+            f"`target` must be 'probability', 'mean' or 'quantile', got {target!r}"
+        )
+    if target != "quantile":
+        if alpha is not None:
+            raise InvalidParameterError(
+                f"`alpha` is the level of a predicted quantile: use it with target='quantile', "
+                f"not target={target!r}"
+            )
+        return Target(target)  # type: ignore[arg-type]
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, int | float)
+        or not math.isfinite(alpha)
+        or not 0.0 < alpha < 1.0
+    ):
+        raise InvalidParameterError(
+            f"target='quantile' needs `alpha`, the quantile's level, in (0, 1); got {alpha!r}"
+        )
+    return Target("quantile", float(alpha))

@@ -1,0 +1,111 @@
+"""Frames from other libraries: pandas DataFrames and PyArrow tables, converted once.
+
+The analyses work on Polars frames. A pandas DataFrame or a PyArrow
+``Table`` / ``RecordBatch`` handed to a top-level function is converted once,
+at the door, with :func:`polars.from_pandas` or :func:`polars.from_arrow`
+(the latter without rechunking, so Arrow buffers are shared, not copied,
+wherever Polars can use them as they are). pandas and PyArrow stay optional:
+the type of the object is recognized by the name of the module that defines
+it, so neither library is imported unless the user already holds one of its
+objects.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, ParamSpec
+
+import polars as pl
+
+from polars_cumdev.errors import InvalidParameterError
+
+__all__ = ["accepts_foreign_frames", "is_foreign", "polars_frame"]
+
+_P = ParamSpec("_P")
+
+_ARROW_TABLES = ("Table", "RecordBatch")
+
+
+def _library(frame: object) -> str:
+    """The top-level package of the module defining ``type(frame)`` (e.g. ``"pandas"``)."""
+    return type(frame).__module__.partition(".")[0]
+
+
+def is_foreign(frame: object) -> bool:
+    """Whether ``frame`` is a pandas DataFrame or a PyArrow table (not a Polars frame)."""
+    library = _library(frame)
+    if library == "pandas":
+        return type(frame).__name__ == "DataFrame"
+    return library == "pyarrow" and type(frame).__name__ in _ARROW_TABLES
+
+
+def polars_frame(frame: Any, what: str = "frame") -> pl.DataFrame | pl.LazyFrame:
+    """``frame`` as a Polars frame: Polars frames pass, pandas and PyArrow are converted.
+
+    Parameters
+    ----------
+    frame
+        A Polars DataFrame or LazyFrame (returned as it is), a pandas
+        DataFrame (:func:`polars.from_pandas`; the index is not kept) or a
+        PyArrow ``Table`` / ``RecordBatch`` (:func:`polars.from_arrow` with
+        ``rechunk=False``: zero-copy where the Arrow layout allows).
+    what
+        How messages name the argument.
+
+    Returns
+    -------
+    pl.DataFrame or pl.LazyFrame
+
+    Raises
+    ------
+    InvalidParameterError
+        For any other object (a pandas Series, a NumPy array, a dict, ...),
+        or a foreign frame Polars cannot convert (the reason is given).
+    """
+    if isinstance(frame, pl.DataFrame | pl.LazyFrame):
+        return frame
+    if not is_foreign(frame):
+        kind = f"{type(frame).__module__}.{type(frame).__qualname__}"
+        raise InvalidParameterError(
+            f"`{what}` must be a Polars DataFrame or LazyFrame, a pandas DataFrame or a "
+            f"PyArrow Table; got {kind}"
+        )
+    try:
+        if _library(frame) == "pandas":
+            return pl.from_pandas(frame)
+        converted = pl.from_arrow(frame, rechunk=False)
+    except Exception as exc:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InvalidParameterError(
+            f"`{what}` ({type(frame).__name__} from {_library(frame)}) cannot be converted "
+            f"to a Polars frame: {text}"
+        ) from None
+    assert isinstance(converted, pl.DataFrame)  # a Table or RecordBatch gives a frame
+    return converted
+
+
+def accepts_foreign_frames(
+    function: Callable[_P, pl.LazyFrame],
+) -> Callable[_P, pl.LazyFrame]:
+    """Let an analysis taking ``frame`` first accept pandas and PyArrow frames too.
+
+    The first argument is converted once by :func:`polars_frame`. A pandas or
+    PyArrow input is eager, so the result is then collected and returned as a
+    Polars DataFrame (``.to_pandas()`` gives pandas back); a Polars input gets
+    the function's own result, unchanged.
+    """
+
+    @functools.wraps(function)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> pl.LazyFrame:
+        if args:
+            frame, rest = args[0], args[1:]
+        else:
+            frame, rest = kwargs.pop("frame", None), ()
+        foreign = is_foreign(frame)
+        result = function(polars_frame(frame), *rest, **kwargs)  # type: ignore[arg-type]
+        if foreign and isinstance(result, pl.LazyFrame):
+            return result.collect()  # type: ignore[return-value]
+        return result
+
+    return wrapper

@@ -29,7 +29,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import polars as pl
 
-from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.errors import ColumnNotFoundError, InvalidParameterError
 from polars_cumdev.method.frames import is_foreign, polars_frame
 
 __all__ = ["Column", "entry_point", "named_columns"]
@@ -116,7 +116,14 @@ def named_columns(frame: F, columns: dict[str, Any]) -> tuple[F, dict[str, Any]]
                 f"{name!r} given as `{plain[name]}`; give it another name with .alias(...)"
             )
     if added:
-        frame = frame.with_columns(expr.alias(name) for name, (_, expr) in added.items())
+        try:  # eager on a DataFrame: a missing column is found here
+            frame = frame.with_columns(expr.alias(name) for name, (_, expr) in added.items())
+        except pl.exceptions.ColumnNotFoundError as exc:
+            roles = ", ".join(f"`{role}`" for role, _ in added.values())
+            raise ColumnNotFoundError(
+                f"the expression(s) given as {roles} refer to a missing column: "
+                f"{str(exc).strip().splitlines()[0]}"
+            ) from None
     return frame, resolved
 
 

@@ -5,12 +5,13 @@ and print figures; they are not tests and assert nothing about speed.
 
 The generator makes a frame shaped like a screening problem: ``rows`` rows in
 ``groups`` groups whose sizes follow a Zipf-like law (share of group k
-proportional to 1 / k^1.1), a score with many exact ties (rounded to a few
-decimals), a positive weight and a 0/1 response whose rate depends on the
-score and, for a few groups, on the group. Columns are generated chunk by
-chunk straight into their final arrays, so building the frame costs little
-more memory than the frame itself (peak-RSS figures then reflect the work
-being measured, not the generator).
+proportional to 1 / k^1.1), a score that is either continuous (every value
+distinct, ``decimals=None``, what model probabilities or log incomes with noise
+look like) or rounded to a few decimals (many exact ties), a positive weight
+and a 0/1 response whose rate depends on the score and, for a few groups, on
+the group. Columns are generated chunk by chunk straight into their final
+arrays, so building the frame costs little more memory than the frame itself
+(peak-RSS figures then reflect the work being measured, not the generator).
 """
 
 from __future__ import annotations
@@ -49,9 +50,10 @@ def make_frame(
     *,
     seed: int = 0,
     weighted: bool = True,
-    decimals: int = 5,
+    decimals: int | None = 5,
     group_dtype: str = "int",
     stream: int = 0,
+    uniform_groups: bool = False,
 ) -> pl.DataFrame:
     """Seeded benchmark frame with columns ``group``, ``score``, ``weight``, ``response``.
 
@@ -65,9 +67,13 @@ def make_frame(
         Whether to include the ``weight`` column (log-normal, Float64).
     decimals
         The score (a logistic transform of a normal variate, in (0, 1)) is
-        rounded to this many decimals, so that exact ties are common.
+        rounded to this many decimals, so that exact ties are common;
+        ``None`` keeps it continuous (at 1e7 rows every score is distinct,
+        or all but a handful: see :func:`score_kind`).
     group_dtype
         ``"int"`` (Int32 labels) or ``"str"`` (String labels ``g0000``...).
+    uniform_groups
+        Groups of equal expected size instead of the Zipf-like sizes.
     stream
         Chunk number: frames with the same ``seed`` and different ``stream``
         are independent draws from the same population (same group shares
@@ -80,7 +86,8 @@ def make_frame(
         (Float64, when weighted) and ``response`` (Int8, 0 or 1).
     """
     population = np.random.default_rng(seed)
-    cdf = np.cumsum(group_shares(groups, seed))
+    shares = np.full(groups, 1.0 / groups) if uniform_groups else group_shares(groups, seed)
+    cdf = np.cumsum(shares)
     cdf[-1] = 1.0
     shift = population.normal(0.0, 0.4, size=groups)
     bump = np.where(population.random(groups) < 0.05, 0.15, 0.0)  # a few deviating groups
@@ -93,7 +100,9 @@ def make_frame(
         stop = min(rows, start + CHUNK)
         size = stop - start
         g = np.searchsorted(cdf, rng.random(size), side="right").astype(np.int32)
-        s = np.round(1.0 / (1.0 + np.exp(-(rng.normal(0.0, 1.0, size) + shift[g]))), decimals)
+        s = 1.0 / (1.0 + np.exp(-(rng.normal(0.0, 1.0, size) + shift[g])))
+        if decimals is not None:
+            s = np.round(s, decimals)
         p = np.clip(0.1 + 0.7 * s + bump[g] * (s > 0.5), 0.0, 1.0)
         group[start:stop] = g
         score[start:stop] = s
@@ -113,6 +122,17 @@ def make_frame(
         columns["weight"] = pl.Series("weight", weight)
     columns["response"] = pl.Series("response", response)
     return pl.DataFrame(columns)
+
+
+#: The score distributions of the benchmarks: name -> ``decimals`` of :func:`make_frame`.
+SCORE_KINDS = {"continuous": None, "5-decimal": 5, "3-decimal": 3}
+
+
+def score_kind(name: str) -> int | None:
+    """``decimals`` for a score kind of :data:`SCORE_KINDS` (``continuous``, ``5-decimal``...)."""
+    if name not in SCORE_KINDS:
+        raise ValueError(f"score kind must be one of {sorted(SCORE_KINDS)}, got {name!r}")
+    return SCORE_KINDS[name]
 
 
 def timed(fn: Callable[[], object]) -> tuple[float, object]:
@@ -206,8 +226,9 @@ def run_grid(
     fmt_row: Callable[[dict], dict],
     columns: Sequence[str],
     extra: Sequence[object] = (),
+    variants: Sequence[Sequence[object]] = ((),),
 ) -> None:
-    """Run ``script --child ROWS GROUPS ENGINE REPEAT *extra`` for every configuration.
+    """Run ``script --child ROWS GROUPS ENGINE REPEAT *extra *variant`` for every configuration.
 
     Prints the machine and the load average around the run, each result on
     stderr as it arrives, and the table of all results (rows formatted by
@@ -219,10 +240,11 @@ def run_grid(
     for count in (int(r) for r in rows):
         for group_count in groups:
             for engine in engines:
-                args = ["--child", count, group_count, engine, repeat(count), *extra]
-                result = {"rows": count, "groups": group_count, "engine": engine}
-                result.update(run_child(script, args))
-                results.append(result)
-                print(fmt_row(result), file=sys.stderr, flush=True)
+                for variant in variants:
+                    args = ["--child", count, group_count, engine, repeat(count), *extra, *variant]
+                    result = {"rows": count, "groups": group_count, "engine": engine}
+                    result.update(run_child(script, args))
+                    results.append(result)
+                    print(fmt_row(result), file=sys.stderr, flush=True)
     print(f"load average after: {os.getloadavg()}")
     print(markdown_table([fmt_row(r) for r in results], columns))

@@ -6,18 +6,29 @@ Usage::
     python benchmarks/screen_vs_sort.py --rows 1e6 --groups 100 --engines in-memory
     python benchmarks/screen_vs_sort.py --rows 1e7 --groups 1000 --engines kernel in-memory
     python benchmarks/screen_vs_sort.py --partitioned 8   # the range-partitioned screen
+    python benchmarks/screen_vs_sort.py --rows 1e7 --groups 1000 --engines kernel \
+        --scores continuous 5-decimal 3-decimal --group-sizes zipf uniform   # the headline grid
 
 Engines: ``in-memory`` and ``streaming`` run the lazy Polars plan
 (``engine="polars"``) under that Polars engine; ``kernel`` and
 ``kernel-streaming`` run the compiled kernel (``engine="kernel"``) under the
-in-memory or the streaming engine. The kernel's first call in each child
-loads it from Numba's on-disk cache (or compiles it, the first time ever):
+in-memory or the streaming engine; ``calibration`` and
+``calibration-kernel`` time ``calibration(..., by="group")`` on the Polars
+plan or the kernel. The kernel's first call in each child loads it from
+Numba's on-disk cache (or compiles it, the first time ever):
 each child first screens 1,000 rows with the kernel (importing Numba and
 loading the compiled code: "warm-up s"), so that the memory figures are the
 screen's own, not Numba's (about 130 MiB, once per process).
 
-For every (rows, groups, engine) a fresh Python process builds the weighted
-frame of :func:`common.make_frame`, runs the screen once (its peak resident
+Scores (``--scores``): ``continuous`` (every score distinct, what model
+probabilities and noisy measurements look like), ``5-decimal`` and
+``3-decimal`` (rounded, so exact ties are common: about 97,000 and 1,000
+distinct scores at 1e7 rows). Group sizes (``--group-sizes``): ``zipf``
+(share of group k proportional to 1/k^1.1, the default) or ``uniform``.
+The headline figure is the worst ratio of the grid.
+
+For every (rows, groups, engine, scores, sizes) a fresh Python process builds
+the weighted frame of :func:`common.make_frame`, runs the screen once (its peak resident
 set size, ``ru_maxrss``, is read right after that first run, before any sort,
 so it is the screen's peak in a process holding the input), then alternates
 ``df.sort("score")`` and the screen ``repeat`` times and keeps the best time
@@ -30,31 +41,54 @@ Polars alone take about 100 MiB, which dominates at small sizes).
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 import common
 
-ENGINES = ("in-memory", "streaming", "kernel", "kernel-streaming")
+ENGINES = (
+    "in-memory",
+    "streaming",
+    "kernel",
+    "kernel-streaming",
+    "calibration",
+    "calibration-kernel",
+)
 
 
-def child(rows: int, groups: int, engine: str, repeat: int, ranges: int) -> None:
+def child(
+    rows: int, groups: int, engine: str, repeat: int, ranges: int, scores: str, sizes: str
+) -> None:
+    from polars_cumdev.calibration import calibration
     from polars_cumdev.partitioned import screen_partitioned
     from polars_cumdev.subpopulation import screen
 
-    df = common.make_frame(rows, groups, seed=rows + groups)
+    df = common.make_frame(
+        rows,
+        groups,
+        seed=rows + groups,
+        decimals=common.score_kind(scores),
+        uniform_groups=sizes == "uniform",
+    )
     input_bytes = df.estimated_size()
     warm = 0.0
-    if engine.startswith("kernel"):  # import Numba and load the kernel before measuring
+    compiled = engine.startswith("kernel") or engine.endswith("kernel")
+    if compiled:  # import Numba and load the kernel before measuring
         small = df.head(1000)
         warm = common.timed(
             lambda: screen(small, "group", "score", "response", "weight", engine="kernel")
         )[0]
     base_rss = common.current_rss()
 
-    compiled = engine.startswith("kernel")
     polars_engine = "streaming" if engine.endswith("streaming") else "in-memory"
 
     def run_screen():
+        if engine.startswith("calibration"):
+            query = calibration(
+                df, "score", "response", "weight", by="group",
+                engine="kernel" if compiled else "polars",
+            )  # fmt: skip
+            return query.collect(engine=polars_engine)
         if ranges:
             return screen_partitioned(
                 df, "group", "score", "response", "weight", ranges=ranges, engine=polars_engine
@@ -81,6 +115,10 @@ def child(rows: int, groups: int, engine: str, repeat: int, ranges: int) -> None
             "rows": rows,
             "groups": groups,
             "engine": engine if not ranges else f"{engine}, partitioned R={ranges}",
+            "scores": scores,
+            "distinct": df.get_column("score").n_unique(),
+            "sizes": sizes,
+            "load": os.getloadavg()[0],
             "input_bytes": input_bytes,
             "base_rss": base_rss,
             "peak_rss": peak,
@@ -99,6 +137,8 @@ def fmt_row(r: dict) -> dict:
         "rows": f"{r['rows']:.0e}".replace("+0", ""),
         "groups": r["groups"],
         "engine": r["engine"],
+        "scores": r.get("scores", ""),
+        "sizes": r.get("sizes", ""),
         "sort s": f"{r['sort_s']:.3f}",
         "screen s": f"{r['screen_s']:.3f}",
         "screen/sort": f"{r['screen_s'] / r['sort_s']:.2f}",
@@ -108,6 +148,7 @@ def fmt_row(r: dict) -> dict:
         "peak RSS MiB": f"{r['peak_rss'] / common.MIB:.0f}",
         "RSS/input": f"{r['peak_rss'] / r['input_bytes']:.1f}",
         "(peak-before)/input": f"{(r['peak_rss'] - r['base_rss']) / r['input_bytes']:.1f}",
+        "load": f"{r.get('load', 0.0):.1f}",
     }
 
 
@@ -115,6 +156,8 @@ COLUMNS = (
     "rows",
     "groups",
     "engine",
+    "scores",
+    "sizes",
     "sort s",
     "screen s",
     "screen/sort",
@@ -124,6 +167,7 @@ COLUMNS = (
     "peak RSS MiB",
     "RSS/input",
     "(peak-before)/input",
+    "load",
 )
 
 
@@ -142,11 +186,15 @@ def main() -> None:
         metavar="R",
         help="time polars_cumdev.engines.partitioned.screen_partitioned with R ranges instead",
     )
-    parser.add_argument("--child", nargs=5, metavar=("ROWS", "GROUPS", "ENGINE", "REPEAT", "R"))
+    parser.add_argument(
+        "--scores", nargs="+", choices=list(common.SCORE_KINDS), default=["continuous", "5-decimal"]
+    )
+    parser.add_argument("--group-sizes", nargs="+", choices=["zipf", "uniform"], default=["zipf"])
+    parser.add_argument("--child", nargs=7)
     args = parser.parse_args()
     if args.child:
-        rows, groups, engine, repeat, ranges = args.child
-        child(int(rows), int(groups), engine, int(repeat), int(ranges))
+        rows, groups, engine, repeat, ranges, scores, sizes = args.child
+        child(int(rows), int(groups), engine, int(repeat), int(ranges), scores, sizes)
         return
     common.run_grid(
         Path(__file__),
@@ -157,6 +205,7 @@ def main() -> None:
         fmt_row,
         COLUMNS,
         extra=[args.partitioned],
+        variants=[(scores, sizes) for scores in args.scores for sizes in args.group_sizes],
     )
 
 

@@ -23,6 +23,7 @@ from polars_cumdev.errors import (
     TiedScoresError,
 )
 from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
+from polars_cumdev.multicalibration.family import segments
 from polars_cumdev.namespace import cumdev
 from polars_cumdev.subpopulation import curve, screen
 
@@ -44,4 +45,5 @@ __all__ = [
     "ks_pvalue",
     "kuiper_pvalue",
     "screen",
+    "segments",
 ]

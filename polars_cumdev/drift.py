@@ -28,6 +28,7 @@ import polars as pl
 from polars_cumdev.calibration import calibration
 from polars_cumdev.errors import ColumnNotFoundError, InvalidParameterError
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.frames import accepts_foreign_frames
 from polars_cumdev.method.prepare import FrameLike, as_lazy, schema_of
 from polars_cumdev.method.pvalues import kuiper_pvalue
@@ -129,11 +130,7 @@ def family_wise(
         adjusted = (pv * m).clip(upper_bound=1.0)
         level = pl.when(pv.is_not_null()).then(alpha / m)
     else:
-        order = pv.arg_sort(nulls_last=True)
-        ranked = pv.sort(nulls_last=True)
-        position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
-        stepped = (ranked * (m - position + 1.0)).cum_max().clip(upper_bound=1.0)
-        adjusted = stepped.gather(order.arg_sort())
+        adjusted = holm(pv)
         level = alpha / (m - rank.cast(pl.Float64) + 1.0)
     threshold = level.map_batches(_critical_series, return_dtype=pl.Float64)
     return lazy.with_columns(

@@ -158,7 +158,7 @@ def _sigma_term(variance: str) -> pl.Expr:
 def _accumulated(prepared: Prepared, fraction: float = 1.0) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Merged, accumulated points of every group (A_k, C_k), and the weights' scale."""
     rows, scale = rescale(prepared.gated())
-    points = merge_ties(sort_by_score(rows), prepared.keys, extra=[_SECOND])
+    points = merge_ties(sort_by_score(rows, [_SECOND]), prepared.keys, extra=[_SECOND])
     return accumulate(points, prepared.keys, fraction=fraction), scale
 
 

@@ -49,6 +49,7 @@ from polars_cumdev.method.statistics import (
     verdict,
     with_location,
 )
+from polars_cumdev.method.sums import ordered_sum
 from polars_cumdev.method.ties import merge_ties, sort_by_score
 from polars_cumdev.method.weights import SCALE, rescale
 
@@ -164,10 +165,12 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
         ids, offset, count = compiled.group_ids(rows.batch, keys)
         k = compiled.kernel()
         columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
-        prefix = k.prefix_table(*columns, rows.centre)
-        out, first = k.screen_groups(ids, offset, *columns, count, rows.centre, *prefix)
+        out, first, starts, curves = k.screen_events(
+            ids, offset, *columns, count, rows.centre, True
+        )
         binary = bool(constants[nm.BINARY])
-        found = compiled.location(rows, ids, offset, out, first, binary, prefix)
+        recorded = (starts, curves[:, 0], curves[:, 1], curves[:, 2])
+        found = compiled.location(rows, ids, offset, out, first, binary, recorded=recorded)
         summary = compiled.summary_frame(rows, keys, out, first, {**constants, **found})
         return summary.select(list(schema))
 
@@ -226,7 +229,10 @@ def screen(
     by
         Column(s) defining the subpopulations: names, or expressions such as
         ``pl.col("ts").dt.truncate("1w")`` (one group per week), each named
-        by its output name (:mod:`polars_cumdev.method.keys`).
+        by its output name (:mod:`polars_cumdev.method.keys`); or a family of
+        segments from :func:`polars_cumdev.segments`: every intersection is
+        screened, with family-wise p-values
+        (:mod:`polars_cumdev.multicalibration.screens`).
     score, response, weight
         Column names of S, R and W; ``weight=None`` weights rows equally.
         A list of covariates as ``score`` orders the rows along a Hilbert
@@ -257,6 +263,15 @@ def screen(
         sigma), ``variance`` and ``note``. Sorted by ``kuiper_z``, largest
         first.
     """
+    from polars_cumdev.multicalibration.family import Segments
+
+    if isinstance(by, Segments):  # every intersection: polars_cumdev.multicalibration.screens
+        from polars_cumdev.multicalibration.screens import screen_segments
+
+        if not isinstance(score, str):
+            raise InvalidParameterError("`by=segments(...)` needs a score column, not covariates")
+        compiled.check_engine(engine)
+        return screen_segments(frame, by, score, response, weight, variance=variance)
     frame, score, ordering = resolve_score(frame, score, weight)
     prepared = prepare_screen(frame, by, score, response, weight, variance)
     keys = prepared.keys
@@ -343,7 +358,7 @@ def curve(
     with_sigma = accumulated.join(
         is_binary(prepared.frame, variance), how="cross", maintain_order="left"
     ).with_columns(
-        chosen_sigma(bern.sum(), emp.sum()).alias("sigma"),
+        chosen_sigma(ordered_sum(bern), ordered_sum(emp)).alias("sigma"),
         pl.col(nm.WEIGHT) / pl.col(SCALE),
         pl.col(nm.OVERFLOW).sum().alias(OVERFLOWS),
         variance_share(pl.when(binary).then(bern).otherwise(emp)),
@@ -352,8 +367,8 @@ def curve(
         c.max().clip(lower_bound=0.0) - c.min().clip(upper_bound=0.0),
         c.abs().max(),
         pl.col("sigma"),
-        c_error.sum(),
-        pl.when(binary).then(bern_error.sum()).otherwise(emp_error.sum()),
+        ordered_sum(c_error),
+        pl.when(binary).then(ordered_sum(bern_error)).otherwise(ordered_sum(emp_error)),
         pl.col(RMAX),
     )
     flagged = with_sigma.with_columns(

@@ -7,7 +7,7 @@ effects and also sees the imports inside functions (the lazy ones that keep
 0. the ground: ``kernel/`` (compiled arithmetic), ``errors``, ``datasets/``;
 1. ``method/``: the stages every analysis shares;
 2. the analyses: ``subpopulation``, ``paired``, ``calibration``, ``drift``,
-   ``compare/``, ``binned/``, ``corp/``, ``covariates/``;
+   ``compare/``, ``binned/``, ``corp/``, ``covariates/``, ``multicalibration/``;
 3. ``engines/``: range-partitioned and cluster runs of the analyses;
 4. the faces, in this order: ``charts/``, ``report/``, ``namespace``, then
    ``cli/`` beside the public facades (``spark``, ``dask``, ``partitioned``, ``sklearn``) and
@@ -42,6 +42,7 @@ WINGS: dict[str, tuple[int, int]] = {
     "binned": (2, 0),
     "corp": (2, 0),
     "covariates": (2, 0),
+    "multicalibration": (2, 0),
     "engines": (3, 0),
     "charts": (4, 0),
     "report": (4, 1),

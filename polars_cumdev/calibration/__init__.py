@@ -25,10 +25,10 @@ from polars_cumdev.calibration.multiclass import check_kind, multiclass
 from polars_cumdev.calibration.targets import check_target
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.expressions import Column, entry_point
+from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.keys import Key
 from polars_cumdev.method.masks import resolve_mask
 from polars_cumdev.method.prepare import FrameLike, as_lazy
-from polars_cumdev.method.significance import holm
 
 __all__ = ["CALIBRATION_COLUMNS", "CLASSWISE_COLUMNS", "calibration", "calibration_curve"]
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
 import polars as pl
 
 from polars_cumdev.calibration.targets import TERM, Target
@@ -128,10 +129,15 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
             summary = summary.with_columns(pl.col("weight") / rows.scale).select(list(schema))
             return summary.collect(engine="in-memory")
         ids, offset, count = compiled.group_ids(rows.batch, keys)
-        out, first = compiled.kernel().calibration_groups(
-            ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count
+        k = compiled.kernel()
+        starts = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(k.tie_counts(ids, offset, rows.s, count), out=starts[1:])
+        out, first, curves = k.calibration_curves(
+            ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count, starts
         )
-        found = compiled.location(rows, ids, offset, out, first, True)
+        per_point = np.repeat(out[:, k.WEIGHT], np.diff(starts))
+        recorded = (starts, curves[0] / per_point, curves[1] / per_point, curves[2])
+        found = compiled.location(rows, ids, offset, out, first, True, recorded=recorded)
         return compiled.summary_frame(rows, keys, out, first, found).select(list(schema))
 
     return compiled.node(prepared, run, schema)

@@ -12,6 +12,8 @@ Vega-Lite JSON, SVG, PNG, PDF or self-contained HTML via ``vl-convert``.
 * :func:`screen` - every group's Kuiper z, ranked, significant groups filled.
 * :func:`drift` - each time window's calibration z against time, with the
   family-wise critical line; flagged windows named.
+* :func:`funnel` - every segment's z against its weight, with the family-wise
+  critical z (multicalibration).
 * :func:`ece_sweep` - binned ECEs against the number of bins, beside the ECCEs.
 * :func:`covariate_map` - the points of a curve on Hilbert order in the plane
   of two covariates, coloured by their position along the curve.
@@ -30,6 +32,7 @@ from polars_cumdev.charts.cumulative import cumulative
 from polars_cumdev.charts.drift import drift
 from polars_cumdev.charts.ece import ece_sweep
 from polars_cumdev.charts.export import save
+from polars_cumdev.charts.funnel import funnel
 from polars_cumdev.charts.reliability import reliability
 from polars_cumdev.charts.screen import screen
 
@@ -40,6 +43,7 @@ __all__ = [
     "cumulative",
     "drift",
     "ece_sweep",
+    "funnel",
     "reliability",
     "save",
     "screen",

@@ -10,7 +10,9 @@ Subcommands:
   (:mod:`polars_cumdev.cli.calibration`);
 * ``cumdev report PATH`` writes a self-contained HTML report;
 * ``cumdev paired PATH`` compares two responses of the same units
-  (:mod:`polars_cumdev.cli.paired`).
+  (:mod:`polars_cumdev.cli.paired`);
+* ``cumdev multicalibration PATH`` audits the calibration of every intersection
+  of a few features (:mod:`polars_cumdev.cli.multicalibration`).
 
 Progress goes to stderr, results to stdout. Any problem with the input (a
 missing file or column, unusable values) prints a single line
@@ -46,6 +48,7 @@ from polars_cumdev.cli.input import (
     read_columns,
     selection,
 )
+from polars_cumdev.cli.multicalibration import add_command as add_multicalibration_command
 from polars_cumdev.cli.output import (
     CHART_SUFFIXES,
     DATA_SUFFIXES,
@@ -312,6 +315,7 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--out", required=True, metavar="FILE.html", help="the report to write")
     report.set_defaults(run=_report)
     add_paired_command(commands)
+    add_multicalibration_command(commands)
     return parser
 
 

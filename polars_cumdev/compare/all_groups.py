@@ -138,6 +138,7 @@ def compare_all(
         others.select(_G).unique(),
         options,
         ("the group", "the reference"),
+        prepared.labels,
     )
     stats = (
         pipeline.stats.with_columns(

@@ -122,6 +122,7 @@ def _pair(
         pl.LazyFrame({_G: [0]}, schema={_G: pl.Int64}),
         options,
         ("first", "second"),
+        prepared.labels,
     )
     return pipeline, prepared
 

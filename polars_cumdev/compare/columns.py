@@ -104,6 +104,21 @@ _M_SECOND = f"{_P}m_second"
 _N_SHARED = f"{_P}n_shared"
 _N_LEFT = f"{_P}n_left"
 _INVALID = f"{_P}invalid"
+# Rounding: bounds of the errors of a block's response, of a centred difference,
+# of C and of sigma^2, and the largest |response| (method/resolution.py's rule).
+_ABS_R = f"{_P}block_abs_response"
+_COUNT = f"{_P}block_points"
+_R_ERR = f"{_P}block_response_error"
+_D_ERR = f"{_P}d_error"
+_C_ERR_TERM = f"{_P}c_error_term"
+_C_ABS_TERM = f"{_P}c_abs_term"
+_SIGMA2_ERR = f"{_P}sigma2_error"
+_C_ERROR = f"{_P}c_error"
+_SIGMA2_ERROR = f"{_P}sigma2_error_total"
+_RMAX = f"{_P}rmax"
+_C_OK = f"{_P}c_ok"
+_C_FLOOR = f"{_P}c_floor"
+_SIGMA_OK = f"{_P}sigma_ok"
 
 _G = nm.GROUP
 

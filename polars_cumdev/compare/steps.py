@@ -7,9 +7,17 @@ from dataclasses import dataclass
 import polars as pl
 
 from polars_cumdev.compare.columns import (
+    _ABS_R,
     _BLOCK,
     _BLOCKS,
+    _C_ABS_TERM,
+    _C_ERR_TERM,
+    _C_ERROR,
+    _C_FLOOR,
+    _C_OK,
+    _COUNT,
     _D,
+    _D_ERR,
     _G,
     _INVALID,
     _LEFT,
@@ -20,10 +28,15 @@ from polars_cumdev.compare.columns import (
     _N_LEFT,
     _N_SHARED,
     _R,
+    _R_ERR,
     _R_HIGH,
     _R_LOW,
+    _RMAX,
     _SHARED,
     _SIGMA2,
+    _SIGMA2_ERR,
+    _SIGMA2_ERROR,
+    _SIGMA_OK,
     _SOURCE,
     _SW,
     _T,
@@ -37,9 +50,19 @@ from polars_cumdev.compare.dither import (
 )
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.location import LOCATION_COLUMNS, THRESHOLD, locate, threshold
+from polars_cumdev.method.prepare import Labels
+from polars_cumdev.method.resolution import (
+    ROUNDING_LEVEL,
+    resolved,
+    uneven_means,
+    unresolved_sigma,
+)
 from polars_cumdev.method.statistics import NOT_LOCATED, pvalue_columns
 from polars_cumdev.method.sums import ordered_sum
 from polars_cumdev.method.ties import merge_ties, sort_by_score
+
+# A unit of rounding with a margin (twice 2^-53), for the error bounds below.
+_U = 2.0**-52
 
 
 def _over(expr: pl.Expr) -> pl.Expr:
@@ -149,6 +172,8 @@ def _blocks(entries: pl.LazyFrame) -> pl.LazyFrame:
             ordered_sum(w).alias(_SW),
             ordered_sum(pl.col(_R)),
             ordered_sum(pl.col(_T)),
+            ordered_sum(pl.col(_R).abs()).alias(_ABS_R),
+            pl.col(nm.ROWS).sum().alias(_COUNT),
             pl.len().alias(_MW),
             pl.col(_R_LOW).max(),  # the one non-null value
             pl.col(_R_HIGH).max(),
@@ -160,6 +185,10 @@ def _blocks(entries: pl.LazyFrame) -> pl.LazyFrame:
         (pl.col(_BLOCK) - _over(pl.col(_BLOCK).min())).alias(_BLOCK),
         _over(pl.len()).cast(pl.Int64).alias(_BLOCKS),
         (pl.col(_R) / sw).alias(_R),  # weighted-average response
+        # A bound of its rounding error: each merged response is a ratio of
+        # sums over its rows, the block's a ratio of sums over its points; a
+        # sum of m terms errs by at most m units of the sum of their |values|.
+        ((2.0 * (pl.col(_COUNT) + pl.col(_MW)) + 8.0) * _U * pl.col(_ABS_R) / sw).alias(_R_ERR),
         (pl.col(_T) / sw).alias(_T),  # weighted-average score
         # Step 1 (weights over the total of both subpopulations), then the
         # plain mean of the block's weights.
@@ -183,8 +212,14 @@ def _blocks(entries: pl.LazyFrame) -> pl.LazyFrame:
     # block b+1 (one side at the ends); summed over the block with the
     # entries' weights this is sw_b * (r_b - mean of the available sides).
     sides = pl.mean_horizontal(before(_R_HIGH), after(_R_LOW))
+    d_error = (
+        pl.col(_R_ERR)
+        + (before(_R_ERR) + after(_R_ERR)) / 2.0
+        + 2.0 * _U * (r_b.abs() + (before(_R).abs() + after(_R).abs()) / 2.0)
+    )
     return blocks.with_columns(
         (sign * (r_b - (before(_R) + after(_R)) / 2.0)).alias(_D),
+        d_error.alias(_D_ERR),
         ((before(_MW) + 2.0 * pl.col(_MW) + after(_MW)) / 4.0).alias(_V_RAW),
         (sign * sw * (r_b - sides)).alias(_TERM),
     )
@@ -206,7 +241,30 @@ def _accumulate(blocks: pl.LazyFrame, options: _Options) -> pl.LazyFrame:
         _over(pl.col(_V).cum_sum()).alias(nm.A),
         _over((pl.col(_V) * pl.col(_D)).cum_sum()).alias(nm.CUMDIFF),
         _sigma_term(options).alias(_SIGMA2),
+        (pl.col(_V) * pl.col(_D_ERR)).alias(_C_ERR_TERM),
+        (pl.col(_V) * pl.col(_D).abs()).alias(_C_ABS_TERM),
+        _sigma_error_term(options).alias(_SIGMA2_ERR),
     )
+
+
+def _sigma_error_term(options: _Options) -> pl.Expr:
+    """A bound of the rounding error of each point's :func:`_sigma_term`.
+
+    Empirical: e_k carries the errors of d_k and d_{k+1}, so e_k^2 errs by at
+    most 2 |e_k| err + err^2. Score: the block's average score errs by a few
+    units of rounding (scores in [0, 1]), and t (1 - t) by that times |1 - 2t|.
+    Plus a few roundings of the term itself.
+    """
+    v = pl.col(_V)
+    term = _sigma_term(options)
+    if options.variance == "empirical":
+        e = _neighbour(pl.col(_D), -1) - pl.col(_D)
+        err = _neighbour(pl.col(_D_ERR), -1) + pl.col(_D_ERR) + _U * e.abs()
+        u = v + _neighbour(v, -1)
+        return u * u / 16.0 * (2.0 * e.abs() * err + err * err) + 8.0 * _U * term.abs()
+    t = pl.col(_T).clip(0.0, 1.0)
+    t_error = (2.0 * (pl.col(_COUNT) + 4.0)) * _U * t
+    return v * v * t_error * (1.0 - 2.0 * t).abs() + 8.0 * _U * term.abs()
 
 
 def _sigma_term(options: _Options) -> pl.Expr:
@@ -232,12 +290,14 @@ def _pipeline(
     groups: pl.LazyFrame,
     options: _Options,
     labels: tuple[str, str],
+    columns: Labels | None = None,
 ) -> _Pipeline:
     """Run steps 1-6 and the effect for every group of ``first`` against ``second``.
 
     ``groups`` holds the group ids (column ``nm.GROUP``), one row each; the
     statistics have one row per group id even when a group has no point.
-    ``labels`` name the two subpopulations in the notes.
+    ``labels`` name the two subpopulations in the notes, ``columns`` the
+    weight and response columns (when rounding leaves a statistic unresolved).
     """
     entries = _entries(first, second, groups, options)
     blocks = _blocks(entries)
@@ -271,13 +331,27 @@ def _pipeline(
         c.abs().max().alias("ks"),
         c.get(pl.col(nm.K).arg_max()).alias("delta"),
         (2.0 * ordered_sum(pl.col(_SIGMA2)).clip(lower_bound=0.0).sqrt()).alias("sigma"),
+        # Bounds of the rounding errors of every C_k and of sigma^2 (4 times the
+        # sum of the terms): the rule of polars_cumdev.method.resolution.
+        (
+            ordered_sum(pl.col(_C_ERR_TERM))
+            + (pl.len() + 3.0) * _U * ordered_sum(pl.col(_C_ABS_TERM))
+        ).alias(_C_ERROR),
+        (
+            4.0 * ordered_sum(pl.col(_SIGMA2_ERR))
+            + 4.0 * (pl.len() + 3.0) * _U * ordered_sum(pl.col(_SIGMA2).abs())
+        ).alias(_SIGMA2_ERROR),
     )
+    rmax = pl.concat(
+        [part.select(pl.col(nm.RESPONSE).abs().max().alias(_RMAX)) for part in (first, second)]
+    ).select(pl.col(_RMAX).max())
     counts = ["n_first", "n_second", _M_FIRST, _M_SECOND, _N_SHARED, _N_LEFT]
     stats = (
         groups.join(status, on=_G, how="left", nulls_equal=True, maintain_order="left")
         .with_columns(pl.col(counts).fill_null(0))
         .join(effect, on=_G, how="left", nulls_equal=True, maintain_order="left")
         .join(summary, on=_G, how="left", nulls_equal=True, maintain_order="left")
+        .join(rmax, how="cross", maintain_order="left")
     )
     # Where the difference is: the located stretch of every group's curve, the
     # points labelled by the score of the block each is centred on.
@@ -287,11 +361,33 @@ def _pipeline(
     curves = points.with_columns(pl.col(_T).alias(nm.SCORE))
     found = locate(curves, [_G], thresholds)
     stats = stats.join(found, on=_G, how="left", nulls_equal=True, maintain_order="left")
-    return _Pipeline(points=points, stats=_finish(stats, options, labels))
+    return _Pipeline(points=points, stats=_finish(stats, options, labels, columns or Labels()))
 
 
-def _finish(stats: pl.LazyFrame, options: _Options, labels: tuple[str, str]) -> pl.LazyFrame:
-    """Notes, nulls where a statistic is undefined, z-scores and p-values."""
+def _finish(
+    stats: pl.LazyFrame, options: _Options, labels: tuple[str, str], columns: Labels
+) -> pl.LazyFrame:
+    """Notes, nulls where a statistic is undefined, z-scores and p-values.
+
+    A statistic that rounding leaves unresolved is null with the reason in
+    the note, by the one rule of :func:`polars_cumdev.method.resolution.resolved`
+    (as for every analysis): C (hence D, G, C_n) against its error bound,
+    sigma against the bound of sigma^2's.
+    """
+    flags = resolved(
+        pl.col("kuiper"),
+        pl.col("ks"),
+        pl.col("sigma"),
+        pl.col(_C_ERROR),
+        pl.col(_SIGMA2_ERROR),
+        pl.col(_RMAX),
+    )
+    stats = stats.with_columns(
+        flags.c.fill_null(True).alias(_C_OK),
+        flags.c_floor.fill_null(True).alias(_C_FLOOR),
+        flags.sigma.fill_null(True).alias(_SIGMA_OK),
+    )
+    c_ok, c_floor, sigma_ok = pl.col(_C_OK), pl.col(_C_FLOOR), pl.col(_SIGMA_OK)
     one, two = labels
     few = (pl.col(_M_FIRST) < 2) | (pl.col(_M_SECOND) < 2)
     tied = (pl.col(_N_SHARED) > 0) if options.ties == "error" else pl.lit(False)
@@ -331,6 +427,10 @@ def _finish(stats: pl.LazyFrame, options: _Options, labels: tuple[str, str]) -> 
                 pl.col(_BLOCKS),
             )
         )
+        .when(~c_floor)
+        .then(pl.lit(uneven_means(columns)))
+        .when(~sigma_ok)
+        .then(pl.lit(unresolved_sigma(columns)))
         .when(sigma <= 0.0)
         .then(
             pl.lit(
@@ -338,6 +438,8 @@ def _finish(stats: pl.LazyFrame, options: _Options, labels: tuple[str, str]) -> 
                 "the normalized statistics are undefined"
             )
         )
+        .when(~c_ok)
+        .then(pl.lit(ROUNDING_LEVEL))
         .when(pl.col(_N_SHARED) > 0)
         .then(
             pl.format(
@@ -350,7 +452,7 @@ def _finish(stats: pl.LazyFrame, options: _Options, labels: tuple[str, str]) -> 
         .otherwise(pl.lit(None, dtype=pl.String))
     )
     invalid = few | tied | left | flat
-    undefined = invalid | (sigma <= 0.0)
+    undefined = invalid | (sigma <= 0.0) | ~c_ok | ~sigma_ok
 
     def unless(condition: pl.Expr, name: str) -> pl.Expr:
         return pl.when(condition).then(None).otherwise(pl.col(name)).alias(name)
@@ -358,10 +460,10 @@ def _finish(stats: pl.LazyFrame, options: _Options, labels: tuple[str, str]) -> 
     return (
         stats.with_columns(invalid.alias(_INVALID), note.alias("note"))
         .with_columns(
-            unless(pl.col(_INVALID), "kuiper"),
-            unless(pl.col(_INVALID), "ks"),
-            unless(pl.col(_INVALID), "delta"),
-            unless(pl.col(_INVALID), "sigma"),
+            unless(pl.col(_INVALID) | ~c_floor, "kuiper"),
+            unless(pl.col(_INVALID) | ~c_floor, "ks"),
+            unless(pl.col(_INVALID) | ~c_floor, "delta"),
+            unless(pl.col(_INVALID) | ~c_floor | ~sigma_ok, "sigma"),
             unless(few | tied | left, "effect"),
             pl.when(undefined).then(None).otherwise(pl.col("kuiper") / sigma).alias("kuiper_z"),
             pl.when(undefined).then(None).otherwise(pl.col("ks") / sigma).alias("ks_z"),

@@ -149,7 +149,7 @@ def grid_coordinates(series: pl.Series, bits: int, normalize: str, name: str = "
     """Integer grid coordinates in [0, 2^bits) of one covariate (uint64 array).
 
     The coordinates :func:`hilbert_index` uses, for one column on its own
-    (the same dense ranks and :func:`_range_expr`).
+    (the same dense ranks and :func:`_range_grid`).
 
     ``normalize="rank"``: with r the dense rank counted from 0 (equal values
     share it) and m the number of distinct values, floor(r 2^bits / m),
@@ -168,8 +168,7 @@ def grid_coordinates(series: pl.Series, bits: int, normalize: str, name: str = "
             rank = series.rank("dense").to_numpy().astype(np.uint64) - np.uint64(1)
         distinct = int(rank.max()) + 1
         return _scaled_ranks(rank, distinct, bits)
-    grid = series.to_frame("x").select(_range_expr(pl.col("x"), bits)).to_series()
-    return grid.to_numpy().astype(np.uint64)
+    return _range_grid(series, bits).astype(np.uint64)
 
 
 def _rank_bits(d: int, distinct: int) -> int:
@@ -183,17 +182,23 @@ def _grid_distances(grid: np.ndarray, bits: int) -> np.ndarray:
     return transposed_distances(list(grid), bits)
 
 
-def _range_expr(expr: pl.Expr, bits: int) -> pl.Expr:
-    """Min-max grid coordinates (see :func:`grid_coordinates`) as a Polars expression.
+def _range_grid(series: pl.Series, bits: int) -> np.ndarray:
+    """Min-max grid coordinates (see :func:`grid_coordinates`) of a checked column (uint32).
 
-    UInt32; null where the input is unusable.
+    Every value is first scaled by a power of two, exactly: by 1/4 when the
+    column reaches 1 in magnitude, so that max - min cannot overflow however
+    far apart they are; by 2^600 otherwise, so that subnormal values and their
+    differences become normal numbers and the quotient keeps its precision.
+    The quotient is NumPy's correctly rounded division.
     """
-    x = expr.cast(pl.Float64, strict=False)  # a string column is refused later, by name
-    low, high = x.min(), x.max()
+    x = series.cast(pl.Float64).to_numpy()
+    low, high = float(x.min()), float(x.max())
+    if not high > low:
+        return np.zeros(x.size, dtype=np.uint32)
+    factor = 0.25 if max(abs(low), abs(high)) >= 1.0 else 2.0**600
     top = float(2**bits)
-    scaled = ((x - low) / (high - low) * top).floor().clip(0.0, top - 1.0)
-    grid = pl.when(high > low).then(scaled).otherwise(pl.lit(0.0))
-    return grid.cast(pl.UInt32, strict=False)
+    quotient = (x * factor - low * factor) / (high * factor - low * factor)
+    return np.clip(np.floor(quotient * top), 0.0, top - 1.0).astype(np.uint32)
 
 
 def transpose(coordinates: list[np.ndarray], bits: int) -> list[np.ndarray]:
@@ -348,14 +353,12 @@ def hilbert_index(
                 _scaled_ranks(r - np.uint64(1), m, chosen)
                 for r, m in zip(ranks, counts, strict=True)
             ]
-        else:  # min-max coordinates, computed by Polars in the struct
+        else:  # min-max coordinates
             chosen = fixed
-            grid = [batch.struct.field(f"g{f}").to_numpy() for f in fields]
+            grid = [_range_grid(part, chosen) for part in parts]
         return pl.Series("hilbert", hilbert_distances(grid, chosen), dtype=pl.UInt64)
 
     named = [e.alias(f) for e, f in zip(exprs, fields, strict=True)]
     fixed = bits or default_bits(len(exprs), 0, normalize)
-    if not ranked:
-        named += [_range_expr(e, fixed).alias(f"g{f}") for e, f in zip(exprs, fields, strict=True)]
     packed = pl.struct(named)
     return packed.map_batches(compute, return_dtype=pl.UInt64).alias("hilbert")

@@ -38,6 +38,7 @@ from polars_cumdev.datasets.calibration_examples import (
 )
 from polars_cumdev.datasets.monitoring import weekly_predictions
 from polars_cumdev.datasets.paired_examples import paired_models, paired_synthetic
+from polars_cumdev.datasets.scored import census_scored
 from polars_cumdev.datasets.subpopulation_examples import (
     SYNTHETIC_EXAMPLES,
     notch,
@@ -58,6 +59,7 @@ __all__ = [
     "calibration_oscillating",
     "calibration_overconfident",
     "census",
+    "census_scored",
     "notch",
     "notch_indices",
     "paired_models",

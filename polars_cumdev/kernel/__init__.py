@@ -19,15 +19,23 @@ score, in two passes:
    (33) and their error bounds (:func:`polars_cumdev.method.bins.bin_moments`), and
    the point's contributions to the group's C_k (25)-(28), its extremes
    (12)-(13), sigma^2 (31)-(32) and their error bounds
-   (:func:`polars_cumdev.method.statistics.error_terms`). Nothing per point is
-   stored: memory is the prefix table (one row per distinct score) and one
-   state per group. The caller computes the table once and passes it, so
-   that :func:`group_curves` (the same walk for the groups whose deviation
-   is to be located) reuses it.
+   (:func:`polars_cumdev.method.statistics.error_terms`). The caller
+   computes the table once and passes it, so that :func:`group_curves` (the
+   same walk for the groups whose deviation is to be located) reuses it.
+
+The screen itself runs :func:`screen_events`
+(:mod:`polars_cumdev.kernel.events`), the same arithmetic without the
+table: a first pass files each tie's closing under the row where its bin
+ends, and one walk carrying the running sums closes the ties there and keeps
+every group's curve for the located stretch (no second walk). On continuous
+scores the table holds a row (15 doubles) per row of input; the events need
+two 32-bit integers per row and three doubles per merged point. Same bits
+as :func:`screen_groups` (``tests/kernel/test_events.py``).
 
 :func:`group_points` is the same walk for one subpopulation, returning its
 points with their bins (for the drill-down curve); :func:`calibration_groups`
-the walk without bins (method.md 2). The glue to Polars is in
+the walk without bins (method.md 2), :func:`calibration_curves` the same
+keeping every group's curve (``calibration(by=...)``). The glue to Polars is in
 :mod:`polars_cumdev.method.compiled`; the kernel and the plan agree to 1e-12
 (``tests/kernel/test_kernel.py``), differing only in the order of some additions.
 
@@ -40,6 +48,7 @@ writable; ``NUMBA_CACHE_DIR`` overrides both).
 """
 
 from polars_cumdev.kernel import curve, radix, ranks
+from polars_cumdev.kernel.events import screen_events
 from polars_cumdev.kernel.location import stretches, stretches_from
 from polars_cumdev.kernel.points import (
     P_BIN_WEIGHT,
@@ -69,9 +78,11 @@ from polars_cumdev.kernel.walks import (
     SIGMA_B,
     SIGMA_E,
     WEIGHT,
+    calibration_curves,
     calibration_groups,
     group_curves,
     screen_groups,
+    tie_counts,
 )
 
 __all__ = [
@@ -98,6 +109,7 @@ __all__ = [
     "SIGMA_E",
     "TABLE_COLUMNS",
     "WEIGHT",
+    "calibration_curves",
     "calibration_groups",
     "curve",
     "group_curves",
@@ -107,7 +119,9 @@ __all__ = [
     "range_cells",
     "ranks",
     "response_facts",
+    "screen_events",
     "screen_groups",
     "stretches",
     "stretches_from",
+    "tie_counts",
 ]

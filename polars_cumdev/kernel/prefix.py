@@ -19,6 +19,7 @@ __all__ = [
     "bin_moments",
     "last_at_most",
     "midpoint",
+    "moments_between",
     "prefix_table",
     "response_facts",
     "weight",
@@ -155,15 +156,17 @@ def last_at_most(scores: F64, value: float, low: int, high: int) -> int:
 
 
 @njit(**JIT)
-def _bin_sum(table: F64, below: int, upper: int, j: int, rows: float) -> tuple[float, float]:
+def _bin_sum(
+    top: F64, upper: int, bottom: F64, below: int, j: int, rows: float
+) -> tuple[float, float]:
     """A bin's total of stream j and its error bound (``bins.difference_error``)."""
-    if below < 0:
-        h = table[upper, HI + j]
-        e = table[upper, LO + j]
+    if below >= 0:
+        h = top[upper, HI + j] - bottom[below, HI + j]
+        e = top[upper, LO + j] - bottom[below, LO + j]
     else:
-        h = table[upper, HI + j] - table[below, HI + j]
-        e = table[upper, LO + j] - table[below, LO + j]
-    return h + e, EPS * (rows * table[upper, LOMAX + j] + (abs(h) + abs(e)))
+        h = top[upper, HI + j]
+        e = top[upper, LO + j]
+    return h + e, EPS * (rows * top[upper, LOMAX + j] + (abs(h) + abs(e)))
 
 
 @njit(**JIT)
@@ -173,21 +176,36 @@ def bin_moments(
     """Rt_k (26), V_k (33) and their error bounds for the bin between prefix rows.
 
     ``below`` is the prefix row of the bin's lower boundary (-1 for -inf),
-    ``upper`` that of its upper boundary. The arithmetic is that of
-    :func:`polars_cumdev.method.bins.bin_moments`, operation for operation.
+    ``upper`` that of its upper boundary: :func:`moments_between` within
+    one table.
+    """
+    return moments_between(table, upper, table, below, centre)
+
+
+@njit(**JIT)
+def moments_between(
+    top: F64, upper: int, bottom: F64, below: int, centre: float
+) -> tuple[float, float, float, float, float, bool, float, int]:
+    """Rt_k (26), V_k (33) and their error bounds for the bin between two prefix rows.
+
+    ``top[upper]`` is the prefix row (the running sums, as a row of
+    :func:`prefix_table`) at the bin's upper boundary, ``bottom[below]`` the
+    one at its lower boundary (``below`` -1: the bin starts at -inf). The
+    arithmetic is that of :func:`polars_cumdev.method.bins.bin_moments`, operation
+    for operation.
     Returns ``(Rt, V, e_Rt, e_bernoulli, e_V, overflow, bin weight, bin rows)``.
     """
-    rows = table[upper, ROWS]
-    zeros = table[upper, ZEROS]
-    ones = table[upper, ONES]
+    rows = top[upper, ROWS]
+    zeros = top[upper, ZEROS]
+    ones = top[upper, ONES]
     if below >= 0:
-        rows -= table[below, ROWS]
-        zeros -= table[below, ZEROS]
-        ones -= table[below, ONES]
-    bw, e_w = _bin_sum(table, below, upper, 0, rows)
-    bww, e_ww = _bin_sum(table, below, upper, 1, rows)
-    bwr, e_wr = _bin_sum(table, below, upper, 2, rows)
-    bwrr, e_wrr = _bin_sum(table, below, upper, 3, rows)
+        rows -= bottom[below, ROWS]
+        zeros -= bottom[below, ZEROS]
+        ones -= bottom[below, ONES]
+    bw, e_w = _bin_sum(top, upper, bottom, below, 0, rows)
+    bww, e_ww = _bin_sum(top, upper, bottom, below, 1, rows)
+    bwr, e_wr = _bin_sum(top, upper, bottom, below, 2, rows)
+    bwrr, e_wrr = _bin_sum(top, upper, bottom, below, 3, rows)
     pure = ones == rows or zeros == rows
     mean_c = bwr / bw
     second = bwrr / bw

@@ -26,7 +26,14 @@ from polars_cumdev.kernel.prefix import (
     weight,
 )
 
-__all__ = ["calibration_groups", "group_curves", "merged_tie", "screen_groups"]
+__all__ = [
+    "calibration_curves",
+    "calibration_groups",
+    "group_curves",
+    "merged_tie",
+    "screen_groups",
+    "tie_counts",
+]
 
 
 @njit(**JIT)
@@ -361,3 +368,59 @@ def group_curves(
         curves,
     )
     return curves
+
+
+@njit(**JIT)
+def tie_counts(gid: Array, offset: int, s: Array, groups: int) -> I64:
+    """Each group's number of merged points (distinct scores), rows sorted by score."""
+    counts = np.zeros(groups, dtype=np.int64)
+    last = np.full(groups, np.nan)
+    for i in range(s.shape[0]):
+        g = int(gid[i]) - offset
+        si = float(s[i])
+        if last[g] != si:
+            last[g] = si
+            counts[g] += 1
+    return counts
+
+
+@njit(**JIT)
+def calibration_curves(
+    gid: Array,
+    offset: int,
+    s: Array,
+    r: Array,
+    w: Array,
+    weighted: bool,
+    scale: float,
+    groups: int,
+    starts: I64,
+) -> tuple[F64, I64, F64]:
+    """:func:`calibration_groups` that also lays out every group's curve in the same walk.
+
+    ``starts`` are the groups' offsets from :func:`tie_counts`; returns
+    ``(out, first, curves)`` with ``curves`` as :func:`group_curves`'
+    (W_g A_k, W_g C_k, S'_k, not yet divided by W_g), so that the located
+    stretch needs no second walk.
+    """
+    everyone = np.ones(groups, dtype=np.bool_)
+    scores, table = np.empty(0), np.empty((0, TABLE_COLUMNS))
+    curves = np.empty((3, starts[-1]))
+    out, first = _walk(
+        gid,
+        offset,
+        s,
+        r,
+        w,
+        weighted,
+        scale,
+        groups,
+        0.0,
+        scores,
+        table,
+        False,
+        everyone,
+        starts,
+        curves,
+    )
+    return out, first, curves

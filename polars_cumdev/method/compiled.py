@@ -104,11 +104,25 @@ class Rows:
         return self.batch.height < KERNEL_ROWS
 
 
+# Numeric dtypes NumPy holds as they are (no 128-bit integers; Float16 is cast, as Numba's
+# kernel does not read half precision).
+_NUMPY_NUMBERS = (
+    pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64,
+    pl.Float32, pl.Float64,
+)  # fmt: skip
+
+
 def _numbers(column: pl.Series) -> np.ndarray:
-    """A checked numeric column as a NumPy array the kernel reads as doubles."""
+    """A checked numeric column as a NumPy array the kernel reads as doubles.
+
+    Booleans become 0/1 bytes; dtypes NumPy or the kernel cannot read
+    (Int128, UInt128, Decimal, Float16) are cast to Float64, as the Polars
+    stages cast every column (a score that float64 cannot hold exactly was
+    refused by the checks).
+    """
     if column.dtype == pl.Boolean:
         column = column.cast(pl.UInt8)
-    elif not (column.dtype.is_integer() or column.dtype.is_float()):
+    elif not any(column.dtype == kind for kind in _NUMPY_NUMBERS):
         column = column.cast(pl.Float64)
     return np.ascontiguousarray(column.to_numpy())
 
@@ -164,9 +178,12 @@ def node(
     def run(batch: pl.DataFrame) -> pl.DataFrame:
         return function(_read(batch, prepared))
 
+    # Ties in a canonical order (by weight, then response), so that the kernel's
+    # sums add the same values in the same order whatever the input's row order.
+    order = [score, *([weight] if weight else []), response]
     return (
         prepared.source.select(columns)
-        .sort(score)
+        .sort(order)
         .map_batches(run, schema=pl.Schema(schema), streamable=False)
     )
 
@@ -199,7 +216,11 @@ def group_ids(batch: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, int
         if column.dtype == pl.Boolean:
             column = column.cast(pl.Int8)
         physical = column.to_physical()
-        if physical.dtype.is_integer() and physical.null_count() == 0 and physical.len():
+        numpy_integer = physical.dtype.is_integer() and physical.dtype not in (
+            pl.Int128,
+            pl.UInt128,
+        )
+        if numpy_integer and physical.null_count() == 0 and physical.len():
             low, high = int(physical.min()), int(physical.max())  # type: ignore[arg-type]
             if high - low + 1 < _DIRECT_RANGE:
                 return np.ascontiguousarray(physical.to_numpy()), low, high - low + 1
@@ -292,13 +313,18 @@ def location(
     first: np.ndarray,
     binary: bool,
     prefix: tuple[np.ndarray, np.ndarray] | None = None,
+    recorded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """Each group's located stretch (:mod:`location`), one value per group number.
 
     From the first walk's per-group sums, T = D - 2 sigma; the groups with
-    T > 0 are walked again (:func:`polars_cumdev.kernel.group_curves`) to
-    lay out their curves, and searched. NaN where there is no stretch.
-    ``prefix`` is the first walk's ``(scores, table)`` of
+    T > 0 are searched. NaN where there is no stretch. ``recorded`` is
+    ``(starts, A, C, S')``, every group's curve kept during the first walk
+    (:func:`polars_cumdev.kernel.events.screen_events`,
+    :func:`polars_cumdev.kernel.calibration_curves`); without it the groups
+    with T > 0 are walked again (:func:`polars_cumdev.kernel.group_curves`)
+    to lay out their curves.
+    ``prefix`` is then the first walk's ``(scores, table)`` of
     :func:`polars_cumdev.kernel.prefix_table`, reused; ``None`` for
     calibration, which has no bins.
     """
@@ -314,6 +340,12 @@ def location(
     columns = {name: np.full(out.shape[0], np.nan) for name in ("from_score", "to_score")}
     columns |= {name: np.full(out.shape[0], np.nan) for name in ("share", "deviation")}
     if not wanted.any():
+        return columns
+    if recorded is not None:
+        chosen = np.where(wanted, thresholds, np.nan)  # T not positive: not searched
+        found = located(*recorded[:4], chosen, True)
+        for name, values in found.items():
+            columns[name][wanted] = values[wanted]
         return columns
     counts = np.where(wanted, out[:, k.N_SCORES], 0).astype(np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)

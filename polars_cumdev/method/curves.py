@@ -18,6 +18,7 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.prepare import Labels
 from polars_cumdev.method.statistics import verdict
+from polars_cumdev.method.sums import ordered_sum
 from polars_cumdev.method.weights import SCALE
 
 __all__ = ["curve_frame", "summed_sigma_curve", "variance_share"]
@@ -37,7 +38,10 @@ def variance_share(term: pl.Expr) -> pl.Expr:
     # The last point holds all of sigma^2 by definition: 1 exactly, even when
     # an engine evaluates the running sum and its last value in other orders.
     last = pl.int_range(pl.len()) == pl.len() - 1
-    ratio = pl.when(last).then(pl.lit(1.0)).otherwise((running / total).clip(0.0, 1.0))
+    # Multiplied by the reciprocal, written out: Polars divides a column by a
+    # broadcast scalar either exactly or through a reciprocal depending on how
+    # the rows are chunked, which changed the last bit with the thread count.
+    ratio = pl.when(last).then(pl.lit(1.0)).otherwise((running * (1.0 / total)).clip(0.0, 1.0))
     share = pl.when(total > 0.0).then(ratio)
     return share.otherwise(None).alias("variance_share")
 
@@ -111,7 +115,7 @@ def summed_sigma_curve(
     """
     extra = [] if reference is None else [reference.alias(nm.REFERENCE)]
     with_sigma = accumulated.join(scale, how="cross", maintain_order="left").with_columns(
-        term.sum().clip(lower_bound=0.0).sqrt().alias("sigma"),
+        ordered_sum(term).clip(lower_bound=0.0).sqrt().alias("sigma"),
         *extra,
         pl.col(nm.WEIGHT) / pl.col(SCALE),
         variance_share(term),

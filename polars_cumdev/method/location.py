@@ -146,23 +146,30 @@ def stretches_numpy(
 
 
 def located(
-    starts: np.ndarray, a: np.ndarray, c: np.ndarray, s: np.ndarray, thresholds: np.ndarray
+    starts: np.ndarray,
+    a: np.ndarray,
+    c: np.ndarray,
+    s: np.ndarray,
+    thresholds: np.ndarray,
+    compiled_search: bool = False,
 ) -> dict[str, np.ndarray]:
     """The location columns of groups laid end to end (NaN where there is none).
 
     ``starts`` are the groups' offsets (length groups + 1) in ``a`` (A_k),
     ``c`` (C_k) and ``s`` (S'_k), each group's points in order, the origin
     implicit; ``thresholds`` their T. Small inputs are searched in NumPy
-    (:func:`stretches_numpy`), larger ones by the compiled kernel.
+    (:func:`stretches_numpy`), larger ones (or any, with
+    ``compiled_search``: the compiled engine, whose kernel is loaded
+    already) by the compiled kernel.
     """
     starts = np.ascontiguousarray(starts, dtype=np.int64)
-    arrays = (
+    arrays = (  # (columns of a wider array are read in place, not copied)
         starts,
-        np.ascontiguousarray(a, dtype=np.float64),
-        np.ascontiguousarray(c, dtype=np.float64),
+        np.asarray(a, dtype=np.float64),
+        np.asarray(c, dtype=np.float64),
         np.ascontiguousarray(thresholds, dtype=np.float64),
     )
-    if a.size < NUMPY_POINTS or not kernel_loader.available():
+    if (a.size < NUMPY_POINTS and not compiled_search) or not kernel_loader.available():
         lower, upper = stretches_numpy(*arrays)
     else:
         lower, upper = kernel_loader.kernel().stretches(*arrays)

@@ -145,28 +145,36 @@ def _value_checks(column: str, what: str, expr: pl.Expr, *, positive: bool) -> l
 
 
 # Integer dtypes whose values need not fit a double's 53-bit significand.
-_WIDE_INTEGERS = (pl.Int64, pl.UInt64, pl.Int128)
+_WIDE_INTEGERS = (pl.Int64, pl.UInt64, pl.Int128, pl.UInt128)
 
 
 def _exact_float_check(column: str, what: str, schema: pl.Schema) -> list[Check]:
-    """A check that an integer column's values are all exactly representable in float64.
+    """A check that a score column's values are all exactly representable in float64.
 
-    Integers beyond 2^53 in magnitude (identifiers, nanosecond timestamps)
-    would be rounded when cast to float64: distinct scores could merge and
-    the order between close ones could not be kept. They are refused.
+    Integers beyond 2^53 in magnitude (identifiers, nanosecond timestamps),
+    and decimals with more significant digits than a double holds, would be
+    rounded when cast to float64: distinct scores could merge and the order
+    between close ones could not be kept. They are refused. A value that
+    comes back unchanged from float64 keeps its place: the cast is monotone,
+    so distinct values that both survive it stay distinct and in order.
     """
     dtype = schema[column]
-    if not any(dtype == wide for wide in _WIDE_INTEGERS):
+    decimal = isinstance(dtype, pl.Decimal)
+    if not decimal and not any(dtype == wide for wide in _WIDE_INTEGERS):
         return []
     original = pl.col(column)
     back = original.cast(pl.Float64).cast(dtype, strict=False)
+    reason = (
+        "with more significant digits than float64 can hold exactly"
+        if decimal
+        else "beyond 2^53 in magnitude, which float64 cannot hold exactly"
+    )
     return [
         Check(
             back.ne_missing(original).sum(),
             f"{what} column {column!r} ({dtype}) has {{count}} value(s) among {{rows}} rows "
-            "beyond 2^53 in magnitude, which float64 cannot hold exactly (distinct scores "
-            "would merge); subtract an offset first, e.g. pl.col(...) - pl.col(...).min(), "
-            "or convert to a coarser unit",
+            f"{reason} (distinct scores would merge); subtract an offset first, e.g. "
+            "pl.col(...) - pl.col(...).min(), or convert to a coarser unit",
         )
     ]
 
@@ -350,6 +358,11 @@ def prepare(
         if key not in schema:
             raise ColumnNotFoundError(
                 f"`by` column {key!r} not found; the frame has columns {list(schema)}"
+            )
+        if schema[key] == pl.Object:
+            raise ColumnTypeError(
+                f"`by` column {key!r} has dtype Object (arbitrary Python objects), which cannot "
+                "be grouped or sorted; convert it to a string or number column first"
             )
         if key in reserved or key.startswith(nm.PREFIX):
             raise InvalidParameterError(

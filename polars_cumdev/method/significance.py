@@ -10,16 +10,17 @@ import polars as pl
 
 from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
 
-__all__ = ["benjamini_hochberg", "holm", "pvalue", "pvalue_columns"]
+__all__ = ["benjamini_hochberg", "pvalue", "pvalue_columns"]
 
 
 def pvalue(z: pl.Expr, function: Callable[..., object]) -> pl.Expr:
     """Apply a NumPy p-value function to a column, mapping null to null."""
 
     def apply(series: pl.Series) -> pl.Series:
-        values = series.cast(pl.Float64).fill_null(np.nan).to_numpy()
+        # (to_numpy gives NaN for a null double; nan_to_null maps it back: no query run)
+        values = series.cast(pl.Float64).to_numpy()
         result = np.asarray(function(values), dtype=np.float64).reshape(values.shape)
-        return pl.Series(series.name, result, dtype=pl.Float64).fill_nan(None)
+        return pl.Series(series.name, result, dtype=pl.Float64, nan_to_null=True)
 
     return z.map_batches(apply, return_dtype=pl.Float64, is_elementwise=True)
 
@@ -51,19 +52,4 @@ def benjamini_hochberg(p: pl.Expr) -> pl.Expr:
     ranked = p.sort(nulls_last=True)
     position = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).cast(pl.Float64)
     adjusted = (ranked * p.count().cast(pl.Float64) / position).cum_min(reverse=True)
-    return adjusted.clip(upper_bound=1.0).gather(order.arg_sort())
-
-
-def holm(p: pl.Expr) -> pl.Expr:
-    """Holm's step-down adjusted p-values over the non-null entries of ``p``.
-
-    h_(i) = max_{j <= i} min(1, (M - j + 1) p_(j)) over the M non-null
-    p-values in increasing order; nulls stay null. Rejecting where h <= level
-    keeps the family-wise error rate at that level whatever the dependence
-    between the tests. Computed with expressions only.
-    """
-    order = p.arg_sort(nulls_last=True)
-    ranked = p.sort(nulls_last=True)
-    position = pl.int_range(0, pl.len(), dtype=pl.Int64).cast(pl.Float64)
-    adjusted = (ranked * (p.count().cast(pl.Float64) - position)).cum_max()
     return adjusted.clip(upper_bound=1.0).gather(order.arg_sort())

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.sums import boundary
 
-__all__ = ["group_rows", "merge_ties", "sort_by_score"]
+__all__ = ["CANONICAL", "group_rows", "merge_ties", "sort_by_score"]
 
-_RUN = f"{nm.PREFIX}run"
-_CHANGES = f"{nm.PREFIX}changes"
+#: The sort order of the rows: by score, ties by weight, then response (see
+#: :func:`sort_by_score`).
+CANONICAL = [nm.SCORE, nm.WEIGHT, nm.RESPONSE]
+
 _FIRST = f"{nm.PREFIX}first"
-_SW = f"{nm.PREFIX}sw"
-_SWR = f"{nm.PREFIX}swr"
-_SWW = f"{nm.PREFIX}sww"
 
 
-def sort_by_score(frame: pl.LazyFrame) -> pl.LazyFrame:
-    """The one sort of the method: rows in increasing order of score.
+def sort_by_score(frame: pl.LazyFrame, extra: Sequence[str] = ()) -> pl.LazyFrame:
+    """The one sort of the method: rows in increasing order of score, ties in a canonical order.
 
     Both :func:`merge_ties` and :func:`polars_cumdev.method.bins.full_population_prefix`
     read rows in this order; sorting once and passing the result to both is
@@ -28,8 +28,14 @@ def sort_by_score(frame: pl.LazyFrame) -> pl.LazyFrame:
     so that the query computes it once for both, and so that the optimizer
     does not fold the stable sort by group of :func:`group_rows` into this one
     (a sort by several keys is far slower than the two).
+
+    Rows of equal score are ordered by weight, then response (then the
+    ``extra`` responses): every float sum over a tie or a bin then adds the
+    same values in the same order whatever the order of the input rows, so
+    the results are the same bits (rows equal in all these columns are
+    interchangeable in every sum).
     """
-    return frame.sort(nm.SCORE, maintain_order=True).cache()
+    return frame.sort([*CANONICAL, *extra]).cache()
 
 
 def group_rows(ordered: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
@@ -54,15 +60,15 @@ def merge_ties(
     place of the random perturbation the papers use.
 
     The rows are regrouped by :func:`group_rows`, so each tie is a run of
-    consecutive rows, numbered in order; its sums are taken directly over
-    the run (a window sum per run number), so they are accurate relative to
-    the tie itself however large and uneven the weights before it are. (A
-    sum in row order, ``cum_sum().last()``, would give the same bits
-    whatever the engine and its threads, but costs about five times as much
-    for many small ties. The window sum gives the same bits on every run
-    with the same number of Polars threads; with another number, a tie that
-    straddles two of the sort's chunks, one per thread, may differ in its
-    last bit.)
+    consecutive rows; its sums are taken directly over the run (NumPy's
+    ``add.reduceat`` on the regrouped rows, seen whole), so they are accurate
+    relative to the tie itself however large and uneven the weights before
+    it are. The rows of a tie come in the canonical order of
+    :func:`sort_by_score` and are added in that order by one thread, so the
+    sums are the same bits whatever the input's row order, the number of
+    Polars threads and the chunks the rows arrive in. (Polars' window sums
+    per run, used before, changed their last bit with the number of threads
+    for a tie straddling two of the sort's chunks.)
     A score that occurs once keeps its row's own W and R, and a tie whose
     responses are all equal keeps that response, exactly.
 
@@ -89,52 +95,53 @@ def merge_ties(
     """
     keys = list(keys)
     tie = [*keys, nm.SCORE]
-    w = pl.col(nm.WEIGHT)
     averaged = [nm.RESPONSE, *extra]
-    start = boundary(tie, 1)
-
-    def changes(name: str) -> str:
-        return f"{_CHANGES}{averaged.index(name)}"
-
-    # Changes of a response inside a tie (not at its first row): none means every
-    # row of the tie has the response of its first row.
     rows = group_rows(frame, keys).select(
-        *tie,
-        w,
-        *averaged,
-        *[
-            (pl.col(c).ne(pl.col(c).shift(1)) & ~start).fill_null(False).alias(changes(c))
-            for c in averaged
-        ],
-        start.cum_sum().set_sorted().alias(_RUN),
+        *tie, nm.WEIGHT, *averaged, boundary(tie, 1).alias(_FIRST)
     )
+    schema = rows.collect_schema()
+    out = {name: schema[name] for name in tie}
+    out |= {nm.WEIGHT: pl.Float64(), **{c: pl.Float64() for c in averaged}}
+    out |= {nm.TIE: pl.Float64(), nm.ROWS: pl.Int64()}
 
-    def per_run(expr: pl.Expr) -> pl.Expr:
-        return expr.over(_RUN, mapping_strategy="explode")
+    def merged(batch: pl.DataFrame) -> pl.DataFrame:
+        return _merged(batch, tie, averaged, out)
 
-    def total(expr: pl.Expr) -> pl.Expr:
-        return per_run(expr.sum())
+    return rows.map_batches(merged, schema=pl.Schema(out), streamable=False)
 
-    merged = rows.select(
-        *[per_run(pl.col(c).first()) for c in tie],
-        total(w).alias(_SW),
-        *[total(w * pl.col(c)).alias(f"{_SWR}{c}") for c in averaged],
-        total(w * w).alias(_SWW),
-        *[per_run(pl.col(c).first()).alias(f"{_FIRST}{c}") for c in averaged],
-        *[per_run(pl.col(changes(c)).sum()).alias(changes(c)) for c in averaged],
-        per_run(pl.len()).cast(pl.Int64).alias(nm.ROWS),
+
+def _merged(
+    batch: pl.DataFrame, tie: Sequence[str], averaged: Sequence[str], schema: dict
+) -> pl.DataFrame:
+    """:func:`merge_ties` on the regrouped rows, whole: NumPy sums over each tie, in row order."""
+    if batch.height == 0:
+        return pl.DataFrame(schema=schema)
+    first = batch.get_column(_FIRST).to_numpy()
+    starts = np.flatnonzero(first)
+    w = batch.get_column(nm.WEIGHT).to_numpy()
+    counts = np.diff(np.append(starts, batch.height))
+    sw = np.add.reduceat(w, starts)
+    single = counts == 1
+    columns: dict[str, object] = {}
+    for name in averaged:
+        values = batch.get_column(name).to_numpy()
+        # No change of response inside a tie (after its first row): the tie keeps
+        # its first row's response exactly.
+        changed = np.zeros(batch.height, dtype=np.int64)
+        changed[1:] = (values[1:] != values[:-1]) & ~first[1:]
+        same = np.add.reduceat(changed, starts) == 0
+        with np.errstate(invalid="ignore", over="ignore"):
+            mean = np.add.reduceat(w * values, starts) / sw
+        columns[name] = np.where(same, values[starts], mean)
+    with np.errstate(invalid="ignore", over="ignore"):
+        factor = np.add.reduceat(w * w, starts) / (sw * sw)
+    keys = batch.select(tie)[pl.Series(starts)]
+    body = pl.DataFrame(
+        {
+            nm.WEIGHT: sw,
+            **columns,
+            nm.TIE: np.where(single, 1.0, factor),
+            nm.ROWS: counts.astype(np.int64),
+        }
     )
-    sw = pl.col(_SW)
-    return merged.select(
-        *tie,
-        sw.alias(nm.WEIGHT),
-        *[
-            pl.when(pl.col(changes(c)) == 0)
-            .then(pl.col(f"{_FIRST}{c}"))
-            .otherwise(pl.col(f"{_SWR}{c}") / sw)
-            .alias(c)
-            for c in averaged
-        ],
-        pl.when(pl.col(nm.ROWS) == 1).then(1.0).otherwise(pl.col(_SWW) / (sw * sw)).alias(nm.TIE),
-        pl.col(nm.ROWS),
-    )
+    return pl.concat([keys, body], how="horizontal").select(list(schema))

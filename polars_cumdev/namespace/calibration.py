@@ -1,6 +1,7 @@
 """The namespace's methods for calibration: cumulative, CORP and binned.
 
 Each forwards to the analysis that implements it (:mod:`polars_cumdev.calibration`,
+:mod:`polars_cumdev.multicalibration`,
 :mod:`polars_cumdev.corp`, :mod:`polars_cumdev.binned`).
 """
 
@@ -89,6 +90,38 @@ class CalibrationMethods(Methods[F]):
                 classes=classes,
                 target=target,
                 alpha=alpha,
+            )
+        )
+
+    def multicalibration(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        segments: object,
+        level: float = 0.05,
+        method: str = "holm",
+        resamples: int = 999,
+        seed: int = 0,
+    ) -> F:
+        """Calibration of every segment of a family, with family-wise adjusted p-values.
+
+        See :func:`polars_cumdev.multicalibration.multicalibration`.
+        """
+        from polars_cumdev.multicalibration import multicalibration
+
+        return self._out(
+            multicalibration(
+                self._frame,
+                score,
+                response,
+                weight,
+                segments=segments,  # type: ignore[arg-type]
+                level=level,
+                method=method,
+                resamples=resamples,
+                seed=seed,
             )
         )
 

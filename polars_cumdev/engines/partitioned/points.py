@@ -21,6 +21,7 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled as _engines
 from polars_cumdev.method.prefix_sums import PREFIX_SCORE
 from polars_cumdev.method.prepare import FrameLike, as_lazy
+from polars_cumdev.method.ties import CANONICAL
 
 __all__ = ["range_points"]
 
@@ -141,7 +142,7 @@ def _sorted_prefix(
     """
     if compiled is False:
         return sorted_prefix(rows, plan, engine)
-    ordered = as_lazy(rows).sort(nm.SCORE).collect(engine=engine)
+    ordered = as_lazy(rows).sort(CANONICAL).collect(engine=engine)
     if not (compiled or (ordered.height >= _engines.KERNEL_ROWS and _engines.available())):
         return sorted_prefix(ordered, plan, engine)
     s, r, w = (

@@ -24,7 +24,7 @@ from polars_cumdev.method.prefix_sums import (
 )
 from polars_cumdev.method.prepare import FrameLike, as_lazy
 from polars_cumdev.method.sums import boundary
-from polars_cumdev.method.ties import merge_ties
+from polars_cumdev.method.ties import CANONICAL, merge_ties
 
 __all__ = ["RangeResult", "binned_points", "range_step", "sorted_prefix", "zero_sums"]
 
@@ -117,7 +117,7 @@ def range_step(
     keys, centre = plan.keys, plan.centre
     queries = plan.queries_for(r)
     if compiled is not False:
-        ordered = as_lazy(rows).sort(nm.SCORE).collect(engine=engine)
+        ordered = as_lazy(rows).sort(CANONICAL).collect(engine=engine)
         wanted = compiled or (ordered.height >= _engines.KERNEL_ROWS and _engines.available())
         if wanted:
             return _compiled_step(ordered, plan, queries)
@@ -190,7 +190,7 @@ def sorted_prefix(rows: FrameLike, plan: Plan, engine: Engine) -> tuple[pl.DataF
     ordered = (
         as_lazy(rows)
         .with_columns(pl.col(nm.WEIGHT) * plan.weight_scale)
-        .sort(nm.SCORE)
+        .sort(CANONICAL)
         .collect(engine=engine)
     )
     prefix = full_population_prefix(ordered.lazy(), pl.lit(plan.centre)).collect(engine=engine)

@@ -1,0 +1,111 @@
+"""The census-sized screen on continuous scores: warm time per engine, and the work per call.
+
+Usage::
+
+    python benchmarks/small_screen.py [--repeat 5]
+
+Data: :func:`polars_cumdev.datasets.census` (134,094 households, 41
+counties), whose ``log10_income`` has only 2,607 distinct values, with a
+seeded normal noise of standard deviation 1e-4 added so that every score is
+distinct (the shape issue 22 asks about). For each engine the screen
+(location included) is run once, then ``repeat`` times; the best and the
+median are printed, with the number of queries one screen runs
+(``LazyFrame.collect`` calls, nested ones and those of eager DataFrame
+methods included) and the load average. A fresh
+interpreter's first screen with the default engine is timed too (import
+excluded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+
+import common
+import numpy as np
+import polars as pl
+
+FIRST = """
+import time, numpy as np, polars as pl
+from polars_cumdev.datasets import census
+from polars_cumdev.subpopulation import screen
+df = census()
+noise = np.random.default_rng(0).normal(0.0, 1e-4, df.height)
+df = df.with_columns(pl.col("log10_income") + pl.Series(noise))
+start = time.perf_counter()
+screen(df, "county", "log10_income", "has_internet", "WGTP").collect()
+print(time.perf_counter() - start)
+"""
+
+
+def frame() -> pl.DataFrame:
+    from polars_cumdev.datasets import census
+
+    df = census()
+    noise = np.random.default_rng(0).normal(0.0, 1e-4, df.height)
+    return df.with_columns(pl.col("log10_income") + pl.Series(noise))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    from polars_cumdev.subpopulation import screen
+
+    df = frame()
+    print(common.machine())
+    print(f"rows {df.height}, distinct scores {df['log10_income'].n_unique()}")
+    print(f"load average before: {os.getloadavg()}")
+    calls = {"n": 0}
+    original = pl.LazyFrame.collect
+    eager = pl.LazyFrame._collect_eager  # what DataFrame methods run a query through
+
+    def counted(self, *a, **k):
+        calls["n"] += 1
+        return original(self, *a, **k)
+
+    def counted_eager(self, *a, **k):
+        calls["n"] += 1
+        return eager(self, *a, **k)
+
+    rows = []
+    for engine in ("auto", "polars", "kernel"):
+
+        def run(engine=engine):
+            return screen(df, "county", "log10_income", "has_internet", "WGTP", engine=engine)
+
+        run().collect()
+        times = [common.timed(lambda: run().collect())[0] for _ in range(args.repeat)]
+        pl.LazyFrame.collect, pl.LazyFrame._collect_eager = counted, counted_eager
+        calls["n"] = 0
+        run().collect()
+        pl.LazyFrame.collect, pl.LazyFrame._collect_eager = original, eager
+        rows.append(
+            {
+                "engine": engine,
+                "best ms": f"{1000 * min(times):.1f}",
+                "median ms": f"{1000 * float(np.median(times)):.1f}",
+                "collect calls": calls["n"],
+            }
+        )
+    firsts = []
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-c", FIRST],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(common.REPO)},
+        )
+        firsts.append(float(done.stdout.strip().splitlines()[-1]))
+    rows.append({"engine": "auto, fresh process (median of 3)", "best ms": ""})
+    rows[-1]["median ms"] = f"{1000 * float(np.median(firsts)):.1f}"
+    print(f"load average after: {os.getloadavg()}")
+    columns = ("engine", "best ms", "median ms", "collect calls")
+    print(common.markdown_table(rows, columns))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+"""``multicalibration``: the calibration of every segment of a family, family-wise honest.
+
+One lazy query: the rows are sorted by score once, every segment's ECCE-R,
+ECCE-MAD, sigma, z and p-value computed as ``calibration(by=...)`` computes
+them (method.md 2, equations (44)-(50)), then adjusted for the whole family
+(:mod:`~polars_cumdev.method.familywise` or
+:mod:`~polars_cumdev.multicalibration.bootstrap`), and each segment compared
+with its strongest parent (:mod:`~polars_cumdev.multicalibration.redundancy`).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_cumdev.calibration.cumulative import _BERNOULLI, _RENAME, CALIBRATION_COLUMNS
+from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method import compiled
+from polars_cumdev.method.familywise import holm
+from polars_cumdev.method.location import LOCATION_COLUMNS
+from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare, schema_of
+from polars_cumdev.method.statistics import MIN_SCORES, NOT_LOCATED, SUMMARY_SCHEMA, normalize
+from polars_cumdev.multicalibration.family import Segments
+from polars_cumdev.multicalibration.redundancy import with_parents
+from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Options, family_frame
+
+__all__ = ["MULTICALIBRATION_COLUMNS", "multicalibration", "subpop"]
+
+METHODS = ("holm", "bootstrap")
+_CARRIED = ("depth", "condition", "response_mean", "_p_bootstrap", "critical_z", "tests", "dropped")
+#: Columns after the feature columns, in order.
+MULTICALIBRATION_COLUMNS = (
+    "depth",
+    *[c for c in CALIBRATION_COLUMNS if c not in (*LOCATION_COLUMNS, "note")],
+    "response_mean",
+    "p_family",
+    *LOCATION_COLUMNS,
+    "parent_z",
+    "parent",
+    "child_z",
+    "child",
+    "finding",
+    "condition",
+    "critical_z",
+    "tests",
+    "dropped",
+    "note",
+)
+
+
+def _check(level: object, method: object, resamples: object, seed: object) -> Options:
+    if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < level < 1.0:
+        raise InvalidParameterError(f"`level` must be a number in (0, 1), got {level!r}")
+    if method not in METHODS:
+        raise InvalidParameterError(f"`method` must be one of {METHODS}, got {method!r}")
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
+        raise InvalidParameterError(f"`resamples` must be a positive integer, got {resamples!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InvalidParameterError(f"`seed` must be an integer, got {seed!r}")
+    return Options(level=float(level), method=str(method), resamples=resamples, seed=seed)
+
+
+def multicalibration(
+    frame: FrameLike,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    segments: Segments,
+    level: float = 0.05,
+    method: str = "holm",
+    resamples: int = 999,
+    seed: int = 0,
+) -> pl.LazyFrame:
+    """Calibration of every segment of a family, with family-wise adjusted p-values.
+
+    Parameters
+    ----------
+    frame
+        DataFrame or LazyFrame of predictions with the segment features.
+    score, response, weight
+        As in :func:`polars_cumdev.calibration.calibration`: scores in
+        [0, 1], responses in [0, 1], optional positive weights.
+    segments
+        The family, from :func:`polars_cumdev.segments`.
+    level
+        Family-wise level: a located stretch is stated only for segments with
+        ``p_family <= level``; ``critical_z`` is the z they must exceed.
+    method
+        ``"holm"`` (default): Holm's step-down on the Kuiper p-values
+        (method.md 4), valid whatever the dependence between overlapping
+        segments. ``"bootstrap"``: the single-step max-z parametric
+        bootstrap under calibration (0/1 responses only;
+        :mod:`polars_cumdev.multicalibration.bootstrap`).
+    resamples, seed
+        The bootstrap's number of resamples B and its seed.
+
+    Returns
+    -------
+    pl.LazyFrame
+        One row per segment: a column per feature (the segment's level as a
+        label, null where the segment does not restrict that feature),
+        ``depth``, the columns of ``calibration(by=...)`` (``n``,
+        ``n_scores``, ``weight``, ``ecce_r`` (49), ``ecce_mad`` (48),
+        ``delta``, ``sigma`` (50), ``ecce_r_z``, ``ecce_mad_z``, their p,
+        log10 p and Benjamini-Hochberg q across the family),
+        ``response_mean`` (the segment's weighted mean response),
+        ``p_family`` (family-wise adjusted p of ``ecce_r_z``), the located
+        stretch (``from_score``, ``to_score``, ``share``, ``deviation``;
+        only where ``p_family <= level``), ``parent_z``, ``parent``, ``child_z``,
+        ``child`` (the strongest parent and child segments), ``finding``
+        ("new", "inherited", "broader" or "not significant";
+        :mod:`~polars_cumdev.multicalibration.redundancy`), ``condition``
+        (SQL text; :func:`subpop` turns it into an expression),
+        ``critical_z``, ``tests`` (segments with a defined z), ``dropped``
+        (segments left out by a cap) and ``note``;
+        sorted by ``ecce_r_z``, largest first.
+    """
+    if not isinstance(segments, Segments):
+        raise InvalidParameterError(
+            "`segments` must be made by polars_cumdev.segments(categorical=..., numerical=...)"
+        )
+    options = _check(level, method, resamples, seed)
+    lazy = as_lazy(frame)
+    reserved = (*MULTICALIBRATION_COLUMNS, *CALIBRATION_COLUMNS, "p_family")
+    segments.check(schema_of(lazy), reserved)
+    prepared = prepare(
+        lazy,
+        score=score,
+        response=response,
+        weight=weight,
+        by=list(segments.features) or None,
+        score_range=(0.0, 1.0),
+        response_range=(0.0, 1.0),
+        reserved=reserved,
+    )
+    features = list(segments.features)
+    schema = {**{f: pl.String() for f in features}, **EXTRA_SCHEMA, **SUMMARY_SCHEMA}
+
+    def run(rows: compiled.Rows) -> pl.DataFrame:
+        if options.method == "bootstrap" and not compiled.facts(rows, "auto")[nm.BINARY]:
+            raise InvalidValuesError(
+                f"method='bootstrap' redraws 0/1 responses, but response column {response!r} "
+                "has values other than 0 and 1; use method='holm'"
+            )
+        return family_frame(rows, segments, options)
+
+    stats = compiled.node(prepared, run, schema)
+    keys = [*features, *_CARRIED]
+    out = normalize(
+        stats,
+        keys,
+        pl.LazyFrame([_BERNOULLI]),
+        min_scores=MIN_SCORES["calibration"],
+        labels=prepared.labels,
+    )
+    out = out.drop("variance").rename(_RENAME)
+    if options.method == "holm":
+        p_family = holm(pl.col("ecce_r_p"))
+    else:
+        p_family = pl.when(pl.col("ecce_r_z").is_not_null()).then(pl.col("_p_bootstrap"))
+    significant = pl.col("p_family") <= options.level
+    out = out.with_columns(p_family.alias("p_family")).with_columns(
+        *[pl.when(significant).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
+        pl.when(pl.col("ecce_r_z").is_not_null() & ~significant.fill_null(False))
+        .then(pl.lit(f"not significant family-wise (p_family > {options.level:g}): not located"))
+        .when(significant & pl.col("from_score").is_null() & pl.col("note").is_null())
+        .then(pl.lit(NOT_LOCATED))
+        .otherwise(pl.col("note"))
+        .alias("note"),
+    )
+    out = with_parents(out, features, options.level)
+    return out.sort(
+        ["ecce_r_z", "depth", "condition"], descending=[True, False, False], nulls_last=True
+    ).select(*features, *MULTICALIBRATION_COLUMNS)
+
+
+def subpop(segment: dict | str) -> pl.Expr:
+    """The boolean expression selecting a segment's rows.
+
+    ``segment`` is a row of :func:`multicalibration` (a dict, e.g. from
+    ``table.row(0, named=True)``) or its ``condition``; filter the frame
+    with it and pass the rows to ``calibration_curve`` to drill down.
+    """
+    condition = segment["condition"] if isinstance(segment, dict) else segment
+    if not isinstance(condition, str):
+        raise InvalidParameterError(f"expected a segment row or its condition, got {segment!r}")
+    return pl.sql_expr(condition)

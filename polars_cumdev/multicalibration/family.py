@@ -1,0 +1,435 @@
+"""The family of segments: every conjunction of at most ``depth`` feature levels.
+
+A :class:`Segments` object only *describes* the family (which features, how
+many levels, the depth, the smallest segment); the levels themselves depend on
+the data and are found by :func:`coded_features` on the rows sorted by score.
+Each feature becomes an integer code per row, so every subset of features is a
+partition of the rows, numbered by the mixed-radix combination of its codes:
+one sort by score serves every segment, and no segment is ever a row mask.
+
+Two sets of rules (``rules``):
+
+* ``"cumdev"`` (default): a categorical feature keeps its ``levels - 1`` most
+  frequent values (count ties broken by value) and pools the rest into
+  ``(other)``; a numerical feature is cut at its quantiles k / ``levels`` into
+  at most ``levels`` right-closed bins (raw values when it has at most
+  ``levels`` distinct ones). Nulls (and NaN) are a level of their own,
+  ``(missing)``, never pooled. No cap unless ``max_segments`` is given, and
+  then the smallest segments are dropped and counted.
+* ``"mcgrad"``: MCGrad 0.1.5's rules (multicalibration-mcgrad.md, section a):
+  nulls count as an ordinary categorical value, count ties and level order by
+  first appearance along the sorted rows, and the first
+  ``chunk * ceil(max_segments / chunk)`` segments in enumeration order kept.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from polars_cumdev.errors import ColumnNotFoundError, ColumnTypeError, InvalidParameterError
+
+__all__ = [
+    "Coded",
+    "Segments",
+    "coded_features",
+    "enumerate_family",
+    "layout",
+    "segments",
+    "subset_ids",
+]
+
+Rules = Literal["cumdev", "mcgrad"]
+MISSING = "(missing)"
+OTHER = "(other)"
+
+
+@dataclass(frozen=True)
+class Segments:
+    """A family of segments (see :func:`segments`)."""
+
+    categorical: tuple[str, ...]
+    numerical: tuple[str, ...]
+    depth: int
+    levels: int
+    min_rows: int
+    max_segments: int | None = None
+    rules: Rules = "cumdev"
+    chunk: int = 50
+    feature_levels: tuple[tuple[str, int], ...] = ()
+
+    def levels_of(self, name: str) -> int:
+        """The number of levels of feature ``name`` (``feature_levels`` wins over ``levels``)."""
+        return dict(self.feature_levels).get(name, self.levels)
+
+    @property
+    def features(self) -> tuple[str, ...]:
+        """Categorical features first, then numerical ones (MCGrad's order)."""
+        return self.categorical + self.numerical
+
+    def subsets(self) -> list[tuple[int, ...]]:
+        """Feature subsets by depth, each in ``itertools.combinations`` order."""
+        depth = min(self.depth, len(self.features))
+        return [
+            c
+            for d in range(depth + 1)
+            for c in itertools.combinations(range(len(self.features)), d)
+        ]
+
+    def check(self, schema: pl.Schema, reserved: Sequence[str]) -> None:
+        """Raise a :class:`CumdevError` when a feature is missing, clashes or has a bad type."""
+        for name in self.features:
+            if name not in schema:
+                raise ColumnNotFoundError(
+                    f"segment feature {name!r} not found; the frame has columns {list(schema)}"
+                )
+            if name in reserved or name.startswith("_"):
+                raise InvalidParameterError(
+                    f"segment feature {name!r} clashes with an output column name; rename it first"
+                )
+        for name in self.numerical:
+            dtype = schema[name]
+            if not (dtype.is_numeric() or dtype == pl.Boolean):
+                raise ColumnTypeError(
+                    f"numerical feature {name!r} must be numeric, got {dtype}; "
+                    "list it under `categorical` instead"
+                )
+        for name in self.categorical:
+            dtype = schema[name]
+            ok = dtype in (pl.String, pl.Categorical, pl.Boolean) or isinstance(dtype, pl.Enum)
+            if not (ok or dtype.is_integer()):
+                raise ColumnTypeError(
+                    f"categorical feature {name!r} must be a string, categorical, enum, boolean "
+                    f"or integer column, got {dtype}; cast it first"
+                )
+
+
+def _positive_int(value: object, name: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise InvalidParameterError(f"`{name}` must be an integer >= {low}, got {value!r}")
+    return value
+
+
+def _names(value: object, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    names = tuple(value)  # type: ignore[arg-type]
+    if not all(isinstance(n, str) and n for n in names):
+        raise InvalidParameterError(f"`{what}` must be column names, got {value!r}")
+    return names
+
+
+def segments(
+    categorical: Sequence[str] | str | None = None,
+    numerical: Sequence[str] | str | None = None,
+    *,
+    depth: int = 3,
+    levels: int = 3,
+    min_rows: int = 10,
+    max_segments: int | None = None,
+    rules: Rules = "cumdev",
+    chunk: int = 50,
+    feature_levels: Mapping[str, int] | None = None,
+) -> Segments:
+    """Describe the family of segments a multicalibration audit examines.
+
+    Every conjunction of at most ``depth`` features, one level each, is a
+    segment, the empty conjunction (the full population) included; a
+    segment is kept when it has at least ``min_rows`` rows. The levels are
+    found from the data when the audit runs (see the module docstring), the
+    same way whatever the row order.
+
+    Parameters
+    ----------
+    categorical
+        Categorical features (string, categorical, enum, boolean or integer).
+    numerical
+        Numerical features, cut at their quantiles.
+    depth
+        Largest number of features in a conjunction (MCGrad's ``max_depth``).
+    levels
+        Levels per feature, not counting ``(missing)`` (MCGrad's
+        ``max_values_per_segment_feature``).
+    min_rows
+        Fewest rows of a kept segment (MCGrad's ``min_samples_per_segment``).
+    max_segments
+        Optional cap on the number of segments. ``rules="cumdev"`` keeps the
+        largest ones (ties by enumeration order) and counts the dropped ones;
+        ``rules="mcgrad"`` keeps the first ones in enumeration order, as
+        MCGrad does (with ``chunk``), and counts the dropped ones too.
+    rules
+        ``"cumdev"`` or ``"mcgrad"`` (multicalibration-mcgrad.md, section a).
+    chunk
+        MCGrad's ``chunk_size`` (only with ``rules="mcgrad"`` and a cap).
+    feature_levels
+        Levels of particular features, overriding ``levels`` (e.g.
+        ``{"county": 50}`` keeps every county of 50 or fewer apart).
+
+    Returns
+    -------
+    Segments
+        The description, passed as ``segments=`` to
+        :func:`polars_cumdev.multicalibration.multicalibration`.
+    """
+    cat, num = _names(categorical, "categorical"), _names(numerical, "numerical")
+    if len(set(cat + num)) < len(cat + num):
+        raise InvalidParameterError(f"a feature is listed twice in {list(cat + num)}")
+    if rules not in ("cumdev", "mcgrad"):
+        raise InvalidParameterError(f"`rules` must be 'cumdev' or 'mcgrad', got {rules!r}")
+    if max_segments is not None:
+        _positive_int(max_segments, "max_segments", 1)
+    own = dict(feature_levels or {})
+    for name, count in own.items():
+        if name not in cat + num:
+            raise InvalidParameterError(f"`feature_levels` names {name!r}, which is not a feature")
+        _positive_int(count, f"feature_levels[{name!r}]", 2)
+    return Segments(
+        categorical=cat,
+        numerical=num,
+        depth=_positive_int(depth, "depth", 0),
+        levels=_positive_int(levels, "levels", 2),
+        min_rows=_positive_int(min_rows, "min_rows", 1),
+        max_segments=max_segments,
+        rules=rules,
+        chunk=_positive_int(chunk, "chunk", 1),
+        feature_levels=tuple(sorted(own.items())),
+    )
+
+
+@dataclass(frozen=True)
+class Coded:
+    """One feature's levels: a code per row, and per code a label and an SQL condition."""
+
+    codes: np.ndarray
+    labels: list[str]
+    conditions: list[str]
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(value: object) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int | float):
+        return repr(float(value)) if isinstance(value, float) else str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _label(value: object) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _first_order(codes: np.ndarray, count: int) -> np.ndarray:
+    """Rank of each code by first appearance along the rows (absent codes last)."""
+    seen = pl.Series(codes).unique(maintain_order=True).to_numpy()
+    rank = np.empty(count, dtype=np.int64)
+    rest = np.setdiff1d(np.arange(count), seen)
+    rank[np.concatenate([seen, rest]).astype(np.int64)] = np.arange(count)
+    return rank
+
+
+def _categorical(column: pl.Series, family: Segments) -> Coded:
+    name = _quote(column.name)
+    values = column.cast(pl.String) if column.dtype in (pl.Categorical,) else column
+    if isinstance(column.dtype, pl.Enum):
+        values = column.cast(pl.String)
+    mcgrad = family.rules == "mcgrad"
+    table = (
+        values.to_frame("v")
+        .with_row_index("i")
+        .group_by("v")
+        .agg(pl.len().alias("n"), pl.col("i").min().alias("first"))
+    )
+    if not mcgrad:
+        table = table.filter(pl.col("v").is_not_null())
+    tie = ["n", "first"] if mcgrad else ["n", "v"]
+    table = table.sort(tie, descending=[True, False], nulls_last=True)
+    distinct = table.get_column("v").to_list()
+    levels = family.levels_of(column.name)
+    pooled = len(distinct) > levels
+    kept = distinct[: levels - 1] if pooled else distinct
+    labels = [MISSING if v is None else _label(v) for v in kept]
+    conditions = [f"{name} IS NULL" if v is None else f"{name} = {_literal(v)}" for v in kept]
+    index = pl.Series([v for v in kept if v is not None], dtype=values.dtype)
+    codes_of = pl.Series(range(len(kept)), dtype=pl.Int32).filter(
+        pl.Series([v is not None for v in kept], dtype=pl.Boolean)
+    )
+    other = len(kept)
+    coded = values.replace_strict(index, codes_of, default=other, return_dtype=pl.Int32)
+    null_code = kept.index(None) if None in kept else None
+    if pooled:
+        labels.append(OTHER)
+        rest = ", ".join(_literal(v) for v in kept if v is not None)
+        nulls_pooled = mcgrad and None not in kept and values.null_count() > 0
+        inside = f"{name} NOT IN ({rest})" if rest else "TRUE"
+        if nulls_pooled:
+            conditions.append(f"({inside} OR {name} IS NULL)")
+            null_code = other
+        else:
+            conditions.append(f"({inside} AND {name} IS NOT NULL)")
+    if not mcgrad and values.null_count() > 0:
+        null_code = len(labels)
+        labels.append(MISSING)
+        conditions.append(f"{name} IS NULL")
+    codes = coded.to_numpy().astype(np.int32)
+    if null_code is not None:
+        codes[values.is_null().to_numpy()] = null_code
+    return Coded(codes, labels, conditions)
+
+
+def _numerical(column: pl.Series, family: Segments) -> Coded:
+    name = _quote(column.name)
+    x = column.cast(pl.Float64)
+    missing_expr = f"({name} IS NULL OR {name} = 'NaN'::float)"
+    if column.dtype.is_integer() or column.dtype == pl.Boolean:
+        missing_expr = f"{name} IS NULL"
+        if column.dtype == pl.Boolean:
+            x = column.cast(pl.Float64)
+    values = x.fill_nan(None).to_numpy(allow_copy=True).astype(np.float64)
+    missing = np.isnan(values)
+    present = values[~missing]
+    levels = family.levels_of(column.name)
+    few = pl.Series(present).n_unique() <= levels
+    distinct = np.unique(present) if few else present[:0]
+    literal = column.dtype.is_integer() or column.dtype == pl.Boolean
+    if few:
+        codes = np.searchsorted(distinct, values).astype(np.int32)
+        labels = [_label(int(v) if literal else float(v)) for v in distinct]
+        if column.dtype == pl.Boolean:
+            conditions = [f"{name} = {'TRUE' if v else 'FALSE'}" for v in distinct]
+        else:
+            conditions = [f"{name} = {_literal(int(v) if literal else float(v))}" for v in distinct]
+    else:
+        edges = np.unique(np.quantile(present, np.linspace(0.0, 1.0, levels + 1)))
+        codes = np.clip(np.searchsorted(edges, values, side="left") - 1, 0, None).astype(np.int32)
+        labels, conditions = [], []
+        for b in range(edges.shape[0] - 1):
+            low, high = float(edges[b]), float(edges[b + 1])
+            opening = "[" if b == 0 else "("
+            labels.append(f"{opening}{_label(low)}, {_label(high)}]")
+            relation = ">=" if b == 0 else ">"
+            conditions.append(f"({name} {relation} {_literal(low)} AND {name} <= {_literal(high)})")
+    if missing.any():
+        codes[missing] = len(labels)
+        labels.append(MISSING)
+        conditions.append(missing_expr)
+    return Coded(codes, labels, conditions)
+
+
+def coded_features(batch: pl.DataFrame, family: Segments) -> list[Coded]:
+    """Every feature of ``family`` coded on ``batch`` (the rows sorted by score).
+
+    Codes follow the enumeration order of the levels: the order above for
+    ``"cumdev"``, first appearance along the rows for ``"mcgrad"``.
+    """
+    coded = []
+    for name in family.features:
+        column = batch.get_column(name)
+        if name in family.categorical:
+            feature = _categorical(column, family)
+        else:
+            feature = _numerical(column, family)
+        if family.rules == "mcgrad" and feature.labels:
+            rank = _first_order(feature.codes, len(feature.labels))
+            order = np.argsort(rank)
+            feature = Coded(
+                rank[feature.codes].astype(np.int32),
+                [feature.labels[i] for i in order],
+                [feature.conditions[i] for i in order],
+            )
+        coded.append(feature)
+    return coded
+
+
+def subset_ids(
+    coded: Sequence[Coded], subset: tuple[int, ...], rows: int
+) -> tuple[np.ndarray, int]:
+    """Each row's segment number within ``subset`` (mixed radix, last feature fastest)."""
+    if not subset:
+        return np.zeros(rows, dtype=np.int32), 1
+    ids = coded[subset[0]].codes.astype(np.int32, copy=True)
+    size = len(coded[subset[0]].labels)
+    for f in subset[1:]:
+        count = len(coded[f].labels)
+        ids *= count
+        ids += coded[f].codes
+        size *= count
+    return ids, size
+
+
+def decode(coded: Sequence[Coded], subset: tuple[int, ...], number: int) -> list[int]:
+    """The level of each feature of ``subset`` in segment ``number``."""
+    levels = []
+    for f in reversed(subset):
+        count = len(coded[f].labels)
+        levels.append(number % count)
+        number //= count
+    return levels[::-1]
+
+
+def enumerate_family(
+    counts: Sequence[np.ndarray], family: Segments
+) -> tuple[list[np.ndarray], int]:
+    """Which segment numbers of each subset are kept, and how many were dropped by the cap.
+
+    ``counts[i]`` holds the rows of every segment number of subset i. A
+    segment is kept with at least ``min_rows`` rows; then the cap, if any.
+    """
+    kept = [np.flatnonzero(c >= family.min_rows) for c in counts]
+    total = sum(k.shape[0] for k in kept)
+    cap = family.max_segments
+    if cap is None or total <= cap:
+        return kept, 0
+    if family.rules == "mcgrad":
+        size = min(family.chunk, cap)
+        limit = min(total, size * math.ceil(cap / size))
+        out, left = [], limit
+        for k in kept:
+            out.append(k[: max(left, 0)])
+            left -= k.shape[0]
+        return out, total - limit
+    sizes = np.concatenate([c[k] for c, k in zip(counts, kept, strict=True)])
+    order = np.argsort(-sizes, kind="stable")[:cap]
+    chosen = np.zeros(total, dtype=bool)
+    chosen[order] = True
+    out, start = [], 0
+    for k in kept:
+        out.append(k[chosen[start : start + k.shape[0]]])
+        start += k.shape[0]
+    return out, total - cap
+
+
+def layout(
+    coded: Sequence[Coded], subsets: Sequence[tuple[int, ...]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """The walk's view of the family: a features x rows code matrix, per subset its
+    features and their numbers of levels (padded with -1 and 1), where its segment
+    numbers start, and the number of segment numbers over all subsets.
+    """
+    widest = max(256, *(len(c.labels) for c in coded)) if coded else 256
+    dtype = np.uint8 if widest <= 256 else np.uint16
+    rows = coded[0].codes.shape[0] if coded else 0
+    codes = np.zeros((max(len(coded), 1), rows), dtype=dtype)
+    for f, c in enumerate(coded):
+        codes[f] = c.codes
+    depth = max(1, *(len(s) for s in subsets))
+    features = np.full((len(subsets), depth), -1, dtype=np.int64)
+    radices = np.ones((len(subsets), depth), dtype=np.int64)
+    sizes = np.ones(len(subsets), dtype=np.int64)
+    for k, subset in enumerate(subsets):
+        for j, f in enumerate(subset):
+            features[k, j] = f
+            radices[k, j] = len(coded[f].labels)
+        sizes[k] = int(np.prod(radices[k]))
+    bases = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    return codes, features, radices, bases, int(sizes.sum())

@@ -36,12 +36,11 @@ def decomposition_rows(rows: int, groups_list: list[int], repeat: int) -> list[d
         df = common.make_frame(rows, groups, seed=rows + groups)
         keys = df.get_column("group").unique().sort().to_list()
         one = common.best_of(
-            lambda df=df: corp(df, "score", "response", "weight", by="group").collect(), repeat
+            lambda df=df: corp(df, "score", "response", "weight", by="group"), repeat
         )
         loop = common.best_of(
             lambda df=df, keys=keys: [
-                corp(df.filter(pl.col("group") == k), "score", "response", "weight").collect()
-                for k in keys
+                corp(df.filter(pl.col("group") == k), "score", "response", "weight") for k in keys
             ],
             1,
         )
@@ -89,7 +88,7 @@ def band_rows(rows: int, groups: int, resamples: int) -> list[dict]:
     df = common.make_frame(rows, groups, seed=7)
 
     def curve(r: int) -> pl.DataFrame:
-        return corp_curve(df, "score", "response", "weight", by="group", resamples=r).collect()
+        return corp_curve(df, "score", "response", "weight", by="group", resamples=r)
 
     bare = common.best_of(lambda: curve(0), 2)
     full = common.best_of(lambda: curve(resamples), 2)
@@ -170,8 +169,8 @@ def main() -> None:
     warm = common.make_frame(1000, 3)  # imports SciPy and compiles the plans once
     from polars_cumdev.corp import corp, corp_curve
 
-    corp(warm, "score", "response", "weight", by="group").collect()
-    corp_curve(warm, "score", "response", "weight", by="group", resamples=2).collect()
+    corp(warm, "score", "response", "weight", by="group")
+    corp_curve(warm, "score", "response", "weight", by="group", resamples=2)
     print("\n1. Brier decomposition per group: one query against a loop over groups\n")
     table = decomposition_rows(rows, args.groups, args.repeat)
     print(common.markdown_table(table, list(table[0])))

@@ -37,13 +37,14 @@ def child(rows: int, groups: int, engine: str, repeat: int) -> None:
     out = {"rows": rows, "groups": groups, "engine": engine}
     out["sort_s"] = common.best_of(lambda: df.sort("score"), repeat)
     out["screen_s"] = common.best_of(
-        lambda: screen(df, "group", "score", "response", "weight").collect(engine=engine), repeat
+        lambda: screen(df.lazy(), "group", "score", "response", "weight").collect(engine=engine),
+        repeat,
     )
     for name, row in picks.items():
         mask = pl.col("group") == row["group"]
 
         def run(mask=mask):
-            return curve(df, mask, "score", "response", "weight").collect(engine=engine)
+            return curve(df.lazy(), mask, "score", "response", "weight").collect(engine=engine)
 
         points = run().height - 1
         out[f"{name}_rows"] = row["count"]

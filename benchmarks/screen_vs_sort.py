@@ -76,7 +76,7 @@ def child(
     if compiled:  # import Numba and load the kernel before measuring
         small = df.head(1000)
         warm = common.timed(
-            lambda: screen(small, "group", "score", "response", "weight", engine="kernel").collect()
+            lambda: screen(small, "group", "score", "response", "weight", engine="kernel")
         )[0]
     base_rss = common.current_rss()
 
@@ -94,7 +94,12 @@ def child(
                 df, "group", "score", "response", "weight", ranges=ranges, engine=polars_engine
             )
         query = screen(
-            df, "group", "score", "response", "weight", engine="kernel" if compiled else "polars"
+            df.lazy(),
+            "group",
+            "score",
+            "response",
+            "weight",
+            engine="kernel" if compiled else "polars",
         )
         return query.collect(engine=polars_engine)
 

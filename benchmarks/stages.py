@@ -99,7 +99,7 @@ def main() -> None:
         stage(
             "whole screen",
             engine,
-            lambda: screen(df, "group", "score", "response", "weight"),
+            lambda: screen(df.lazy(), "group", "score", "response", "weight"),
         )
     print(f"{int(args.rows):,} rows, {args.groups} groups, best of {args.repeat}")
     print(common.markdown_table(table, ("engine", "stage", "seconds", "output rows")))

@@ -35,7 +35,7 @@ def main() -> None:
     # Incomes are rounded, so the two counties share some scores: the method
     # needs interleaved, distinct scores, and "dither" separates shared ones
     # by about 1e-8 (deterministically) instead of raising TiedScoresError.
-    pair = compare(households, first, second, ties="dither", **columns).collect()
+    pair = compare(households, first, second, ties="dither", **columns)
     print("Marlow minus Cedar:")
     print(pair.select("n_first", "n_second", "kuiper", "kuiper_z", "kuiper_p", "effect"))
 
@@ -48,7 +48,7 @@ def main() -> None:
     print(f"wrote {out / 'compare.svg'}")
 
     # Every county against one reference county, in one query.
-    against = compare_all(households, "county", "Oakridge", ties="dither", **columns).collect()
+    against = compare_all(households, "county", "Oakridge", ties="dither", **columns)
     print("counties most different from Oakridge:")
     print(against.head(3))
 

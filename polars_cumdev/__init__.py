@@ -1,7 +1,11 @@
 """polars-cumdev: cumulative deviation of subpopulations and calibration, as lazy Polars queries.
 
 Importing the package registers the ``cumdev`` namespace on
-:class:`polars.DataFrame` and :class:`polars.LazyFrame`.
+:class:`polars.DataFrame` and :class:`polars.LazyFrame`; :func:`cumdev` returns
+it with its types known (``cumdev(df).screen(...)``). The functions
+(:func:`screen`, :func:`curve`, and those of the analysis modules) follow
+their input as the namespace does: a DataFrame in, a DataFrame out; a
+LazyFrame in, a LazyFrame out. Column arguments take names or expressions.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from polars_cumdev.errors import (
 )
 from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
 from polars_cumdev.multicalibration.family import segments
+from polars_cumdev.namespace import cumdev
 from polars_cumdev.subpopulation import curve, screen
 
 __version__ = "0.1.0"
@@ -34,6 +39,7 @@ __all__ = [
     "OverlapError",
     "TiedScoresError",
     "__version__",
+    "cumdev",
     "curve",
     "hilbert_index",
     "ks_pvalue",

@@ -14,7 +14,7 @@ the local average difference of the two responses. Kuiper's D and
 Kolmogorov-Smirnov's G are computed from C as elsewhere; the scale of a
 driftless random walk (the paper's estimator after ``expectedvar``) is
 
-* ``variance="observed"`` (any real responses): sigma^2 = sum_j a_j^2 (Q~_j - R~_j)^2;
+* ``variance="empirical"`` (any real responses): sigma^2 = sum_j a_j^2 (Q~_j - R~_j)^2;
 * ``variance="bernoulli"`` (responses are probabilities in [0, 1]):
   sigma^2 = sum_j a_j^2 f_j (Q~_j (1 - Q~_j) + R~_j (1 - R~_j)).
 
@@ -25,17 +25,19 @@ merging of two responses and the sigma terms are specific to pairs.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
 import polars as pl
 
-from polars_cumdev.covariates.ordering import Score, resolve_score
+from polars_cumdev.covariates.ordering import resolve_score
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.curves import summed_sigma_curve
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.masks import mask_checks, resolve_mask
@@ -63,7 +65,7 @@ from polars_cumdev.method.weights import rescale
 
 __all__ = ["PAIRED_COLUMNS", "PAIRED_CURVE_COLUMNS", "PairedVariance", "paired", "paired_curve"]
 
-PairedVariance = Literal["observed", "bernoulli"]
+PairedVariance = Literal["empirical", "bernoulli"]
 
 #: Columns of :func:`paired` after the grouping keys (those of ``screen``).
 PAIRED_COLUMNS = STATISTIC_COLUMNS
@@ -87,15 +89,23 @@ PAIRED_CURVE_COLUMNS = (
 _SECOND = nm.REFERENCE
 _BINARY_FRAME = {nm.BINARY: True, RMAX: 1.0}
 _SIGMA_ZERO_PAIRED = {
-    "observed": "sigma is 0 (the two responses agree at every score): z undefined",
+    "empirical": "sigma is 0 (the two responses agree at every score): z undefined",
     "bernoulli": "sigma is 0 (every averaged response is exactly 0 or 1): z undefined",
 }
 
 
 def _check_variance(variance: str) -> str:
-    if variance not in ("observed", "bernoulli"):
+    if variance == "observed":  # the name before screen's "empirical" was adopted here too
+        warnings.warn(
+            "variance='observed' is now called variance='empirical' (as in screen); "
+            "'observed' will be removed",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return "empirical"
+    if variance not in ("empirical", "bernoulli"):
         raise InvalidParameterError(
-            f"`variance` must be 'observed' or 'bernoulli' for paired samples, got {variance!r}"
+            f"`variance` must be 'empirical' or 'bernoulli' for paired samples, got {variance!r}"
         )
     return variance
 
@@ -141,7 +151,7 @@ def _sigma_term(variance: str) -> pl.Expr:
     """Each merged point's contribution to sigma^2 (paired-and-covariates 1, step 4)."""
     a = pl.col(nm.A_STEP)
     q, r = pl.col(nm.RESPONSE), pl.col(_SECOND)
-    if variance == "observed":
+    if variance == "empirical":
         return (a * (q - r)) ** 2
     return a * a * pl.col(nm.TIE) * (q * (1.0 - q) + r * (1.0 - r))
 
@@ -153,15 +163,16 @@ def _accumulated(prepared: Prepared, fraction: float = 1.0) -> tuple[pl.LazyFram
     return accumulate(points, prepared.keys, fraction=fraction), scale
 
 
+@entry_point("score", "first", "second", "weight", "by")
 def paired(
     frame: FrameLike,
-    score: Score,
-    first: str,
-    second: str,
-    weight: str | None = None,
+    score: Column | Sequence[Column],
+    first: Column,
+    second: Column,
+    weight: Column | None = None,
     *,
-    by: str | Sequence[str] | None = None,
-    variance: PairedVariance = "observed",
+    by: Column | Sequence[Column] | None = None,
+    variance: PairedVariance = "empirical",
     level: float = LEVEL,
 ) -> pl.LazyFrame:
     """Cumulative differences between paired samples: statistics overall or per group.
@@ -179,14 +190,14 @@ def paired(
     first, second
         The responses Q (first population) and R (second population) of
         the same unit; numeric or boolean. Any real values with
-        ``variance="observed"``; in [0, 1] with ``"bernoulli"``.
+        ``variance="empirical"``; in [0, 1] with ``"bernoulli"``.
     weight
         Optional positive weights W of the pairs.
     by
         Optional grouping column(s): one row per group, all computed in one
         query, with Benjamini-Hochberg q-values across the groups.
     variance
-        ``"observed"`` (default): sigma^2 = sum_j a_j^2 (Q~_j - R~_j)^2, the
+        ``"empirical"`` (default): sigma^2 = sum_j a_j^2 (Q~_j - R~_j)^2, the
         paper's unbiased estimator of the variance in ``expectedvar``, valid
         for any distribution of the responses. ``"bernoulli"``: the
         responses are expected values (probabilities) of Bernoulli variates
@@ -207,7 +218,7 @@ def paired(
         ``kuiper_log10p``, ``ks_log10p`` (method.md 4), ``kuiper_q``,
         ``ks_q``, the located stretch ``from_score``, ``to_score``,
         ``share``, ``deviation`` (the average of first minus second there),
-        ``variance`` (``"observed"`` or ``"bernoulli"``) and ``note``;
+        ``variance`` (``"empirical"`` or ``"bernoulli"``) and ``note``;
         sorted by ``kuiper_z``, largest first. A group with a single
         distinct score keeps its row, with null z and p and the reason in
         ``note``.
@@ -220,6 +231,7 @@ def paired(
         On collection, for nulls, NaN, infinities, non-positive weights or
         (with ``"bernoulli"``) responses outside [0, 1], naming the column.
     """
+    variance = _check_variance(variance)
     frame, score, ordering = resolve_score(frame, score, weight)
     prepared = _prepare(frame, score, first, second, weight, by, variance)
     keys = prepared.keys
@@ -243,15 +255,16 @@ def paired(
     return out if ordering is None else ordering.located(out)
 
 
+@entry_point("score", "first", "second", "weight")
 def paired_curve(
     frame: FrameLike,
-    score: Score,
-    first: str,
-    second: str,
-    weight: str | None = None,
+    score: Column | Sequence[Column],
+    first: Column,
+    second: Column,
+    weight: Column | None = None,
     *,
     subpop: pl.Expr | str | None = None,
-    variance: PairedVariance = "observed",
+    variance: PairedVariance = "empirical",
     fraction: float = 1.0,
     level: float = LEVEL,
 ) -> pl.LazyFrame:

@@ -112,7 +112,7 @@ def ecce_r_score(
     """
     frame = _frame(y_true, y_prob, sample_weight, pos_label)
     table = calibration(frame, _SCORE, _RESPONSE, _weight(sample_weight), engine="polars")
-    return float(table.collect().item(0, "ecce_r"))
+    return float(table.lazy().collect().item(0, "ecce_r"))
 
 
 #: Scorer for ``scoring=``: minus :func:`ecce_r_score` of ``predict_proba``'s positive class.
@@ -228,7 +228,12 @@ class CumulativeCalibrationDisplay:
         weight = _weight(sample_weight)
         curve = calibration_curve(frame, _SCORE, _RESPONSE, weight, fraction=fraction)
         statistics = calibration(frame, _SCORE, _RESPONSE, weight)
-        return cls(curve.collect(), statistics.collect(), estimator_name=name, pos_label=pos_label)
+        return cls(
+            curve.lazy().collect(),
+            statistics.lazy().collect(),
+            estimator_name=name,
+            pos_label=pos_label,
+        )
 
     @classmethod
     def from_estimator(

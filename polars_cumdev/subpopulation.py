@@ -11,15 +11,15 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from polars_cumdev.covariates.ordering import Score, resolve_score
+from polars_cumdev.covariates.ordering import resolve_score
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.bins import locate_bins
 from polars_cumdev.method.curves import curve_frame, variance_share
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.findings import LEVEL
-from polars_cumdev.method.frames import accepts_foreign_frames
 from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.keys import Key
 from polars_cumdev.method.location import flag_stretch
@@ -201,13 +201,13 @@ def _points_node(prepared: Prepared, choice: compiled.Choice, mask: pl.Expr) -> 
     return compiled.node(prepared, run, POINT_SCHEMA, extra={nm.MEMBER: mask})
 
 
-@accepts_foreign_frames
+@entry_point("by", "score", "response", "weight")
 def screen(
     frame: FrameLike,
-    by: Key | Sequence[Key],
-    score: Score,
-    response: str,
-    weight: str | None = None,
+    by: Column | Sequence[Column],
+    score: Column | Sequence[Column],
+    response: Column,
+    weight: Column | None = None,
     *,
     variance: str = "auto",
     engine: str = "auto",
@@ -299,13 +299,13 @@ def screen(
     return stats if ordering is None else ordering.located(stats)
 
 
-@accepts_foreign_frames
+@entry_point("score", "response", "weight")
 def curve(
     frame: FrameLike,
     subpop: pl.Expr | str,
-    score: Score,
-    response: str,
-    weight: str | None = None,
+    score: Column | Sequence[Column],
+    response: Column,
+    weight: Column | None = None,
     *,
     variance: str = "auto",
     fraction: float = 1.0,

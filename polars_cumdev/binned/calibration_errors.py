@@ -29,6 +29,7 @@ from polars_cumdev.binned.options import (
 )
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.prepare import (
     FrameLike,
     Prepared,
@@ -93,16 +94,17 @@ def _ece(
     )
 
 
+@entry_point("score", "response", "weight", "by")
 def ece(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
     bins: int = 10,
     binning: str = "equispaced",
     weighting: str = "width",
-    by: str | Sequence[str] | None = None,
+    by: Column | Sequence[Column] | None = None,
     seed: int = 0,
 ) -> pl.LazyFrame:
     """Expected calibration errors ECE1 and ECE2 (the ECE paper's equations (4) and (3)).
@@ -149,7 +151,8 @@ def ece(
     Returns
     -------
     pl.LazyFrame
-        One row (per group, sorted by the ``by`` columns): the ``by`` columns,
+        One row (per group, the largest ``ece1`` first, then by the ``by``
+        columns; binned errors give no p-value): the ``by`` columns,
         ``n`` (rows), ``bins`` (non-empty bins used), ``ece1``, ``ece2``,
         ``binning`` and ``weighting``.
 
@@ -167,8 +170,11 @@ def ece(
     seed = _check_int(seed, "seed", 0)
     prepared, data, keys = _prepare_probabilities(frame, score, response, weight, by, ECE_COLUMNS)
     result = _ece(_sorted(data, keys), keys, bins, binning, weighting, seed)
-    if prepared.keys:
-        result = result.sort(prepared.keys, nulls_last=False, maintain_order=True)
+    if prepared.keys:  # the largest error first, as every per-group result ranks
+        keys = list(prepared.keys)
+        result = result.sort(
+            ["ece1", *keys], descending=[True] + [False] * len(keys), nulls_last=True
+        )
     return prepared.guarded(_finish(result, prepared.keys, ECE_COLUMNS))
 
 
@@ -177,16 +183,17 @@ def _finish(result: pl.LazyFrame, keys: Sequence[str], columns: Sequence[str]) -
     return result.select(*keys, *columns)
 
 
+@entry_point("score", "response", "weight", "by")
 def ece_sweep(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
     bins: Sequence[int] = DEFAULT_SWEEP,
     binning: str = "equispaced",
     weighting: str = "width",
-    by: str | Sequence[str] | None = None,
+    by: Column | Sequence[Column] | None = None,
     seed: int = 0,
 ) -> pl.LazyFrame:
     """ECE1 and ECE2 for each of several numbers of bins.

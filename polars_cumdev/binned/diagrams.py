@@ -22,6 +22,7 @@ from polars_cumdev.binned.options import (
 )
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.masks import mask_checks, resolve_mask
 from polars_cumdev.method.prepare import (
@@ -103,11 +104,12 @@ def _bootstrap(binned: pl.LazyFrame, resamples: int, seed: int) -> pl.LazyFrame:
     return columns.map_batches(draw, schema=schema)
 
 
+@entry_point("score", "response", "weight")
 def reliability(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
     subpop: pl.Expr | str | None = None,
     bins: int = 10,

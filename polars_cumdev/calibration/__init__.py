@@ -24,11 +24,12 @@ from polars_cumdev.calibration.cumulative import CALIBRATION_COLUMNS
 from polars_cumdev.calibration.multiclass import check_kind, multiclass
 from polars_cumdev.calibration.targets import check_target
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.findings import LEVEL
-from polars_cumdev.method.frames import accepts_foreign_frames
 from polars_cumdev.method.keys import Key
-from polars_cumdev.method.prepare import FrameLike
+from polars_cumdev.method.masks import resolve_mask
+from polars_cumdev.method.prepare import FrameLike, as_lazy
 
 __all__ = ["CALIBRATION_COLUMNS", "CLASSWISE_COLUMNS", "calibration", "calibration_curve"]
 
@@ -70,14 +71,14 @@ def _single(score: object, classes: object) -> None:
         raise InvalidParameterError("`classes` names multiclass classes: use it with `kind`")
 
 
-@accepts_foreign_frames
+@entry_point("score", "response", "weight", "by")
 def calibration(
     frame: FrameLike,
-    score: str | Sequence[str],
-    response: str,
-    weight: str | None = None,
+    score: Column | Sequence[Column],
+    response: Column,
+    weight: Column | None = None,
     *,
-    by: Key | Sequence[Key] | None = None,
+    by: Column | Sequence[Column] | None = None,
     engine: str = "auto",
     kind: str | None = None,
     classes: Sequence[Any] | None = None,
@@ -184,13 +185,14 @@ def calibration(
     return out.with_columns(adjusted).select(*keys, *CLASSWISE_COLUMNS)
 
 
-@accepts_foreign_frames
+@entry_point("score", "response", "weight")
 def calibration_curve(
     frame: FrameLike,
-    score: str | Sequence[str],
-    response: str,
-    weight: str | None = None,
+    score: Column | Sequence[Column],
+    response: Column,
+    weight: Column | None = None,
     *,
+    subpop: pl.Expr | str | None = None,
     fraction: float = 1.0,
     kind: str | None = None,
     class_: Any = None,
@@ -210,6 +212,10 @@ def calibration_curve(
     ----------
     frame, score, response, weight, kind, classes, target, alpha
         As in :func:`calibration`.
+    subpop
+        The rows of one group (a boolean expression or the name of a boolean
+        column), e.g. the group of a row of ``calibration(..., by=...)``, as
+        in :func:`polars_cumdev.subpopulation.curve`; None for all rows.
     level
         Significance level of the located stretch: ``located`` flags points
         only when the curve's Kuiper p-value is at most ``level``.
@@ -237,8 +243,18 @@ def calibration_curve(
     if kind is None:
         _single(score, classes)
         return cumulative.calibration_curve(
-            frame, score, response, weight, fraction=fraction, target=chosen, level=level
+            frame,
+            score,
+            response,
+            weight,
+            subpop=subpop,
+            fraction=fraction,
+            target=chosen,
+            level=level,
         )
+    if subpop is not None:  # the group's rows, then the classes as for all rows
+        lazy = as_lazy(frame)
+        frame = lazy.filter(resolve_mask(lazy, subpop))
     kind = check_kind(kind)
     if chosen.name != "probability":
         raise InvalidParameterError(f"`kind`={kind!r} calibrates probabilities, not {target!r}")

@@ -18,6 +18,7 @@ reference and sigma (:mod:`polars_cumdev.calibration.targets`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import polars as pl
@@ -28,10 +29,12 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.curves import summed_sigma_curve
+from polars_cumdev.method.expressions import Column
 from polars_cumdev.method.findings import LEVEL
-from polars_cumdev.method.frames import accepts_foreign_frames
+from polars_cumdev.method.frames import polars_frame
 from polars_cumdev.method.keys import Key
-from polars_cumdev.method.prepare import FrameLike, Prepared, prepare, schema_of
+from polars_cumdev.method.masks import mask_checks, resolve_mask, selection_label
+from polars_cumdev.method.prepare import FrameLike, Prepared, as_lazy, prepare, schema_of
 from polars_cumdev.method.statistics import (
     MIN_SCORES,
     RMAX,
@@ -73,6 +76,7 @@ def _prepare(
     by: Key | Sequence[Key] | None,
     target: Target = PROBABILITY,
     reserved: Sequence[str] = (),
+    carry: Sequence[pl.Expr] = (),
 ) -> Prepared:
     score_range, response_range = target.ranges
     return prepare(
@@ -84,6 +88,7 @@ def _prepare(
         score_range=score_range,
         response_range=response_range,
         reserved=(*CALIBRATION_COLUMNS, *STATISTIC_COLUMNS, *reserved),
+        carry=carry,
     )
 
 
@@ -142,14 +147,13 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
     return compiled.node(prepared, run, schema)
 
 
-@accepts_foreign_frames
 def calibration(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
-    by: Key | Sequence[Key] | None = None,
+    by: Column | Sequence[Column] | None = None,
     engine: str = "auto",
     target: Target = PROBABILITY,
     reserved: Sequence[str] = (),
@@ -231,13 +235,13 @@ def calibration(
     return prepared.guarded(out) if choice == "polars" else out
 
 
-@accepts_foreign_frames
 def calibration_curve(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
+    subpop: pl.Expr | str | None = None,
     fraction: float = 1.0,
     target: Target = PROBABILITY,
     level: float = LEVEL,
@@ -253,8 +257,14 @@ def calibration_curve(
     ----------
     frame, score, response, weight
         As in :func:`calibration`.
+    subpop
+        The rows of one group (a boolean expression or the name of a boolean
+        column), e.g. the group of a row of ``calibration(..., by=...)``, as
+        in :func:`polars_cumdev.subpopulation.curve`; None for all rows. The
+        group is calibrated against its own predictions; the values of every
+        row are checked, as ``calibration(by=...)`` checks them.
     fraction
-        Remark 3's zoom q in (0, 1] (method.md 1.7).
+        Remark 3's zoom q in (0, 1] (method.md 1.7), of the group's scores.
     target
         What the score predicts (:mod:`polars_cumdev.calibration.targets`);
         ``full_mean`` holds alpha for a quantile.
@@ -272,9 +282,17 @@ def calibration_curve(
         :mod:`polars_cumdev.method.location`).
     """
     fraction = check_fraction(fraction)
-    prepared = _prepare(frame, score, response, weight, None, target)
+    label, scores, carry = "the data", pl.col(score), []
+    if subpop is not None:
+        mask = resolve_mask(as_lazy(polars_frame(frame)), subpop)
+        label, scores, carry = selection_label(subpop), scores.filter(mask), [mask.alias(nm.MEMBER)]
+    prepared = _prepare(frame, score, response, weight, None, target, carry=carry)
+    if subpop is not None:
+        prepared.checks.extend(mask_checks(mask, label))
+        selected = prepared.frame.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
+        prepared = replace(prepared, frame=selected)
     if fraction < 1.0:
-        prepared.checks.append(zoom_check(pl.col(score), fraction, "the data"))
+        prepared.checks.append(zoom_check(scores, fraction, label))
     ordered, scale = _rows(prepared, target)
     accumulated = _accumulated(ordered, [], target, fraction)
     points = summed_sigma_curve(

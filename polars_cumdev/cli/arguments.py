@@ -9,6 +9,7 @@ from polars_cumdev.errors import InvalidParameterError
 
 __all__ = [
     "ROWS_HELP",
+    "CommandParser",
     "band_argument",
     "data_arguments",
     "fraction_value",
@@ -24,6 +25,29 @@ __all__ = [
 ]
 
 ROWS_HELP = "rows of the table to print (0 prints only how many there are)"
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of ``cumdev`` and of each subcommand (subparsers take its class).
+
+    * No prefix matching (``allow_abbrev=False``): ``--out`` is never taken
+      for ``--output``, nor ``--res`` for ``--response``.
+    * Every parser records itself in the parsed namespace (``command_parser``),
+      so that arguments the subcommand does not know are reported with the
+      subcommand's usage, not the top-level one.
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+        self.set_defaults(command_parser=self)
+
+    def parse_args(self, args=None, namespace=None):
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            owner = getattr(parsed, "command_parser", self)
+            owner.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
 
 
 def positive_int(text: str) -> int:
@@ -98,9 +122,15 @@ def data_arguments(parser: argparse.ArgumentParser, *, by: bool, several: bool) 
 
 
 def table_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--rows`` (printed), ``--output`` and ``--format`` (saved) of a ranked table."""
+    """``--rows`` (printed), ``--output`` and ``--format`` (saved) of a table.
+
+    In every subcommand ``--output`` is the table file and ``--out`` a chart
+    or report file.
+    """
     parser.add_argument("--rows", type=positive_int, default=20, help=ROWS_HELP)
-    parser.add_argument("--output", "-o", default=None, help="also save the table to this file")
+    parser.add_argument(
+        "--output", "-o", default=None, metavar="TABLE", help="also save the table to this file"
+    )
     parser.add_argument(
         "--format",
         choices=["csv", "json", "parquet"],

@@ -1,7 +1,8 @@
 """``cumdev calibration``: calibration of predicted probabilities from a file.
 
-Prints the ECCE table (one row, or one per group of ``--by``), with
-``--corp`` the CORP decomposition of the Brier score; ``--out`` draws the
+Prints the ECCE table (one row, or one per group of ``--by``, with its
+q-values), with ``--corp`` the CORP decomposition of the Brier score;
+``--output`` saves the ECCE table; ``--out`` draws the
 cumulative calibration plot (of the group with the largest ECCE-R z) and,
 with ``--corp``, the CORP diagram beside it; ``--report`` writes both per
 group into an HTML page (:mod:`polars_cumdev.report.calibration`).
@@ -20,7 +21,6 @@ from typing import Any
 
 from polars_cumdev.cli import memory
 from polars_cumdev.cli.arguments import (
-    ROWS_HELP,
     band_argument,
     data_arguments,
     fraction_value,
@@ -28,12 +28,14 @@ from polars_cumdev.cli.arguments import (
     level_value,
     positive_int,
     progress_argument,
+    table_arguments,
 )
 from polars_cumdev.cli.drift import add_drift_arguments, run_drift
 from polars_cumdev.cli.input import check_out, read_columns
 from polars_cumdev.cli.output import (
     CHART_SUFFIXES,
     DATA_SUFFIXES,
+    TABLE_SUFFIXES,
     drawn_as_ranked,
     save_chart,
     save_table,
@@ -53,8 +55,21 @@ _SHOWN = (
     "ecce_r_z",
     "ecce_mad_z",
     "ecce_r_p",
+    "ecce_r_q",
     "ecce_mad_p",
+    "ecce_mad_q",
     "delta",
+    "located",
+    "note",
+)
+_CLASSWISE_SHOWN = (
+    "n",
+    "ecce_r",
+    "sigma",
+    "ecce_r_z",
+    "ecce_r_p",
+    "ecce_r_q",
+    "ecce_r_holm",
     "located",
     "note",
 )
@@ -110,12 +125,15 @@ def _run(args: argparse.Namespace) -> None:
     target = check_out(args.out, (*CHART_SUFFIXES, *DATA_SUFFIXES), source=args.path)
     memory.refuse_if_too_large(args.path, "calibration")
     page = check_out(args.report, (".html",), source=args.path)
+    check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True, source=args.path)
     frame = read_columns(args.path, args.score, args.response, args.weight)
     say("measuring calibration ...")
     table = frame.cumdev.calibration(
         score=args.score, response=args.response, weight=args.weight, by=args.by, level=args.level
     ).collect()
     show(table, [*(args.by or []), *_SHOWN], args.rows)
+    if args.output:
+        save_table(table, args.output, args.format)
     if args.corp:
         decomposition = frame.cumdev.corp(
             score=args.score, response=args.response, weight=args.weight, by=args.by
@@ -214,7 +232,8 @@ def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
         **options,
     ).collect()
     classwise = options["kind"] == "class-wise"
-    shown = [*_SHOWN[:8], "ecce_r_holm", *_SHOWN[8:]] if classwise else _SHOWN
+    # Class-wise rows add the class and Holm's p: a shorter row, so that it fits a terminal.
+    shown = _CLASSWISE_SHOWN if classwise else _SHOWN
     show(table, [*keys, *(["class"] if classwise else []), *shown], args.rows)
     if page is not None:  # a mean or a quantile (not --kind): the cumulative views alone
         from polars_cumdev.report.calibration import calibration_report
@@ -286,7 +305,7 @@ def add_command(commands: Any) -> None:
     calibration.add_argument(
         "--fraction", type=fraction_value, default=1.0, help="zoom of the chart (see curve)"
     )
-    calibration.add_argument("--rows", type=positive_int, default=20, help=ROWS_HELP)
+    table_arguments(calibration)
     calibration.add_argument(
         "--out",
         default=None,

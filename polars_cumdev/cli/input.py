@@ -34,7 +34,6 @@ READERS = {
     ".parquet": "parquet",
     ".pq": "parquet",
     ".csv": "csv",
-    ".txt": "csv",
     ".tsv": "tsv",
     ".ipc": "ipc",
     ".arrow": "ipc",
@@ -50,8 +49,28 @@ _INFER_ROWS = 10_000
 _PARSE_FAILURE = re.compile(r"could not parse `.*` as dtype `.*` at column '(?P<column>.+)'")
 
 
+#: Leading bytes of the binary formats, to say what a misnamed file really is.
+_MAGIC = {b"PAR1": ("Parquet", ".parquet"), b"ARROW1": ("Arrow IPC", ".arrow")}
+
+
 def _kind(path: str) -> str | None:
     return READERS.get(Path(path).suffix.lower())
+
+
+def _check_content(file: Path, kind: str | None) -> None:
+    """Refuse a binary file whose name says otherwise (a Parquet file named ``.csv``).
+
+    Reads the first bytes only: Parquet files start with ``PAR1``, Arrow IPC
+    files with ``ARROW1``.
+    """
+    with file.open("rb") as handle:
+        head = handle.read(8)
+    for magic, (name, suffix) in _MAGIC.items():
+        if head.startswith(magic) and READERS.get(suffix) != kind:
+            raise CumdevError(
+                f"{file} is a {name} file (it starts with {name}'s signature) but its name "
+                f"ends in {file.suffix or 'no suffix'}; rename it to {file.stem}{suffix}"
+            )
 
 
 def scan(path: str, *, as_text: Sequence[str] = ()) -> pl.LazyFrame:
@@ -68,6 +87,7 @@ def scan(path: str, *, as_text: Sequence[str] = ()) -> pl.LazyFrame:
     if not file.is_file():
         raise CumdevError(f"not a file: {path}")
     kind = _kind(path)
+    _check_content(file, kind)
     overrides = dict.fromkeys(as_text, pl.String) or None
     if kind == "parquet":
         return pl.scan_parquet(file)
@@ -84,7 +104,11 @@ def scan(path: str, *, as_text: Sequence[str] = ()) -> pl.LazyFrame:
     if kind == "ndjson":
         return pl.scan_ndjson(file, infer_schema_length=_INFER_ROWS)
     known = ", ".join(sorted(READERS))
-    raise CumdevError(f"cannot read {path}: unknown suffix (expected one of {known})")
+    suffix = f"{file.suffix!r}" if file.suffix else "(none)"
+    raise CumdevError(
+        f"cannot read {path}: unknown suffix {suffix}; the suffix says how to read the file, "
+        f"one of {known} (a comma-separated text file is .csv)"
+    )
 
 
 def _bad_cell(path: str, column: str) -> str | None:
@@ -123,7 +147,8 @@ def check_columns(frame: pl.LazyFrame, path: str, numeric: Sequence[str | None])
         schema = frame.collect_schema()
     except pl.exceptions.PolarsError as exc:
         raise CumdevError(f"cannot read {path}: {first_line(exc)}") from None
-    texts = [c for c in numeric if c is not None and schema.get(c) == pl.String]
+    # One column may be given twice (the same column as score and response).
+    texts = list(dict.fromkeys(c for c in numeric if c is not None and schema.get(c) == pl.String))
     if not texts:
         return
     counts = frame.select(pl.len().alias("rows"), *[pl.col(c).count() for c in texts]).collect()

@@ -33,6 +33,7 @@ import polars as pl
 from polars_cumdev.cli import memory
 from polars_cumdev.cli.arguments import (
     ROWS_HELP,
+    CommandParser,
     band_argument,
     data_arguments,
     fraction_value,
@@ -217,6 +218,7 @@ def _out_of_core(args: argparse.Namespace, frame: pl.LazyFrame) -> pl.DataFrame:
 
 def _screen(args: argparse.Namespace) -> None:
     check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True, source=args.path)
+    chart = check_out(args.out, CHART_SUFFIXES, source=args.path)
     frame = read_columns(args.path, args.score, args.response, args.weight)
     say(f"screening the groups of {', '.join(args.by)} ...")
     started = time.perf_counter()
@@ -240,6 +242,10 @@ def _screen(args: argparse.Namespace) -> None:
     show(table, [*args.by, *RANKED_COLUMNS], args.rows)
     if args.output:
         save_table(table, args.output, args.format)
+    if chart is not None:
+        from polars_cumdev import charts
+
+        save_chart(charts.screen(table, by=args.by), chart)
 
 
 def _curve(args: argparse.Namespace) -> None:
@@ -308,7 +314,7 @@ def _report(args: argparse.Namespace) -> None:
 def _parser() -> argparse.ArgumentParser:
     from polars_cumdev import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="cumdev",
         description=(
             "Cumulative deviation of subpopulations from the full population, and "
@@ -343,6 +349,13 @@ def _parser() -> argparse.ArgumentParser:
     table_arguments(screen)
     level_argument(screen)
     progress_argument(screen)
+    screen.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE",
+        help="also draw the overview chart of every group's Kuiper z "
+        "(.svg, .png, .pdf, .json Vega-Lite, .html)",
+    )
     screen.set_defaults(run=_screen)
 
     curve = commands.add_parser(

@@ -118,9 +118,10 @@ def add_command(commands: Any) -> None:
     )
     parser.add_argument(
         "--variance",
-        default="observed",
-        choices=["observed", "bernoulli"],
-        help="sigma from the observed differences (default), or responses are probabilities",
+        default="empirical",
+        choices=["empirical", "bernoulli"],
+        help="sigma from the observed differences (empirical, the default), or responses "
+        "are probabilities (bernoulli)",
     )
     table_arguments(parser)
     parser.add_argument(

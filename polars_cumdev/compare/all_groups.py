@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from polars_cumdev.compare.columns import _CHECKED, _G, COMPARE_ALL_COLUMNS, _options
 from polars_cumdev.compare.steps import _pipeline, _standard
-from polars_cumdev.covariates.ordering import Score, resolve_score
+from polars_cumdev.covariates.ordering import resolve_score
 from polars_cumdev.errors import ColumnTypeError, EmptySubpopulationError, InvalidParameterError
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.findings import LEVEL, findings
 from polars_cumdev.method.prepare import Check, FrameLike, as_lazy, prepare, schema_of
 from polars_cumdev.method.statistics import benjamini_hochberg, verdict
@@ -31,13 +34,14 @@ def _check_reference(schema: pl.Schema, by: str, reference: object) -> None:
         ) from None
 
 
+@entry_point("by", "score", "response", "weight")
 def compare_all(
     frame: FrameLike,
-    by: str,
+    by: Column,
     reference: object,
-    score: Score,
-    response: str,
-    weight: str | None = None,
+    score: Column | Sequence[Column],
+    response: Column,
+    weight: Column | None = None,
     *,
     variance: str = "empirical",
     ties: str = "error",

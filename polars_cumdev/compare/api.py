@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from polars_cumdev.compare.columns import (
@@ -32,6 +34,7 @@ from polars_cumdev.errors import (
 )
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.curves import variance_share
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.findings import LEVEL, findings
 from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.location import flag_stretch
@@ -125,13 +128,14 @@ def _pair(
     return pipeline, prepared
 
 
+@entry_point("score", "response", "weight")
 def compare(
     frame: FrameLike,
     first: pl.Expr | str,
     second: pl.Expr | str,
-    score: Score,
-    response: str,
-    weight: str | None = None,
+    score: Column | Sequence[Column],
+    response: Column,
+    weight: Column | None = None,
     *,
     variance: str = "empirical",
     ties: str = "error",
@@ -217,13 +221,14 @@ def compare(
     return stats if ordering is None else ordering.located(stats)
 
 
+@entry_point("score", "response", "weight")
 def compare_curve(
     frame: FrameLike,
     first: pl.Expr | str,
     second: pl.Expr | str,
-    score: Score,
-    response: str,
-    weight: str | None = None,
+    score: Column | Sequence[Column],
+    response: Column,
+    weight: Column | None = None,
     *,
     variance: str = "empirical",
     ties: str = "error",

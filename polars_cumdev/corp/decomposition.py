@@ -58,6 +58,7 @@ import polars as pl
 from polars_cumdev.corp.isotonic import fit_segments, segment_starts
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.prepare import FrameLike, Prepared, prepare
 from polars_cumdev.method.sums import boundary, run_total, with_running_sums
 from polars_cumdev.method.ties import group_rows, merge_ties, sort_by_score
@@ -204,13 +205,14 @@ def _attach(frame: pl.LazyFrame, table: pl.LazyFrame, keys: list[str]) -> pl.Laz
     return frame.join(table, how="cross", maintain_order="left")
 
 
+@entry_point("score", "response", "weight", "by")
 def corp(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
-    by: str | Sequence[str] | None = None,
+    by: Column | Sequence[Column] | None = None,
 ) -> pl.LazyFrame:
     """Mean Brier score and its CORP decomposition, overall or per group.
 
@@ -238,7 +240,9 @@ def corp(
     Returns
     -------
     pl.LazyFrame
-        One row per group, sorted by the ``by`` columns: ``n`` (rows),
+        One row per group, the most miscalibrated first (largest ``mcb``,
+        then the ``by`` columns; CORP gives no p-value, so MCB takes the
+        place of the z or p that ranks the other per-group results): ``n`` (rows),
         ``n_scores`` (distinct scores), ``weight`` (total), ``base_rate``
         (the weighted mean outcome r-bar), ``brier`` (S, the weighted mean of
         (score - outcome)^2), ``mcb`` (S - S_C, with S_C the score of the
@@ -283,6 +287,6 @@ def corp(
         pl.col("mcb", "dsc") / pl.col("weight"),
         pl.col("brier", "unc") / pl.col("row_weight"),
     )
-    if keys:
-        out = out.sort(keys, nulls_last=True)
+    if keys:  # the most miscalibrated group first, as every per-group result ranks
+        out = out.sort(["mcb", *keys], descending=[True] + [False] * len(keys), nulls_last=True)
     return prepared.guarded(out.select(*keys, *CORP_COLUMNS))

@@ -29,6 +29,7 @@ from polars_cumdev.corp.decomposition import (
 )
 from polars_cumdev.corp.isotonic import consistency_band
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.prepare import FrameLike
 from polars_cumdev.method.sums import boundary
 from polars_cumdev.method.ties import sort_by_score
@@ -97,13 +98,14 @@ def _band(
     return classes.map_batches(draw, schema=schema, **_NO_PUSHDOWN)
 
 
+@entry_point("score", "response", "weight", "by")
 def corp_curve(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
-    by: str | Sequence[str] | None = None,
+    by: Column | Sequence[Column] | None = None,
     resamples: int = 100,
     level: float = 0.9,
     seed: int = 0,

@@ -104,6 +104,8 @@ def accepts_foreign_frames(
             frame, rest = kwargs.pop("frame", None), ()
         foreign = is_foreign(frame)
         result = function(polars_frame(frame), *rest, **kwargs)  # type: ignore[arg-type]
-        return result.collect() if foreign else result  # type: ignore[return-value]
+        if foreign and isinstance(result, pl.LazyFrame):
+            return result.collect()  # type: ignore[return-value]
+        return result
 
     return wrapper

@@ -196,7 +196,7 @@ def verdict(source: pl.LazyFrame, checks: Sequence[Check]) -> pl.LazyFrame:
     """A cached one-row frame whose column ``OK`` is true, or which raises when collected.
 
     The checks are aggregated in one pass over ``source``; a Python callback
-    turns the counts into a :class:`CumdevError` naming every problem
+    turns the counts into a :class:`CumdevError` naming the first problem
     (:func:`raise_failures`). The frame is cached, so a query that joins it
     in several places evaluates the checks once.
     """
@@ -227,16 +227,19 @@ def guard(result: pl.LazyFrame, ok: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def raise_failures(checks: Sequence[Check], counts: Sequence[int | None], rows: int) -> None:
-    """Raise the error of the first failed check, naming every failure; do nothing if none.
+    """Raise the error of the first failed check, and only that; do nothing if none.
 
-    ``counts[i]`` is the value of ``checks[i].count`` (offending rows) and
-    ``rows`` the number of rows checked. An engine that evaluates the counts
-    itself (batch by batch, summing them) calls this with the totals.
+    The checks are ordered from the plainest problem to the subtlest, and one
+    problem often trips later checks too (a zero weight is also "smaller than
+    the largest / 2^500"): the first one found is the one to fix, so it is
+    reported alone. ``counts[i]`` is the value of ``checks[i].count``
+    (offending rows) and ``rows`` the number of rows checked. An engine that
+    evaluates the counts itself (batch by batch, summing them) calls this
+    with the totals.
     """
-    failures = [(c, k) for c, k in zip(checks, counts, strict=True) if k not in (0, None)]
-    if failures:
-        text = "; ".join(c.message.format(count=k, rows=rows) for c, k in failures)
-        raise failures[0][0].error(text)
+    for check, count in zip(checks, counts, strict=True):
+        if count not in (0, None):
+            raise check.error(check.message.format(count=count, rows=rows))
 
 
 @dataclass(frozen=True)

@@ -18,5 +18,5 @@ class Methods(Generic[F]):
     def __init__(self, frame: F) -> None:
         self._frame = frame
 
-    def _out(self, result: pl.LazyFrame) -> F:
+    def _out(self, result: pl.LazyFrame | pl.DataFrame) -> F:
         raise NotImplementedError

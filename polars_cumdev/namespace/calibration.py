@@ -13,8 +13,8 @@ from typing import Any
 import polars as pl
 
 from polars_cumdev import binned, calibration, corp, drift
+from polars_cumdev.method.expressions import Column
 from polars_cumdev.method.findings import LEVEL
-from polars_cumdev.method.keys import Key
 from polars_cumdev.namespace.base import F, Methods
 
 __all__ = ["CalibrationMethods"]
@@ -25,11 +25,11 @@ class CalibrationMethods(Methods[F]):
 
     def calibration(
         self,
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
-        by: Key | Sequence[Key] | None = None,
+        by: Column | Sequence[Column] | None = None,
         engine: str = "auto",
         kind: str | None = None,
         classes: Sequence[Any] | None = None,
@@ -63,10 +63,11 @@ class CalibrationMethods(Methods[F]):
 
     def calibration_curve(
         self,
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
+        subpop: pl.Expr | str | None = None,
         fraction: float = 1.0,
         kind: str | None = None,
         class_: Any = None,
@@ -77,7 +78,8 @@ class CalibrationMethods(Methods[F]):
     ) -> F:
         """Drill-down frame of cumulative miscalibration (same columns as :meth:`curve`).
 
-        See :func:`polars_cumdev.calibration.calibration_curve`.
+        ``subpop`` selects one group, as in :meth:`curve`, :meth:`compare_curve`
+        and :meth:`paired_curve`. See :func:`polars_cumdev.calibration.calibration_curve`.
         """
         return self._out(
             calibration.calibration_curve(
@@ -85,6 +87,7 @@ class CalibrationMethods(Methods[F]):
                 score,
                 response,
                 weight,
+                subpop=subpop,
                 fraction=fraction,
                 kind=kind,
                 class_=class_,
@@ -129,11 +132,11 @@ class CalibrationMethods(Methods[F]):
 
     def corp(
         self,
-        score: str,
-        response: str,
-        weight: str | None = None,
+        score: Column,
+        response: Column,
+        weight: Column | None = None,
         *,
-        by: str | Sequence[str] | None = None,
+        by: Column | Sequence[Column] | None = None,
     ) -> F:
         """Mean Brier score and its CORP decomposition (MCB, DSC, UNC), overall or per group.
 
@@ -144,11 +147,11 @@ class CalibrationMethods(Methods[F]):
 
     def corp_curve(
         self,
-        score: str,
-        response: str,
-        weight: str | None = None,
+        score: Column,
+        response: Column,
+        weight: Column | None = None,
         *,
-        by: str | Sequence[str] | None = None,
+        by: Column | Sequence[Column] | None = None,
         resamples: int = 100,
         level: float = 0.9,
         seed: int = 0,
@@ -172,9 +175,9 @@ class CalibrationMethods(Methods[F]):
 
     def reliability(
         self,
-        score: str,
-        response: str,
-        weight: str | None = None,
+        score: Column,
+        response: Column,
+        weight: Column | None = None,
         *,
         subpop: pl.Expr | str | None = None,
         bins: int = 10,
@@ -205,14 +208,14 @@ class CalibrationMethods(Methods[F]):
 
     def ece(
         self,
-        score: str,
-        response: str,
-        weight: str | None = None,
+        score: Column,
+        response: Column,
+        weight: Column | None = None,
         *,
         bins: int = 10,
         binning: str = "equispaced",
         weighting: str = "width",
-        by: str | Sequence[str] | None = None,
+        by: Column | Sequence[Column] | None = None,
         seed: int = 0,
     ) -> F:
         """Binned expected calibration errors ECE1 and ECE2, overall or per group.
@@ -238,14 +241,14 @@ class CalibrationMethods(Methods[F]):
 
     def ece_sweep(
         self,
-        score: str,
-        response: str,
-        weight: str | None = None,
+        score: Column,
+        response: Column,
+        weight: Column | None = None,
         *,
         bins: Sequence[int] = binned.DEFAULT_SWEEP,
         binning: str = "equispaced",
         weighting: str = "width",
-        by: str | Sequence[str] | None = None,
+        by: Column | Sequence[Column] | None = None,
         seed: int = 0,
     ) -> F:
         """ECE1 and ECE2 for each number of bins in ``bins`` (they move; the ECCEs need none).

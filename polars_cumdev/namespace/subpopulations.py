@@ -12,8 +12,8 @@ from pathlib import Path
 import polars as pl
 
 from polars_cumdev import compare, subpopulation
+from polars_cumdev.method.expressions import Column
 from polars_cumdev.method.findings import LEVEL
-from polars_cumdev.method.keys import Key
 from polars_cumdev.namespace.base import F, Methods
 from polars_cumdev.progress import Progress
 
@@ -25,10 +25,10 @@ class SubpopulationMethods(Methods[F]):
 
     def screen(
         self,
-        by: Key | Sequence[Key],
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        by: Column | Sequence[Column],
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
         variance: str = "auto",
         engine: str = "auto",
@@ -56,9 +56,9 @@ class SubpopulationMethods(Methods[F]):
     def curve(
         self,
         subpop: pl.Expr | str,
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
         variance: str = "auto",
         fraction: float = 1.0,
@@ -88,9 +88,9 @@ class SubpopulationMethods(Methods[F]):
         self,
         first: pl.Expr | str,
         second: pl.Expr | str,
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
         variance: str = "empirical",
         ties: str = "error",
@@ -121,9 +121,9 @@ class SubpopulationMethods(Methods[F]):
         self,
         first: pl.Expr | str,
         second: pl.Expr | str,
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
         variance: str = "empirical",
         ties: str = "error",
@@ -153,11 +153,11 @@ class SubpopulationMethods(Methods[F]):
 
     def compare_all(
         self,
-        by: str,
+        by: Column,
         reference: object,
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
         variance: str = "empirical",
         ties: str = "error",
@@ -185,13 +185,13 @@ class SubpopulationMethods(Methods[F]):
 
     def paired(
         self,
-        score: str | Sequence[str],
-        first: str,
-        second: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        first: Column,
+        second: Column,
+        weight: Column | None = None,
         *,
-        by: str | Sequence[str] | None = None,
-        variance: str = "observed",
+        by: Column | Sequence[Column] | None = None,
+        variance: str = "empirical",
         level: float = LEVEL,
     ) -> F:
         """Paired samples: first minus second response of the same units, by score.
@@ -208,13 +208,13 @@ class SubpopulationMethods(Methods[F]):
 
     def paired_curve(
         self,
-        score: str | Sequence[str],
-        first: str,
-        second: str,
-        weight: str | None = None,
+        score: Column | Sequence[Column],
+        first: Column,
+        second: Column,
+        weight: Column | None = None,
         *,
         subpop: pl.Expr | str | None = None,
-        variance: str = "observed",
+        variance: str = "empirical",
         fraction: float = 1.0,
         level: float = LEVEL,
     ) -> F:
@@ -241,10 +241,10 @@ class SubpopulationMethods(Methods[F]):
 
     def report(
         self,
-        by: str | Sequence[str],
-        score: str | Sequence[str],
-        response: str,
-        weight: str | None = None,
+        by: Column | Sequence[Column],
+        score: Column | Sequence[Column],
+        response: Column,
+        weight: Column | None = None,
         *,
         path: str | Path,
         top: int = 5,

@@ -153,3 +153,27 @@ def test_ecce_r_pvalue_is_uniform_under_perfect_calibration() -> None:
     # moves the KS distance far past 0.1).
     result = stats.kstest(p_values, "uniform")
     assert result.statistic < 0.1, result
+
+
+@pytest.mark.parametrize("fraction", [1.0, 0.5])
+@pytest.mark.parametrize("lazy", [False, True])
+def test_curve_of_one_group_selected_with_subpop(fraction: float, lazy: bool) -> None:
+    """``subpop=`` selects the group, as in curve, compare_curve and paired_curve: the naive
+    transcription of the group's rows alone, whether given as an expression or a column."""
+    df = predictions(5).with_columns((pl.col("g") == "y").alias("is_y"))
+    group = df.filter(pl.col("is_y"))
+    want = ref.calibration(
+        group["s"].to_numpy(), group["r"].to_numpy(), group["w"].to_numpy(), fraction
+    )
+    frame = df.lazy() if lazy else df
+    for subpop in (pl.col("g") == "y", "is_y"):
+        got = frame.cumdev.calibration_curve("s", "r", "w", subpop=subpop, fraction=fraction)
+        got = got.collect() if lazy else got
+        assert got.height == want["kept"] + 1
+        assert_allclose(got["a"].to_numpy(), want["A"], rtol=RTOL, atol=1e-15)
+        assert_allclose(got["cumdiff"].to_numpy(), want["C"], rtol=RTOL, atol=1e-15)
+        assert_allclose(got["sigma"].to_numpy(), want["sigma"], rtol=RTOL)
+    with pytest.raises(polars_cumdev.EmptySubpopulationError, match="selects no rows"):
+        df.cumdev.calibration_curve("s", "r", "w", subpop=pl.col("g") == "nowhere")
+    with pytest.raises(polars_cumdev.ColumnTypeError, match="boolean"):
+        df.cumdev.calibration_curve("s", "r", "w", subpop="g")

@@ -188,4 +188,4 @@ def test_pandas_input_gives_the_same_polars_frame() -> None:
         pd.DataFrame(df.to_dict(as_series=False)), COLUMNS, "label", "w", kind="class-wise"
     )
     assert isinstance(got, pl.DataFrame)
-    assert got.equals(want.collect())
+    assert got.equals(want)

@@ -147,7 +147,7 @@ def test_compare_matches_reference(owner, variance, weight):
 def test_curve_matches_reference(fraction, owner, variance):
     df = pair_frame(11, owner=owner)
     out = compare_curve(
-        df.with_columns(is_a=FIRST, is_b=SECOND),
+        df.with_columns(is_a=FIRST, is_b=SECOND).lazy(),
         "is_a",
         "is_b",
         "s",
@@ -185,8 +185,8 @@ def test_curve_matches_reference(fraction, owner, variance):
 
 def test_curve_end_matches_compare():
     df = pair_frame(5)
-    stats = compare(df, FIRST, SECOND, "s", "r", "w").collect().row(0, named=True)
-    curve = compare_curve(df, FIRST, SECOND, "s", "r", "w").collect()
+    stats = compare(df, FIRST, SECOND, "s", "r", "w").row(0, named=True)
+    curve = compare_curve(df, FIRST, SECOND, "s", "r", "w")
     close(curve["cumdiff"][-1], stats["delta"], "delta is C at the end")
     c = curve["cumdiff"].to_numpy()
     close(c.max() - c.min(), stats["kuiper"], "kuiper is the range of C")
@@ -195,8 +195,8 @@ def test_curve_end_matches_compare():
 
 def test_swapping_the_subpopulations_negates_the_differences():
     df = pair_frame(8)
-    ab = compare(df, FIRST, SECOND, "s", "r", "w").collect().row(0, named=True)
-    ba = compare(df, SECOND, FIRST, "s", "r", "w").collect().row(0, named=True)
+    ab = compare(df, FIRST, SECOND, "s", "r", "w").row(0, named=True)
+    ba = compare(df, SECOND, FIRST, "s", "r", "w").row(0, named=True)
     close(ba["delta"], -ab["delta"], "delta changes sign")
     close(ba["effect"], -ab["effect"], "effect changes sign")
     for name in ("kuiper", "ks", "sigma", "kuiper_p", "ks_p"):
@@ -206,8 +206,8 @@ def test_swapping_the_subpopulations_negates_the_differences():
 
 def test_unweighted_equals_unit_weights():
     df = pair_frame(9).with_columns(one=pl.lit(1.0))
-    a = compare(df, FIRST, SECOND, "s", "r").collect()
-    b = compare(df, FIRST, SECOND, "s", "r", "one").collect()
+    a = compare(df, FIRST, SECOND, "s", "r")
+    b = compare(df, FIRST, SECOND, "s", "r", "one")
     for name in ("kuiper", "ks", "delta", "sigma", "effect"):
         close(a[name], b[name], name, rtol=1e-13)
 
@@ -215,8 +215,8 @@ def test_unweighted_equals_unit_weights():
 def test_order_of_rows_does_not_matter():
     df = pair_frame(12)
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=4)
-    a = compare(df, FIRST, SECOND, "s", "r", "w").collect()
-    b = compare(shuffled, FIRST, SECOND, "s", "r", "w").collect()
+    a = compare(df, FIRST, SECOND, "s", "r", "w")
+    b = compare(shuffled, FIRST, SECOND, "s", "r", "w")
     for name in ("kuiper", "ks", "delta", "sigma", "effect"):
         close(a[name], b[name], name, rtol=1e-12)
 
@@ -231,7 +231,7 @@ def test_scores_that_do_not_interleave_give_null_statistics():
             "w": [1.0, 2.0, 1.0, 3.0, 1.0, 1.0, 2.0],
         }
     )
-    row = compare(df, FIRST, SECOND, "s", "r", "w").collect().row(0, named=True)
+    row = compare(df, FIRST, SECOND, "s", "r", "w").row(0, named=True)
     for name in ("kuiper", "ks", "delta", "sigma", "kuiper_z", "ks_z", "kuiper_p", "ks_p"):
         assert row[name] is None, name
     assert "do not interleave" in row["note"]
@@ -240,7 +240,7 @@ def test_scores_that_do_not_interleave_give_null_statistics():
     e0 = (1 * 1.0 + 0 * 2.0 + 2 * 1.0 + 3 * 3.0) / 7 - 0.5
     e1 = 3.0 - (0.5 + 1.5 + 2 * 4.0) / 4
     close(row["effect"], (e0 + e1) / 2, "effect")
-    curve = compare_curve(df, FIRST, SECOND, "s", "r", "w").collect()
+    curve = compare_curve(df, FIRST, SECOND, "s", "r", "w")
     assert curve.height == 1 and curve["k"][0] == 0
 
 
@@ -248,7 +248,7 @@ def test_three_blocks_leave_empirical_sigma_zero():
     df = pl.DataFrame(
         {"grp": ["A", "A", "B", "B", "A"], "s": [0.1, 0.2, 0.3, 0.4, 0.9], "r": [1.0, 2, 0, 5, 3]}
     )
-    row = compare(df, FIRST, SECOND, "s", "r").collect().row(0, named=True)
+    row = compare(df, FIRST, SECOND, "s", "r").row(0, named=True)
     expect = expected(df, None, "empirical")
     close(row["kuiper"], expect["kuiper"], "kuiper")
     assert row["sigma"] == 0.0 and row["kuiper_z"] is None and row["ks_p"] is None
@@ -275,7 +275,7 @@ def tied_frame(seed: int = 21) -> pl.DataFrame:
 def test_shared_scores_raise_by_default():
     df = tied_frame()
     with pytest.raises(TiedScoresError, match=r"\b3 distinct score\(s\) occur in both"):
-        compare(df, FIRST, SECOND, "s", "r", "w").collect()
+        compare(df, FIRST, SECOND, "s", "r", "w")
     with pytest.raises(TiedScoresError):
         compare_curve(df.lazy(), FIRST, SECOND, "s", "r", "w").collect()
 
@@ -287,7 +287,7 @@ def test_dither_matches_reference_on_dithered_scores(variance):
     out = compare(
         df, FIRST, SECOND, "s", "r", "w", variance=variance, ties="dither", seed=seed, level=1.0
     )
-    row = out.collect().row(0, named=True)
+    row = out.row(0, named=True)
     s0, r0, w0 = columns_of(df, "A", "w")
     s1, r1, w1 = columns_of(df, "B", "w")
     shared = np.isin(s1, s0)
@@ -296,22 +296,22 @@ def test_dither_matches_reference_on_dithered_scores(variance):
     expect = ref.two_subpops(s0, r0, w0, s1_moved, r1, w1, variance=variance)
     check_row(row, expect, "dither")
     assert "3 score(s) shared" in row["note"]
-    curve = compare_curve(df, FIRST, SECOND, "s", "r", "w", ties="dither", seed=seed).collect()
+    curve = compare_curve(df, FIRST, SECOND, "s", "r", "w", ties="dither", seed=seed)
     if variance == "empirical":
         close(curve["cumdiff"], expect["C"], "dithered curve")
     # Deterministic, independent of row order; the seed matters a little.
     again = compare(
         df.reverse(), FIRST, SECOND, "s", "r", "w", variance=variance, ties="dither", seed=seed
-    ).collect()
+    )
     close(again["kuiper"], row["kuiper"], "same seed, reversed rows", rtol=1e-12)
     other = compare(df, FIRST, SECOND, "s", "r", "w", variance=variance, ties="dither", seed=8)
-    assert other.collect()["kuiper"][0] is not None
+    assert other["kuiper"][0] is not None
 
 
 def test_dither_is_a_no_op_without_shared_scores():
     df = pair_frame(13)
-    a = compare(df, FIRST, SECOND, "s", "r", "w").collect()
-    b = compare(df, FIRST, SECOND, "s", "r", "w", ties="dither", seed=99).collect()
+    a = compare(df, FIRST, SECOND, "s", "r", "w")
+    b = compare(df, FIRST, SECOND, "s", "r", "w", ties="dither", seed=99)
     assert_frame_equal(a, b, rel_tol=1e-13, abs_tol=0.0)
 
 
@@ -381,7 +381,7 @@ def test_compare_all_equals_compare_per_pair(ties):
             assert row["note"].startswith("2 distinct score(s) occur in both")
             continue
         one = compare(df, pair_mask(g), pair_mask("R"), "s", "r", "w", ties=ties, seed=3)
-        single = one.collect().row(0, named=True)
+        single = one.row(0, named=True)
         # The notes name the subpopulations differently ("first" / "the group").
         if single["note"] is not None:
             single["note"] = (
@@ -411,7 +411,7 @@ def test_compare_all_equals_compare_per_pair(ties):
 def test_compare_all_matches_reference_for_one_group():
     df = screen_frame()
     df = df.filter(pl.col("g") != "apart")  # scores above 1
-    got = compare_all(df, "g", "R", "s", "r", "w", variance="score").collect()
+    got = compare_all(df, "g", "R", "s", "r", "w", variance="score")
     row = got.filter(pl.col("g") == "c").row(0, named=True)
     check_row(row, expected(df.rename({"g": "grp"}), "w", "score", first="c", second="R"), "c")
 
@@ -421,7 +421,7 @@ def test_compare_all_with_integer_groups():
     df = df.with_columns(
         pl.col("g").replace_strict({"R": 0, "a": 1, "b": 2}, return_dtype=pl.Int32)
     )
-    got = compare_all(df, "g", 0, "s", "r").collect()
+    got = compare_all(df, "g", 0, "s", "r")
     assert got["g"].dtype == pl.Int32 and sorted(got["g"].to_list()) == [1, 2]
     with pytest.raises(ColumnTypeError, match="reference"):
         compare_all(df, "g", "R", "s", "r")
@@ -430,9 +430,9 @@ def test_compare_all_with_integer_groups():
 def test_compare_all_reference_must_exist():
     df = screen_frame()
     with pytest.raises(EmptySubpopulationError, match="'nowhere' does not occur"):
-        compare_all(df, "g", "nowhere", "s", "r").collect()
+        compare_all(df, "g", "nowhere", "s", "r")
     with pytest.raises(EmptySubpopulationError, match="only one distinct score"):
-        compare_all(df, "g", "single", "s", "r").collect()
+        compare_all(df, "g", "single", "s", "r")
     with pytest.raises(InvalidParameterError):
         compare_all(df, "g", None, "s", "r")
     with pytest.raises(ColumnNotFoundError):
@@ -447,19 +447,19 @@ def test_compare_all_reference_must_exist():
 def test_overlapping_selections():
     df = pair_frame(1)
     with pytest.raises(OverlapError, match=r"overlap: 70 row\(s\) are selected by both"):
-        compare(df, FIRST, FIRST | SECOND, "s", "r").collect()
+        compare(df, FIRST, FIRST | SECOND, "s", "r")
 
 
 @pytest.mark.parametrize("function", [compare, compare_curve])
 def test_empty_or_single_score_selection(function):
     df = pair_frame(1)
     with pytest.raises(EmptySubpopulationError, match="selects no rows"):
-        function(df, pl.col("grp") == "Z", SECOND, "s", "r").collect()
+        function(df, pl.col("grp") == "Z", SECOND, "s", "r")
     one_score = df.with_columns(
         pl.when(FIRST).then(pl.lit(0.5)).otherwise(pl.col("s")).alias("s")
     ).filter(~(SECOND & (pl.col("s") == 0.5)))
     with pytest.raises(EmptySubpopulationError, match="only one distinct score"):
-        function(one_score, FIRST, SECOND, "s", "r").collect()
+        function(one_score, FIRST, SECOND, "s", "r")
 
 
 def test_invalid_parameters_raise_at_call_time():
@@ -482,16 +482,16 @@ def test_invalid_parameters_raise_at_call_time():
 
 def test_values_are_checked_in_the_selected_rows_only():
     df = pair_frame(1)  # the C rows hold a NaN score
-    compare(df, FIRST, SECOND, "s", "r").collect()
+    compare(df, FIRST, SECOND, "s", "r")
     bad = df.with_columns(
         pl.when(FIRST & (pl.col("s") == 0.0)).then(None).otherwise(pl.col("r")).alias("r")
     )
     with pytest.raises(InvalidValuesError, match="null"):
-        compare(bad, FIRST, SECOND, "s", "r").collect()
+        compare(bad, FIRST, SECOND, "s", "r")
     above = df.with_columns(pl.when(SECOND).then(pl.col("s") + 0.5).otherwise(pl.col("s")))
-    compare(above, FIRST, SECOND, "s", "r").collect()  # fine for the empirical variance
+    compare(above, FIRST, SECOND, "s", "r")  # fine for the empirical variance
     with pytest.raises(InvalidValuesError, match=r"outside \[0, 1\]"):
-        compare(above, FIRST, SECOND, "s", "r", variance="score").collect()
+        compare(above, FIRST, SECOND, "s", "r", variance="score")
 
 
 def test_all_errors_are_cumdev_errors():

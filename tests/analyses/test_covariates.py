@@ -39,8 +39,8 @@ def naive_order(df: pl.DataFrame, columns: list[str]) -> pl.Series:
 @pytest.mark.parametrize("engine", ["polars", "kernel"])
 def test_one_covariate_reproduces_the_ordinary_screen(engine: str) -> None:
     df = data(corner=0.4)
-    plain = pc.screen(df, "g", "x", "r", "w", engine=engine).collect()
-    listed = pc.screen(df, "g", ["x"], "r", "w", engine=engine).collect()
+    plain = pc.screen(df, "g", "x", "r", "w", engine=engine)
+    listed = pc.screen(df, "g", ["x"], "r", "w", engine=engine)
     assert listed.select("g", *STATS, *LOCATION).equals(plain.select("g", *STATS, *LOCATION))
     assert listed["from_x"].to_list() == plain["from_score"].to_list()
     assert listed["to_x"].to_list() == plain["to_score"].to_list()
@@ -50,8 +50,8 @@ def test_one_covariate_reproduces_the_ordinary_screen(engine: str) -> None:
 def test_one_covariate_reproduces_the_ordinary_curve() -> None:
     df = data(corner=0.4)
     mask = pl.col("g") == "a"
-    plain = pc.curve(df, mask, "y", "r", "w").collect()
-    listed = pc.curve(df, mask, ["y"], "r", "w").collect()
+    plain = pc.curve(df, mask, "y", "r", "w")
+    listed = pc.curve(df, mask, ["y"], "r", "w")
     cols = ["k", "a", "cumdiff", "full_mean", "response_mean", "weight", "sigma", "located"]
     assert listed.select(cols).equals(plain.select(cols))
     assert listed["y"].to_list() == plain["score"].to_list()
@@ -61,20 +61,20 @@ def test_screen_and_curve_equal_an_explicit_hilbert_score() -> None:
     df = data(corner=0.4)
     explicit = df.with_columns(naive_order(df, ["x", "y"])).lazy()  # lazy: same engine path
     want = pc.screen(explicit, "g", "order", "r", "w").collect()
-    got = pc.screen(df, "g", ["x", "y"], "r", "w").collect()
+    got = pc.screen(df, "g", ["x", "y"], "r", "w")
     assert got.select("g", *STATS, "from_score", "to_score").equals(
         want.select("g", *STATS, "from_score", "to_score")
     )
     mask = pl.col("g") == "b"
     want_c = pc.curve(explicit, mask, "order", "r", "w").collect()
-    got_c = pc.curve(df, mask, ["x", "y"], "r", "w").collect()
+    got_c = pc.curve(df, mask, ["x", "y"], "r", "w")
     cols = ["score", "cumdiff", "sigma"]
     assert got_c.select(cols).equals(want_c.select(cols))
 
 
 def test_covariate_values_of_points_and_ends() -> None:
     df = data(corner=0.5)
-    c = pc.curve(df, pl.col("g") == "a", ["x", "y"], "r", "w").collect()
+    c = pc.curve(df, pl.col("g") == "a", ["x", "y"], "r", "w")
     assert covariate_names(c) == ["x", "y"]
     body = c.filter(pl.col("k") > 0)
     # each point's covariates are those of the rows of its Hilbert cell
@@ -99,15 +99,15 @@ def test_comparisons_equal_an_explicit_hilbert_score() -> None:
     cols = ["kuiper", "ks", "sigma", "effect", "from_score", "to_score"]
     for run in (compare,):
         want = run(explicit, one, two, "order", "r", ties="dither").collect()
-        got = run(df, one, two, ["x", "y"], "r", ties="dither").collect()
+        got = run(df, one, two, ["x", "y"], "r", ties="dither")
         assert got.select(cols).equals(want.select(cols))
         assert got["ordering"].to_list() == ["hilbert(x, y)"]
     want = compare_all(explicit, "g", "c", "order", "r", ties="dither").collect()
-    got = compare_all(df, "g", "c", ["x", "y"], "r", ties="dither").collect()
+    got = compare_all(df, "g", "c", ["x", "y"], "r", ties="dither")
     assert got.select("g", *cols).equals(want.select("g", *cols))
     assert {f"from_{c}" for c in "xy"} <= set(got.columns)
     want = compare_curve(explicit, one, two, "order", "r", ties="dither").collect()
-    got = compare_curve(df, one, two, ["x", "y"], "r", ties="dither").collect()
+    got = compare_curve(df, one, two, ["x", "y"], "r", ties="dither")
     assert got.select("score", "cumdiff").equals(want.select("score", "cumdiff"))
     assert got["x"].null_count() == 1  # only the origin
 
@@ -115,7 +115,7 @@ def test_comparisons_equal_an_explicit_hilbert_score() -> None:
 def test_namespace_methods_take_lists() -> None:
     df = data()
     got = df.cumdev.screen("g", ["x", "y"], "r")
-    assert got.equals(pc.screen(df, "g", ["x", "y"], "r").collect())
+    assert got.equals(pc.screen(df, "g", ["x", "y"], "r"))
     lazy = df.lazy().cumdev.curve(pl.col("g") == "c", ["y", "x"], "r")
     assert isinstance(lazy, pl.LazyFrame)
     assert lazy.collect()["ordering"][0] == "hilbert(y, x)"
@@ -124,7 +124,7 @@ def test_namespace_methods_take_lists() -> None:
 @pytest.mark.parametrize("seed", [5, 6])
 def test_planted_corner_is_detected_and_located(seed: int) -> None:
     df = data(n=12000, seed=seed, corner=0.6, q=0.6, ties=False)
-    out = pc.screen(df, "g", ["x", "y"], "r", "w").collect()
+    out = pc.screen(df, "g", ["x", "y"], "r", "w")
     top = out.row(0, named=True)
     assert top["g"] == "a" and top["kuiper_p"] < 1e-6 and top["deviation"] > 0
     # The other groups lie below the full population there (which 'a' lifts),
@@ -137,7 +137,7 @@ def test_planted_corner_is_detected_and_located(seed: int) -> None:
     qx, qy = np.quantile(df["x"], 0.6), np.quantile(df["y"], 0.6)
     # The located points of the curve are mostly corner points, far above
     # the corner's share of the group.
-    points = pc.curve(df, pl.col("g") == "a", ["x", "y"], "r", "w").collect()
+    points = pc.curve(df, pl.col("g") == "a", ["x", "y"], "r", "w")
     inside = (pl.col("x") > qx) & (pl.col("y") > qy)
     base = points.filter(pl.col("k") > 0).select(inside.mean()).item()
     located = points.filter("located").select(inside.mean()).item()
@@ -150,8 +150,8 @@ def test_planted_corner_is_detected_and_located(seed: int) -> None:
 def test_row_order_does_not_matter(seed: int) -> None:
     df = data(n=300, seed=seed % 7, corner=0.3)
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=seed)
-    a = pc.screen(df, "g", ["x", "y"], "r", "w").collect().sort("g")
-    b = pc.screen(shuffled, "g", ["x", "y"], "r", "w").collect().sort("g")
+    a = pc.screen(df, "g", ["x", "y"], "r", "w").sort("g")
+    b = pc.screen(shuffled, "g", ["x", "y"], "r", "w").sort("g")
     cols = ["g", "n_scores", "from_score", "to_score", "from_x", "to_y"]
     assert a.select(cols).equals(b.select(cols))
     np.testing.assert_allclose(a["kuiper"], b["kuiper"], rtol=1e-12)
@@ -169,10 +169,10 @@ def test_bad_covariates_are_named() -> None:
         pc.screen(df, "g", [], "r")
     bad = df.with_columns(pl.when(pl.col("x") > 1).then(None).otherwise(pl.col("y")).alias("y"))
     with pytest.raises(InvalidValuesError, match=r"covariate column 'y' has .* null"):
-        pc.screen(bad, "g", ["x", "y"], "r").collect()
+        pc.screen(bad, "g", ["x", "y"], "r")
     nan = df.with_columns(pl.lit(float("nan")).alias("y"))
     with pytest.raises(InvalidValuesError, match="covariate column 'y' has 50 NaN"):
-        pc.curve(nan, pl.col("g") == "a", ["x", "y"], "r").collect()
+        pc.curve(nan, pl.col("g") == "a", ["x", "y"], "r")
     with pytest.raises(InvalidParameterError, match="clash"):
         pc.curve(df.rename({"y": "weight"}), pl.col("g") == "a", ["x", "weight"], "r")
 
@@ -218,7 +218,7 @@ def test_null_pvalues_are_uniform_on_hilbert_order() -> None:
             "w": rng.uniform(0.5, 2.0, size=n),
         }
     )
-    out = pc.screen(df, "g", ["x", "y"], "r", "w").collect()
+    out = pc.screen(df, "g", ["x", "y"], "r", "w")
     assert out.height == groups
     for column in ("kuiper_p", "ks_p"):
         result = stats.kstest(out[column].to_numpy(), "uniform")
@@ -233,11 +233,11 @@ def test_paired_takes_lists() -> None:
     )
     explicit = df.with_columns(naive_order(df, ["x", "y"])).lazy()
     want = paired(explicit, "order", "q", "s", "w").collect()
-    got = paired(df, ["x", "y"], "q", "s", "w").collect()
+    got = paired(df, ["x", "y"], "q", "s", "w")
     cols = ["kuiper", "ks", "sigma", "from_score", "to_score"]
     assert got.select(cols).equals(want.select(cols))
     assert got["ordering"].to_list() == ["hilbert(x, y)"]
-    curve = paired_curve(df, ["x", "y"], "q", "s", "w").collect()
+    curve = paired_curve(df, ["x", "y"], "q", "s", "w")
     want_curve = paired_curve(explicit, "order", "q", "s", "w").collect()
     assert curve.select("score", "cumdiff").equals(want_curve.select("score", "cumdiff"))
     assert {"x", "y"} <= set(curve.columns)

@@ -96,16 +96,16 @@ def test_window_by_expression_equals_window_column() -> None:
     by_name = calibration(
         frame.with_columns(pl.col("ts").dt.truncate("1w")), "score", "response", by="ts"
     )
-    assert by_expr.collect().sort("ts").equals(by_name.collect().sort("ts"))
+    assert by_expr.sort("ts").equals(by_name.sort("ts"))  # DataFrames: a DataFrame in
     screened = polars_cumdev.screen(
         frame, by=pl.col("ts").dt.truncate("1w").alias("week"), score="score", response="response"
-    ).collect()
+    )
     named = polars_cumdev.screen(
         frame.with_columns(week=pl.col("ts").dt.truncate("1w")),
         by="week",
         score="score",
         response="response",
-    ).collect()
+    )
     assert screened.sort("week").equals(named.sort("week"))
     assert sorted(screened["week"].to_list()) == [
         dt.datetime(2024, 1, 1) + dt.timedelta(weeks=k) for k in range(4)
@@ -196,7 +196,7 @@ def test_rolling_windows_hold_exactly_the_rows_of_each_span() -> None:
         window = rolled.filter(pl.col("ts") == start).drop("ts")
         assert window.sort("score").equals(span.drop("ts").sort("score"))
         row = got.filter(pl.col("ts") == start).row(0, named=True)
-        alone = calibration(span, "score", "response").collect().row(0, named=True)
+        alone = calibration(span, "score", "response").row(0, named=True)
         assert row["ecce_r"] == pytest.approx(alone["ecce_r"], rel=1e-12)
         assert row["n"] == span.height
     assert set(got["windows"].to_list()) == {4}

@@ -125,7 +125,7 @@ def test_default_rules_equal_calibration_of_each_segment(weights):
     columns += ["ecce_mad_z", "ecce_r_p", "ecce_mad_p"]
     for row in table.iter_rows(named=True):
         part = frame.filter(subpop(row))
-        one = calibration(part, "s", "y", weight, engine="polars").collect().row(0, named=True)
+        one = calibration(part, "s", "y", weight, engine="polars").row(0, named=True)
         for name in columns:
             assert _close(float(row[name]), float(one[name]), 1e-9), (row["condition"], name)
         wsum = part["w"].sum() if weight else part.height
@@ -293,12 +293,12 @@ def test_familywise_error_under_calibration(method):
 def test_screen_by_segments_equals_screen_of_each_segment(weights):
     frame, weight = _data(12, n=1200, weights=weights, soft=False, grid=True)
     family = segments(["a", "b"], ["c"], depth=2, min_rows=40)
-    table = pc.screen(frame, family, "s", "y", weight).collect()
+    table = pc.screen(frame, family, "s", "y", weight)
     assert table.height > 15 and table["depth"].min() == 1  # the full population is the reference
     columns = ["n", "n_scores", "weight", "kuiper", "ks", "delta", "sigma", "kuiper_z", "kuiper_p"]
     for row in table.iter_rows(named=True):
         marked = frame.with_columns(subpop(row).alias("_member"))
-        one = pc.screen(marked, "_member", "s", "y", weight, engine="polars").collect()
+        one = pc.screen(marked, "_member", "s", "y", weight, engine="polars")
         one = one.filter(pl.col("_member")).row(0, named=True)
         for name in columns:
             assert _close(float(row[name]), float(one[name]), 1e-9), (row["condition"], name)

@@ -91,7 +91,7 @@ def _check_row(got: dict, want: dict) -> None:
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("variance", ["observed", "bernoulli"])
+@pytest.mark.parametrize("variance", ["empirical", "bernoulli"])
 def test_groups_match_reference(seed: int, variance: str) -> None:
     df = pairs(seed, unit=variance == "bernoulli")
     got = df.cumdev.paired("s", "q", "r", "w", by="g", variance=variance, level=1.0)
@@ -105,7 +105,7 @@ def test_groups_match_reference(seed: int, variance: str) -> None:
     assert_allclose(got["ks_q"], ref.bh_qvalues(got["ks_p"].to_list()), rtol=1e-12)
 
 
-@pytest.mark.parametrize("variance", ["observed", "bernoulli"])
+@pytest.mark.parametrize("variance", ["empirical", "bernoulli"])
 def test_overall_unweighted_matches_reference(variance: str) -> None:
     df = pairs(5, unit=True)
     got = paired(df.lazy(), "s", "q", "r", variance=variance, level=1.0)
@@ -118,7 +118,7 @@ def test_overall_unweighted_matches_reference(variance: str) -> None:
 
 
 @pytest.mark.parametrize("fraction", [1.0, 0.37])
-@pytest.mark.parametrize("variance", ["observed", "bernoulli"])
+@pytest.mark.parametrize("variance", ["empirical", "bernoulli"])
 def test_curve_matches_reference(fraction: float, variance: str) -> None:
     df = pairs(7, unit=True)
     got = df.cumdev.paired_curve("s", "q", "r", "w", variance=variance, fraction=fraction)
@@ -256,7 +256,7 @@ def test_scaling_weights_changes_nothing_but_the_total(seed: int, factor: float)
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=_small, variance=st.sampled_from(["observed", "bernoulli"]))
+@given(seed=_small, variance=st.sampled_from(["empirical", "bernoulli"]))
 @pytest.mark.slow
 def test_swapping_first_and_second_negates_delta(seed: int, variance: str) -> None:
     df = pairs(seed, n=300, unit=True)
@@ -327,12 +327,12 @@ def test_bernoulli_needs_unit_interval(column: str) -> None:
     frame = _frame().with_columns(pl.col(column) * 2.0 - 0.5)
     with pytest.raises(InvalidValuesError, match=f"'{column}' has .* outside \\[0, 1\\]"):
         frame.cumdev.paired("s", "q", "r", variance="bernoulli")
-    frame.cumdev.paired("s", "q", "r", variance="observed")  # any reals are fine
+    frame.cumdev.paired("s", "q", "r", variance="empirical")  # any reals are fine
 
 
 def test_bad_parameters() -> None:
-    with pytest.raises(InvalidParameterError, match="observed"):
-        _frame().cumdev.paired("s", "q", "r", variance="empirical")
+    with pytest.raises(InvalidParameterError, match="'empirical' or 'bernoulli'"):
+        _frame().cumdev.paired("s", "q", "r", variance="gaussian")
     with pytest.raises(InvalidParameterError, match="fraction"):
         _frame().cumdev.paired_curve("s", "q", "r", fraction=0.0)
     with pytest.raises(InvalidParameterError, match="keeps no point"):
@@ -406,3 +406,16 @@ def test_bernoulli_sigma_is_the_scale_of_draws() -> None:
     assert result.pvalue > 1e-3, result
     spread = np.std((joined["delta"] / joined["sigma"]).to_numpy())
     assert 0.93 < spread < 1.07, spread
+
+
+def test_variance_is_called_empirical_as_in_screen() -> None:
+    """One name for the variance estimated from the data: "empirical" (screen's); the old
+    name "observed" still works, with a DeprecationWarning, and gives the same table."""
+    frame = _frame()
+    table = frame.cumdev.paired("s", "q", "r", variance="empirical")
+    assert table["variance"].unique().to_list() == ["empirical"]
+    with pytest.warns(DeprecationWarning, match="variance='empirical'"):
+        old = frame.cumdev.paired("s", "q", "r", variance="observed")
+    assert old.equals(table)
+    with pytest.warns(DeprecationWarning):
+        frame.cumdev.paired_curve("s", "q", "r", variance="observed")

@@ -109,7 +109,7 @@ def test_calibration_curve_variance_share(fraction: float) -> None:
 @pytest.mark.parametrize("variance", ["empirical", "score"])
 def test_compare_curve_variance_share(variance: str) -> None:
     df = pair_frame(11)
-    got = compare_curve(df, FIRST, SECOND, "s", "r", "w", variance=variance).collect()
+    got = compare_curve(df, FIRST, SECOND, "s", "r", "w", variance=variance)
     want = expected(df, "w", variance)
     d, v, t = want["d"], want["v"], want["t"]
     if variance == "empirical":

@@ -64,7 +64,7 @@ def test_quantile_ranges_match_screen(seed, response, weighted, variance):
         variance = "auto"  # resolves to the empirical form; Bernoulli needs 0/1 data
     df = make_data(seed, response=response, weighted=weighted)
     weight = "w" if weighted else None
-    expected = screen(df, "g", "s", "r", weight, variance=variance).collect()
+    expected = screen(df, "g", "s", "r", weight, variance=variance)
     for ranges in RANGE_COUNTS:
         actual = screen_partitioned(df, "g", "s", "r", weight, ranges=ranges, variance=variance)
         assert_same(expected, actual, ["g"])
@@ -92,7 +92,7 @@ def test_cut_points_on_scores_midpoints_and_outside(variance):
         *((grid[9:50:8] + grid[10:51:8]) / 2.0).tolist(),  # exactly on midpoints
         2.0,  # an empty last range
     ]
-    expected = screen(df, "g", "s", "r", "w", variance=variance).collect()
+    expected = screen(df, "g", "s", "r", "w", variance=variance)
     actual = screen_partitioned(df, "g", "s", "r", "w", ranges=cuts, variance=variance)
     assert_same(expected, actual, ["g"])
 
@@ -117,7 +117,7 @@ def test_random_cuts_match_screen(seed, rows, groups, weighted, response, varian
         variance = "empirical"
     df = make_data(seed, rows=rows, groups=min(groups, rows), weighted=weighted, response=response)
     weight = "w" if weighted else None
-    expected = screen(df, "g", "s", "r", weight, variance=variance).collect()
+    expected = screen(df, "g", "s", "r", weight, variance=variance)
     actual = screen_partitioned(df, "g", "s", "r", weight, ranges=cuts, variance=variance)
     assert_same(expected, actual, ["g"])
 
@@ -127,7 +127,7 @@ def test_several_keys_with_nulls():
     df = make_data(31, rows=1000).with_columns(
         h=pl.when(pl.col("r") == 1).then(None).otherwise(pl.col("s") > 0.5)
     )
-    expected = screen(df, ["g", "h"], "s", "r", "w").collect()
+    expected = screen(df, ["g", "h"], "s", "r", "w")
     for ranges in (1, 4, 64):
         actual = screen_partitioned(df, ["g", "h"], "s", "r", "w", ranges=ranges)
         assert_same(expected, actual, ["g", "h"])
@@ -139,7 +139,7 @@ def test_pure_bins_give_sigma_zero_in_every_range_split(pure_bins):
     # however the score axis is cut (fractional weights, so running totals
     # are inexact and only the exact counts can tell).
     df = pure_bins(44, levels=60)
-    expected = screen(df, "g", "s", "r", "w").collect()
+    expected = screen(df, "g", "s", "r", "w")
     assert expected["sigma"].to_list() == [0.0, 0.0, 0.0]
     for ranges in (1, 3, 7, 64):
         actual = screen_partitioned(df, "g", "s", "r", "w", ranges=ranges)
@@ -150,13 +150,13 @@ def test_pure_bins_give_sigma_zero_in_every_range_split(pure_bins):
 def test_row_order_does_not_matter():
     df = make_data(41)
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=3)
-    expected = screen(df, "g", "s", "r", "w").collect()
+    expected = screen(df, "g", "s", "r", "w")
     assert_same(expected, screen_partitioned(shuffled, "g", "s", "r", "w", ranges=9), ["g"])
 
 
 def test_lazy_input_and_streaming_engine():
     df = make_data(51)
-    expected = screen(df, "g", "s", "r", "w").collect()
+    expected = screen(df, "g", "s", "r", "w")
     actual = screen_partitioned(df.lazy(), "g", "s", "r", "w", ranges=6, engine="streaming")
     assert_same(expected, actual, ["g"])
 
@@ -166,7 +166,7 @@ def test_parquet_adapter(tmp_path):
     df = make_data(61, rows=3000, groups=12)
     for part, start in enumerate(range(0, df.height, 1000)):
         df.slice(start, 1000).write_parquet(tmp_path / f"part-{part}.parquet", row_group_size=250)
-    expected = screen(df, "g", "s", "r", "w").collect()
+    expected = screen(df, "g", "s", "r", "w")
     for ranges in (None, 1, 7, [0.25, 0.5, 0.75]):
         actual = screen_parquet(str(tmp_path / "*.parquet"), "g", "s", "r", "w", ranges=ranges)
         assert_same(expected, actual, ["g"])

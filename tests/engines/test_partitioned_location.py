@@ -3,7 +3,7 @@
 The located stretch (``from_score``, ``to_score``, ``share``, ``deviation``)
 of :func:`polars_cumdev.engines.partitioned.screen_partitioned` (and of
 :func:`~polars_cumdev.engines.partitioned.screen_parquet`) must equal that of
-``screen(...).collect()`` to 1e-9 relative, for any cut points: data with
+``screen(...)`` to 1e-9 relative, for any cut points: data with
 planted deviations that span many ranges (a stretch crossing ranges wins),
 that sit inside one narrow score window (one range), groups with no
 deviation (nulls), a group with a single score, ties, unit and random
@@ -36,7 +36,7 @@ CASES = [
 def expected(df: pl.DataFrame, level: float = 1.0) -> pl.DataFrame:
     # Level 1: every stretch the search finds is stated (these tests are about the search).
     weight = "w" if "w" in df.columns else None
-    return screen(df, "g", "s", "r", weight, level=level).collect()
+    return screen(df, "g", "s", "r", weight, level=level)
 
 
 def test_planted_data_has_the_cases():
@@ -89,7 +89,7 @@ def test_located_with_several_keys_and_nulls():
         pl.when(pl.col("g") == "drop").then(None).otherwise(pl.col("g")).alias("g"),
         (pl.int_range(pl.len()) % 2).alias("h"),
     )
-    want = screen(df, ["g", "h"], "s", "r", "w").collect()
+    want = screen(df, ["g", "h"], "s", "r", "w")
     assert want.filter(pl.col("g").is_null())["share"].null_count() < 2
     got = screen_partitioned(df, ["g", "h"], "s", "r", "w", ranges=9)
     assert_same(want, got, ["g", "h"])

@@ -17,7 +17,7 @@ from polars_cumdev.errors import InvalidParameterError
 @pytest.fixture(scope="module")
 def hilbert_curve() -> pl.DataFrame:
     df = data(n=3000, seed=2, corner=0.6, q=0.6, ties=False)
-    return pc.curve(df, pl.col("g") == "a", ["x", "y"], "r", "w").collect()
+    return pc.curve(df, pl.col("g") == "a", ["x", "y"], "r", "w")
 
 
 def _lower_axis(chart) -> dict:
@@ -81,7 +81,7 @@ def test_covariate_map_refuses_other_frames(hilbert_curve: pl.DataFrame) -> None
         charts.covariate_map(hilbert_curve.drop("ordering"))
     with pytest.raises(InvalidParameterError, match="not one of"):
         charts.covariate_map(hilbert_curve, x="z", y="x")
-    one = pc.curve(data(n=300), pl.col("g") == "a", ["x"], "r").collect()
+    one = pc.curve(data(n=300), pl.col("g") == "a", ["x"], "r")
     with pytest.raises(InvalidParameterError, match="needs two"):
         charts.covariate_map(one)
 

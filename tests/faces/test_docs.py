@@ -3,7 +3,8 @@
 The build needs the documentation tools (mkdocs, mkdocs-material and
 mkdocstrings[python]); without them the build test is skipped with that
 reason. The Python blocks of every page (except the API reference) run as one
-script per page, in a temporary directory; a block right after an
+script file per page (``python page.py`` in a fresh process, as a user
+pastes it), in a temporary directory; a block right after an
 ``<!-- no-test -->`` line is left out.
 """
 
@@ -110,9 +111,14 @@ def test_page_code_runs(page: str, tmp_path: Path) -> None:
     blocks = [
         body for skip, body in FENCE.findall((DOCS / page).read_text(encoding="utf-8")) if not skip
     ]
-    script = "\n\n".join(blocks)
+    # Written to a file and run as ``python page.py``, the way a user pastes it:
+    # unlike ``python -c``, a script file is re-imported by the worker processes
+    # that multiprocessing spawns (Dask's LocalCluster), so a missing
+    # ``if __name__ == "__main__":`` guard fails here as it fails for the user.
+    script = tmp_path / (Path(page).stem + ".py")
+    script.write_text("\n\n".join(blocks), encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, str(script)],
         cwd=tmp_path,
         env=_env(),
         capture_output=True,

@@ -85,9 +85,9 @@ def test_report_on_planted_data_names_the_stretch(tmp_path: Path) -> None:
 
 def test_chart_of_a_curve_that_is_not_significant() -> None:
     df = noise()
-    calm = screen(df, "g", "s", "r").collect().row(-1, named=True)  # the largest p
+    calm = screen(df, "g", "s", "r").row(-1, named=True)  # the largest p
     assert calm["kuiper_p"] > 0.05
-    points = curve(df, pl.col("g") == calm["g"], "s", "r").collect()
+    points = curve(df, pl.col("g") == calm["g"], "s", "r")
     assert not points["located"].any()
     spec = charts.cumulative(points).to_dict()
     text = str(spec)
@@ -98,7 +98,7 @@ def test_chart_of_a_curve_that_is_not_significant() -> None:
 
 
 def test_titles_are_plain_words_that_fit() -> None:
-    points = curve(planted(), pl.col("g") == "group0", "s", "r").collect()
+    points = curve(planted(), pl.col("g") == "group0", "s", "r")
     spec = charts.cumulative(points, subject="a rather long group name = something", width=300)
     title = spec.to_dict()["title"]
     lines = title["text"] if isinstance(title["text"], list) else [title["text"]]

@@ -112,9 +112,12 @@ def test_readme_command(command: str, workdir: Path) -> None:
 @pytest.mark.slow  # in a fresh interpreter
 @pytest.mark.parametrize("index", range(len(_blocks("python"))))
 def test_readme_python_block(index: int, workdir: Path) -> None:
-    code = _blocks("python")[index]
+    # As a script file (``python quick_start.py``), the way a user pastes it: worker
+    # processes spawned by multiprocessing re-import a script file, not ``-c`` code.
+    script = workdir / f"readme_block_{index}.py"
+    script.write_text(_blocks("python")[index], encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, str(script)],
         cwd=workdir,
         env=_env(),
         capture_output=True,

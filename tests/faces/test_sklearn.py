@@ -56,7 +56,7 @@ def by_hand(x, y, weight=None, c: float = 1.0) -> list[float]:
         if weight is not None:
             frame = frame.with_columns(w=weight[test])
             w = "w"
-        out.append(-calibration(frame, "p", "y", w).collect().item(0, "ecce_r"))
+        out.append(-calibration(frame, "p", "y", w).item(0, "ecce_r"))
     return out
 
 
@@ -89,7 +89,7 @@ def test_scorer_called_directly_takes_sample_weight(data) -> None:
     model = pipeline().fit(x, y)
     p = model.predict_proba(x)[:, 1]
     frame = pl.DataFrame({"p": p, "y": y, "w": weight})
-    want = calibration(frame, "p", "y", "w").collect().item(0, "ecce_r")
+    want = calibration(frame, "p", "y", "w").item(0, "ecce_r")
     assert ecce_r_scorer(model, x, y, sample_weight=weight) == pytest.approx(-want, rel=1e-12)
     # Doubling every weight changes nothing; weighting a few rows heavily does.
     assert ecce_r_score(y, p, sample_weight=2 * weight) == pytest.approx(want, rel=1e-12)
@@ -114,8 +114,8 @@ def test_display_from_estimator_holds_the_package_frames(data) -> None:
         model, x[1::2], y[1::2], sample_weight=weight[1::2]
     )
     frame = pl.DataFrame({"p": model.predict_proba(x[1::2])[:, 1], "y": y[1::2], "w": weight[1::2]})
-    assert display.curve_.equals(calibration_curve(frame, "p", "y", "w").collect())
-    assert display.statistics_.equals(calibration(frame, "p", "y", "w").collect())
+    assert display.curve_.equals(calibration_curve(frame, "p", "y", "w"))
+    assert display.statistics_.equals(calibration(frame, "p", "y", "w"))
     assert display.estimator_name == "Pipeline"
     chart = display.plot(band=0.05)
     spec = chart.to_dict()
@@ -129,7 +129,7 @@ def test_display_from_predictions_with_string_labels() -> None:
     y = np.where(rng.uniform(size=400) < p, "spam", "ham")
     display = CumulativeCalibrationDisplay.from_predictions(y, p, pos_label="spam")
     frame = pl.DataFrame({"p": p, "y": (y == "spam").astype(np.int64)})
-    assert display.statistics_.equals(calibration(frame, "p", "y").collect())
+    assert display.statistics_.equals(calibration(frame, "p", "y"))
     with pytest.raises(polars_cumdev.CumdevError, match="pos_label"):
         CumulativeCalibrationDisplay.from_predictions(y, p)
     # Flipping the positive class mirrors the probabilities: the same ECCE-R.

@@ -108,8 +108,8 @@ def test_compare_table_and_chart_agree(
     g = np.repeat(["a"] * len(first) + ["b"] * len(second), 4)
     df = pl.DataFrame({"g": g, "s": s, "r": rng.normal(size=s.size)})
     args = (df, pl.col("g") == "a", pl.col("g") == "b", "s", "r")
-    row = compare(*args).collect().row(0, named=True)
-    curve = compare_curve(*args).collect()
+    row = compare(*args).row(0, named=True)
+    curve = compare_curve(*args)
     assert curve.height - 1 == points
     _agree(row["kuiper_z"], curve, "compare")
 

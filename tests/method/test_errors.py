@@ -205,3 +205,22 @@ def test_selection_labels():
     inner = pl.col("g").alias("h") == 1
     assert selection_label(inner) == f"subpop expression {inner}"
     assert selection_label(pl.col("g") == 1).startswith("subpop expression [(col(")
+
+
+@pytest.mark.parametrize("value", [0.0, -1.0])
+@pytest.mark.parametrize("analysis", ["screen", "calibration"])
+def test_a_zero_or_negative_weight_is_reported_alone(value: float, analysis: str) -> None:
+    """Only the first problem is reported: not also the weights' spread (2^500), which a
+    non-positive weight trips as well and which reads as if it were the threshold."""
+    df = plant(base_frame(), "wt_z", value)
+    call = {
+        "screen": lambda: df.cumdev.screen("grp", "score_x", "resp_y", "wt_z"),
+        "calibration": lambda: df.cumdev.calibration("score_x", "resp_y", "wt_z"),
+    }[analysis]
+    with pytest.raises(polars_cumdev.InvalidValuesError) as caught:
+        call()
+    message = str(caught.value)
+    assert message == (
+        f"weight column 'wt_z' has {BAD} non-positive value(s) among {N_ROWS} rows; "
+        "weights must be > 0"
+    )

@@ -50,19 +50,19 @@ def assert_not_stated(rows: pl.DataFrame, symbol: str = "q") -> None:
 @pytest.mark.parametrize("engine", ["polars", "kernel"])
 def test_noise_states_no_stretch(engine: str) -> None:
     df = noise()
-    out = screen(df, "g", "s", "r", engine=engine).collect()
+    out = screen(df, "g", "s", "r", engine=engine)
     assert (out["kuiper_q"] > 0.05).all()  # the data must be noise for the test to mean much
     assert_not_stated(out)
     # The statistics stay: only the stretch is withheld.
     assert out["kuiper_z"].null_count() == 0 and out["kuiper_p"].null_count() == 0
-    searched = screen(df, "g", "s", "r", engine=engine, level=1.0).collect()
+    searched = screen(df, "g", "s", "r", engine=engine, level=1.0)
     assert searched["from_score"].null_count() < searched.height  # the search alone finds some
 
 
 def test_planted_group_keeps_its_stretch() -> None:
     df = planted()
-    out = screen(df, "g", "s", "r").collect()
-    everything = screen(df, "g", "s", "r", level=1.0).collect()
+    out = screen(df, "g", "s", "r")
+    everything = screen(df, "g", "s", "r", level=1.0)
     top = out.row(0, named=True)
     assert top["g"] == 0 and top["kuiper_q"] <= 0.05 and top["note"] is None
     same = everything.filter(pl.col("g") == 0).row(0, named=True)
@@ -73,11 +73,11 @@ def test_planted_group_keeps_its_stretch() -> None:
 
 def test_the_rule_reads_an_independent_bh_q() -> None:
     df = planted(5)
-    out = screen(df, "g", "s", "r").collect()
+    out = screen(df, "g", "s", "r")
     p = out["kuiper_p"].to_numpy()
     q = np.asarray(ref.bh_qvalues(p))
     for level in (0.01, 0.05, 0.5):
-        judged = screen(df, "g", "s", "r", level=level).collect()
+        judged = screen(df, "g", "s", "r", level=level)
         stated = judged["from_score"].is_not_null().to_numpy()
         assert (stated <= (q <= level)).all(), level  # never stated above the level
         suffix = f"> {level:g}"
@@ -88,19 +88,19 @@ def test_the_rule_reads_an_independent_bh_q() -> None:
 @pytest.mark.parametrize("level", [0, -0.1, 1.5, "0.05", True, None])
 def test_level_must_be_in_zero_one(level: object) -> None:
     with pytest.raises(InvalidParameterError, match="`level`"):
-        screen(noise(), "g", "s", "r", level=level).collect()  # type: ignore[arg-type]
+        screen(noise(), "g", "s", "r", level=level)  # type: ignore[arg-type]
 
 
 def test_calibration_single_uses_p_and_groups_use_q() -> None:
     df = noise(5)
-    overall = calibration(df, "s", "r").collect().row(0, named=True)
+    overall = calibration(df, "s", "r").row(0, named=True)
     assert overall["ecce_r_p"] > 0.05
     assert overall["from_score"] is None
     assert overall["note"].startswith("not significant: p = ")
-    by = calibration(df, "s", "r", by="g").collect()
+    by = calibration(df, "s", "r", by="g")
     assert_not_stated(by)
     miscalibrated = df.with_columns((pl.col("s") * 0.7).alias("s"))
-    row = calibration(miscalibrated, "s", "r").collect().row(0, named=True)
+    row = calibration(miscalibrated, "s", "r").row(0, named=True)
     assert row["ecce_r_p"] <= 0.05 and row["from_score"] is not None and row["note"] is None
 
 
@@ -108,34 +108,34 @@ def test_compare_and_compare_all() -> None:
     df = noise().with_columns(pl.col("s") + pl.col("g") * 1e-9)  # disjoint scores per group
     # variance="score": the responses are Bernoulli(score), as the noise was drawn.
     one = compare.compare(df, pl.col("g") == 1, pl.col("g") == 2, "s", "r", variance="score")
-    row = one.collect().row(0, named=True)
+    row = one.row(0, named=True)
     assert row["kuiper_p"] > 0.05 and row["from_score"] is None
     assert row["note"].startswith("not significant: p = ")
-    every = compare.compare_all(df, "g", 0, "s", "r", variance="score").collect()
+    every = compare.compare_all(df, "g", 0, "s", "r", variance="score")
     assert (every["kuiper_q"] > 0.05).all()
     assert_not_stated(every)
 
 
 def test_paired_rule() -> None:
     df = noise()
-    out = paired(df, "s", "q", "r", by="g").collect()
+    out = paired(df, "s", "q", "r", by="g")
     assert (out["kuiper_q"] > 0.05).all()
     assert_not_stated(out)
     shifted = df.with_columns(pl.when(pl.col("s") > 0.5).then(1.0).otherwise("q").alias("q"))
-    row = paired(shifted, "s", "q", "r").collect().row(0, named=True)
+    row = paired(shifted, "s", "q", "r").row(0, named=True)
     assert row["kuiper_p"] <= 0.05 and row["from_score"] is not None
 
 
 def test_curves_flag_only_significant_stretches() -> None:
     df = planted()
-    assert curve(df, pl.col("g") == 0, "s", "r").collect()["located"].any()
-    flat = curve(df, pl.col("g") == 3, "s", "r").collect()
-    searched = curve(df, pl.col("g") == 3, "s", "r", level=1.0).collect()
+    assert curve(df, pl.col("g") == 0, "s", "r")["located"].any()
+    flat = curve(df, pl.col("g") == 3, "s", "r")
+    searched = curve(df, pl.col("g") == 3, "s", "r", level=1.0)
     p = float(ref.kuiper_pvalue_naive(_z(flat)))
     assert p > 0.05, "group 3 must be noise"
     assert not flat["located"].any()
     assert searched["located"].any() == (_z(flat) > 2.0)
-    assert not calibration_curve(noise(5), "s", "r").collect()["located"].any()
+    assert not calibration_curve(noise(5), "s", "r")["located"].any()
 
 
 def _z(points: pl.DataFrame) -> float:

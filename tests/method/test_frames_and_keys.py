@@ -42,23 +42,21 @@ def test_foreign_frames_give_the_polars_numbers_as_polars_dataframes(convert: st
     assert is_foreign(other)
     got = polars_cumdev.screen(other, by="g", score="s", response="r", weight="w")
     assert isinstance(got, pl.DataFrame)
-    assert got.equals(
-        polars_cumdev.screen(df, by="g", score="s", response="r", weight="w").collect()
-    )
+    assert got.equals(polars_cumdev.screen(df, by="g", score="s", response="r", weight="w"))
     got = polars_cumdev.curve(other, pl.col("g") == "b", "s", "r", "w")
     assert isinstance(got, pl.DataFrame)
-    assert got.equals(polars_cumdev.curve(df, pl.col("g") == "b", "s", "r", "w").collect())
+    assert got.equals(polars_cumdev.curve(df, pl.col("g") == "b", "s", "r", "w"))
     got = calibration(other, "s", "r", "w", by="g")
-    assert got.equals(calibration(df, "s", "r", "w", by="g").collect())
+    assert got.equals(calibration(df, "s", "r", "w", by="g"))
     got = calibration_curve(other, "s", "r")
-    assert got.equals(calibration_curve(df, "s", "r").collect())
+    assert got.equals(calibration_curve(df, "s", "r"))
 
 
 def test_keyword_frame_and_record_batch_are_accepted() -> None:
     df = frame(1)
     batch = df.to_arrow().to_batches()[0]
     got = polars_cumdev.screen(frame=batch, by="g", score="s", response="r")
-    assert got.equals(polars_cumdev.screen(df, by="g", score="s", response="r").collect())
+    assert got.equals(polars_cumdev.screen(df, by="g", score="s", response="r"))
 
 
 def test_arrow_columns_are_shared_not_copied() -> None:
@@ -93,10 +91,10 @@ def test_a_pandas_series_is_refused_by_name() -> None:
 def test_expression_keys_match_precomputed_columns() -> None:
     df = frame(4)
     bucket = (pl.col("x") * 2).floor().alias("bucket")
-    got = polars_cumdev.screen(df, by=[bucket, "g"], score="s", response="r").collect()
+    got = polars_cumdev.screen(df, by=[bucket, "g"], score="s", response="r")
     want = polars_cumdev.screen(
         df.with_columns(bucket), by=["bucket", "g"], score="s", response="r"
-    ).collect()
+    )
     assert got.sort("bucket", "g").equals(want.sort("bucket", "g"))
     assert got.columns[:2] == ["bucket", "g"]
     # Same name as an input column: the expression's values, the user's frame unchanged.
@@ -121,7 +119,7 @@ def test_key_names_and_errors() -> None:
     with pytest.raises(polars_cumdev.CumdevError, match="column name, an expression"):
         key_names(3)
     with pytest.raises(polars_cumdev.ColumnNotFoundError, match="missing column"):
-        calibration(frame(), "s", "r", by=pl.col("nope").dt.truncate("1w")).collect()
+        calibration(frame(), "s", "r", by=pl.col("nope").dt.truncate("1w"))
 
 
 @pytest.mark.parametrize("lazy", [False, True])
@@ -138,7 +136,7 @@ def test_expression_keys_agree_between_the_engines(lazy: bool) -> None:
                 )
             else:
                 out = calibration(source, "s", "r", "w", by=bucket, engine=engine)
-            runs.append(out.collect().sort("x"))
+            runs.append(out.lazy().collect().sort("x"))
         statistic = "kuiper" if analysis == "screen" else "ecce_r"
         assert runs[0]["x"].equals(runs[1]["x"])
         np.testing.assert_allclose(runs[0][statistic], runs[1][statistic], rtol=1e-12)

@@ -37,7 +37,7 @@ RANGES = [1, 2, 7, 64]
 def screen_expected(
     df: pl.DataFrame, weight: str | None = "w", variance: str = "auto", level: float = 0.05
 ):
-    return screen(df, "g", "s", "r", weight, variance=variance, level=level).collect()
+    return screen(df, "g", "s", "r", weight, variance=variance, level=level)
 
 
 def null_keys(seed: int = 5) -> pl.DataFrame:

@@ -43,13 +43,13 @@ def merge_pairs(s, q, r, w=None):
     return scores, wt, qt, rt, f, rows
 
 
-def paired(s, q, r, w=None, variance: str = "observed", fraction: float = 1.0) -> dict:
+def paired(s, q, r, w=None, variance: str = "empirical", fraction: float = 1.0) -> dict:
     """Steps 2-4 for one group: A, C, Kuiper, KS, delta and sigma.
 
     ``fraction`` keeps the first floor(m q) merged points and renormalizes
     the weights over them (method.md 1.7).
     """
-    if variance not in ("observed", "bernoulli"):
+    if variance not in ("empirical", "bernoulli"):
         raise ValueError(variance)
     scores, wt, qt, rt, f, rows = merge_pairs(s, q, r, w)
     m = len(scores)
@@ -64,7 +64,7 @@ def paired(s, q, r, w=None, variance: str = "observed", fraction: float = 1.0) -
     for j in range(kept):
         big_a.append(big_a[-1] + a_steps[j])
         big_c.append(big_c[-1] + a_steps[j] * (qt[j] - rt[j]))
-        if variance == "observed":
+        if variance == "empirical":
             sigma2 += a_steps[j] ** 2 * (qt[j] - rt[j]) ** 2
         else:
             sigma2 += a_steps[j] ** 2 * f[j] * (qt[j] * (1.0 - qt[j]) + rt[j] * (1.0 - rt[j]))
@@ -86,7 +86,7 @@ def paired(s, q, r, w=None, variance: str = "observed", fraction: float = 1.0) -
         "sigma": math.sqrt(sigma2),
         "sigma2_terms": [
             (a_steps[j] * (qt[j] - rt[j])) ** 2
-            if variance == "observed"
+            if variance == "empirical"
             else a_steps[j] ** 2 * f[j] * (qt[j] * (1.0 - qt[j]) + rt[j] * (1.0 - rt[j]))
             for j in range(kept)
         ],

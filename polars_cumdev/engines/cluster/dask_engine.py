@@ -31,6 +31,7 @@ import polars as pl
 
 from polars_cumdev.engines.cluster import require, steps
 from polars_cumdev.engines.cluster.checks import count_below
+from polars_cumdev.engines.cluster.probe import probe_dask
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
 from polars_cumdev.engines.files import check_parquet_files, parquet_files
 from polars_cumdev.engines.partitioned import SAMPLE_SIZE
@@ -196,6 +197,7 @@ def screen(
     note = steps.clock(log)
     make = _request_maker("screen", by, score, response, weight, variance)
     with _client(scheduler) as client:
+        probe_dask(client)
         parts, request = _load(client, source, make)
         target = SAMPLE_SIZE // max(1, len(parts))
         sampled = client.gather(client.map(_sample, parts, request=request, target=target))
@@ -270,6 +272,7 @@ def calibration(
     """Calibration per group on Dask; see :func:`polars_cumdev.dask.calibration`."""
     make = _request_maker("calibration", by, score, response, weight, "auto")
     with _client(scheduler) as client:
+        probe_dask(client)
         parts, request = _load(client, source, make)
         buckets = max(1, sum(client.nthreads().values())) if request.keys else 1
         split = client.map(_by_group, parts, request=request, buckets=buckets)

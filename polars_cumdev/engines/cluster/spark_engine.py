@@ -31,6 +31,7 @@ from typing import Any
 import polars as pl
 
 from polars_cumdev.engines.cluster import require, steps
+from polars_cumdev.engines.cluster.probe import probe_spark
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.method.findings import LEVEL
@@ -237,6 +238,8 @@ def screen(
     """The screen of a Spark DataFrame; see :func:`polars_cumdev.spark.screen`."""
     note = steps.clock(log)
     request = _request("screen", sdf, by, score, response, weight, variance)
+    probe_spark(sdf.sparkSession)
+    note("the executors import polars_cumdev")
     from pyspark.sql import functions as sf
 
     data = sdf.select(*request.columns)
@@ -311,6 +314,7 @@ def calibration(
 ) -> pl.DataFrame:
     """Calibration per group of a Spark DataFrame; see :func:`polars_cumdev.spark.calibration`."""
     request = _request("calibration", sdf, by, score, response, weight, "auto")
+    probe_spark(sdf.sparkSession)
     data = sdf.select(*request.columns)
     if request.keys:
         parallel = data.sparkSession.sparkContext.defaultParallelism

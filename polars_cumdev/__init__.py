@@ -23,7 +23,6 @@ from polars_cumdev.errors import (
     TiedScoresError,
 )
 from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
-from polars_cumdev.multicalibration.family import segments
 from polars_cumdev.namespace import cumdev
 from polars_cumdev.subpopulation import curve, screen
 
@@ -47,3 +46,12 @@ __all__ = [
     "screen",
     "segments",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``segments`` is imported on first use: the multicalibration family stays out of import."""
+    if name == "segments":
+        from polars_cumdev.multicalibration.family import segments
+
+        return segments
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

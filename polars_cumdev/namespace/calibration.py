@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_cumdev import binned, calibration, corp, drift
+from polars_cumdev import binned, calibration, corp
 from polars_cumdev.method.expressions import Column
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.namespace.base import F, Methods
@@ -286,6 +286,8 @@ class CalibrationMethods(Methods[F]):
 
         See :func:`polars_cumdev.drift.calibration_drift`.
         """
+        from polars_cumdev import drift
+
         return self._out(
             drift.calibration_drift(
                 self._frame,

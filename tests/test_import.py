@@ -59,6 +59,7 @@ def run_fresh(body: str) -> dict[str, list[str]]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_import_and_lazy_queries_load_no_heavy_module():
     stages = run_fresh(
         """

@@ -122,6 +122,7 @@ def test_values_outside_the_unit_interval_are_rejected(column, value, message) -
         df.lazy().cumdev.calibration_curve("s", "r", "w").collect()
 
 
+@pytest.mark.slow
 def test_perfect_calibration_statistics_shrink_like_one_over_root_n() -> None:
     rng = np.random.default_rng(11)
     sizes = (1_000, 16_000)

@@ -109,6 +109,7 @@ def test_labels_as_names_lists_arrays_and_classes_agree() -> None:
     assert listed.cumdev.calibration("p", "label", "w", kind="top-label").equals(top)
 
 
+@pytest.mark.slow
 def test_curves_per_class_and_top_label_match_reference() -> None:
     df, p = classified(5)
     labels, w = df["label"].to_numpy(), df["w"].to_numpy()
@@ -138,6 +139,7 @@ def test_curves_per_class_and_top_label_match_reference() -> None:
     )
 
 
+@pytest.mark.slow
 def test_kernel_and_polars_engines_agree_class_wise() -> None:
     df, _ = classified(6, m=3000)
     a = df.cumdev.calibration(COLUMNS, "label", "w", kind="class-wise", by="g", engine="polars")

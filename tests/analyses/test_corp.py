@@ -230,6 +230,7 @@ def test_nondecreasing_repairs_rounding_dips_within_segments_only() -> None:
     assert_array_equal(out, [0.2, 0.3, 0.3, 0.3, 0.5, 0.1, 0.1])
 
 
+@pytest.mark.slow
 def test_segments_fitted_in_one_call_equal_separate_fits_and_what_the_offset_costs() -> None:
     """All groups in one SciPy call against one call per group.
 

@@ -20,6 +20,7 @@ def _j() -> np.ndarray:
     return np.arange(1, M + 1)
 
 
+@pytest.mark.slow
 def test_census_is_deterministic_and_keeps_its_columns() -> None:
     first, second = datasets.census(), datasets.census()
     assert first.equals(second)

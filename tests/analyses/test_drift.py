@@ -112,6 +112,7 @@ def test_window_by_expression_equals_window_column() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_the_planted_week_is_the_one_flagged() -> None:
     frame = weekly_predictions(seed=0)  # drift planted in week 8
     for adjustment in ("holm", "bonferroni"):
@@ -181,6 +182,7 @@ def test_family_wise_error_rate_holds_without_drift() -> None:
     assert rate <= bound, f"family-wise error rate {rate:.3f} above {bound:.3f}"
 
 
+@pytest.mark.slow
 def test_rolling_windows_hold_exactly_the_rows_of_each_span() -> None:
     frame = weekly_predictions(weeks=6, per_week=200, drift_week=None, seed=2)
     rolled = rolling_windows(frame, "ts", every="1w", period="3w").collect()
@@ -209,6 +211,7 @@ def test_rolling_windows_refuse_incommensurate_periods() -> None:
             rolling_windows(frame, "ts", every="1w", period=period)
 
 
+@pytest.mark.slow
 def test_the_planted_week_is_found_whatever_the_seed() -> None:
     planted = dt.datetime(2024, 1, 1) + dt.timedelta(weeks=8)
     for seed in range(1, 6):

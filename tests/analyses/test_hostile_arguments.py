@@ -92,6 +92,7 @@ def test_hilbert_index_of_too_many_columns() -> None:
     assert sixty_three.n_unique() == 2  # one bit per column: two cells
 
 
+@pytest.mark.slow
 def test_report_top_beyond_the_groups_draws_them_all(frame: pl.DataFrame, tmp_path: Path) -> None:
     path = frame.cumdev.report("g", "s", "r", "w", path=tmp_path / "r.html", top=HUGE)
     every = frame.cumdev.report("g", "s", "r", "w", path=tmp_path / "two.html", top=2)
@@ -99,6 +100,7 @@ def test_report_top_beyond_the_groups_draws_them_all(frame: pl.DataFrame, tmp_pa
     assert sections == every.read_text(encoding="utf-8").count("<section>") >= 3
 
 
+@pytest.mark.slow
 def test_partitioned_ranges_beyond_the_rows_give_the_screen(frame: pl.DataFrame) -> None:
     many = screen_partitioned(frame.lazy(), "g", "s", "r", "w", ranges=HUGE).sort("g")
     whole = frame.cumdev.screen("g", "s", "r", "w").sort("g")

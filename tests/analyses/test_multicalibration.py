@@ -75,6 +75,7 @@ def _rowsets(frame: pl.DataFrame, table: pl.DataFrame) -> list[frozenset]:
         (4, True, False, 70, 0.05),
     ],
 )
+@pytest.mark.slow
 def test_mcgrad_rules_match_the_transcription(seed, weights, soft, cap, nulls):
     frame, weight = _data(seed, weights=weights, soft=soft, nulls=nulls)
     family = segments(["a", "b"], ["c", "d"], rules="mcgrad", max_segments=cap, chunk=20)
@@ -116,6 +117,7 @@ def test_mcgrad_rules_match_the_transcription(seed, weights, soft, cap, nulls):
 
 
 @pytest.mark.parametrize("weights", [True, False])
+@pytest.mark.slow
 def test_default_rules_equal_calibration_of_each_segment(weights):
     frame, weight = _data(5, weights=weights, soft=True, grid=True)
     family = segments(["a", "b"], ["c"], depth=2, levels=3, min_rows=30)
@@ -178,6 +180,7 @@ def _planted(seed: int, n: int = 20000) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("method", ["holm", "bootstrap"])
+@pytest.mark.slow
 def test_planted_intersection_ranks_first(method):
     frame = _planted(7)
     family = segments(["a", "b"], ["c"], depth=3)
@@ -290,6 +293,7 @@ def test_familywise_error_under_calibration(method):
 
 
 @pytest.mark.parametrize("weights", [True, False])
+@pytest.mark.slow
 def test_screen_by_segments_equals_screen_of_each_segment(weights):
     frame, weight = _data(12, n=1200, weights=weights, soft=False, grid=True)
     family = segments(["a", "b"], ["c"], depth=2, min_rows=40)

@@ -51,6 +51,7 @@ def _row(out: pl.DataFrame, nan: bool) -> dict:
 @pytest.mark.parametrize("lazy", [False, True], ids=["eager", "lazy"])
 @pytest.mark.parametrize("dtype", [pl.Float64, pl.Float32], ids=str)
 @pytest.mark.parametrize("analysis", list(ANALYSES))
+@pytest.mark.slow
 def test_nan_key_is_matched_as_the_key_it_is(analysis, dtype, lazy):
     run = ANALYSES[analysis]
     frame = _frame(dtype)

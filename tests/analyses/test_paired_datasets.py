@@ -56,6 +56,7 @@ def test_paired_models_is_deterministic() -> None:
         assert a[column].min() > 0.0 and a[column].max() < 1.0
 
 
+@pytest.mark.slow
 def test_paired_models_finds_cedar_and_the_middle_incomes() -> None:
     df = datasets.paired_models()
     args = ("log10_income", "model_a", "model_b", "WGTP")

@@ -136,6 +136,7 @@ def test_the_sort_in_slices_equals_the_single_thread_sort(slices):
     ),
     repeat=st.integers(1, 30),
 )
+@pytest.mark.slow
 def test_dense_ranks_property(values, repeat):
     # Repeating the values puts ties in every column; 30 repeats of 300 values
     # can pass the hash table's limit and reach the radix sort.
@@ -214,6 +215,7 @@ def test_the_compiled_index_equals_the_numpy_index(monkeypatch, columns, bits, n
     d=st.integers(1, 3),
     bits=st.none() | st.integers(1, 21),
 )
+@pytest.mark.slow
 def test_the_compiled_index_equals_the_numpy_index_property(data, d, bits):
     df = pl.DataFrame(data, schema=["a", "b", "c"], orient="row")
     index = hilbert_index(*["a", "b", "c"][:d], bits=bits)

@@ -199,6 +199,7 @@ def test_screen_by_two_columns(make_frame):
     check_screen(df, out, ["g", "h"], "w", "auto")
 
 
+@pytest.mark.slow
 def test_screen_lazy_gives_lazy_and_same_numbers(make_frame):
     df = make_frame(24, 900, response="bernoulli", weights="int", scores="mixed")
     eager = df.cumdev.screen(by="g", score="s", response="r", weight="w")

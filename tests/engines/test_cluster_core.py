@@ -51,6 +51,7 @@ def batches_of(df: pl.DataFrame, count: int) -> list[pl.DataFrame]:
 
 @pytest.mark.parametrize("ranges", [1, 2, 7, 64])
 @pytest.mark.parametrize("count", [1, 3])
+@pytest.mark.slow
 def test_loop_over_batches_matches_in_process(ranges, count):
     df = make_data(11)
     assert_same(screen_expected(df), run_screen(batches_of(df, count), ranges), ["g"])

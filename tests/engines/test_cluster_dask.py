@@ -72,6 +72,7 @@ def test_located_like_in_process(client, ranges):
     assert_same(screen_expected(df), default, ["g"])
 
 
+@pytest.mark.slow
 def test_parquet_row_groups(client, tmp_path):
     df = make_data(13, response="continuous")
     df.head(500).write_parquet(tmp_path / "a.parquet", row_group_size=128)
@@ -92,6 +93,7 @@ def test_empty_partitions_after_a_filter(client):
     assert_same(screen_expected(kept), actual, ["g"])
 
 
+@pytest.mark.slow
 def test_nan_score_in_one_partition_is_the_in_process_error(client):
     df = bad_frame("nan score in one partition")
     expected = expected_error(lambda: screen_expected(df))

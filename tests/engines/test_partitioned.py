@@ -147,6 +147,7 @@ def test_pure_bins_give_sigma_zero_in_every_range_split(pure_bins):
         assert_same(expected, actual, ["g"])
 
 
+@pytest.mark.slow
 def test_row_order_does_not_matter():
     df = make_data(41)
     shuffled = df.sample(fraction=1.0, shuffle=True, seed=3)
@@ -154,6 +155,7 @@ def test_row_order_does_not_matter():
     assert_same(expected, screen_partitioned(shuffled, "g", "s", "r", "w", ranges=9), ["g"])
 
 
+@pytest.mark.slow
 def test_lazy_input_and_streaming_engine():
     df = make_data(51)
     expected = screen(df, "g", "s", "r", "w")

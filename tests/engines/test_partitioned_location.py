@@ -68,6 +68,7 @@ def test_located_like_screen(seed, response, weighted, ranges):
     assert_same(expected(df), out, ["g"])
 
 
+@pytest.mark.slow
 def test_significance_rule_like_screen():
     # At the default level the second pass locates only the significant groups,
     # and the result is the in-process screen's, rule included.
@@ -84,6 +85,7 @@ def test_significance_rule_like_screen():
     assert any(line.endswith(f"pass 2: {located} groups located") for line in lines), lines
 
 
+@pytest.mark.slow
 def test_located_with_several_keys_and_nulls():
     df = planted(5).with_columns(
         pl.when(pl.col("g") == "drop").then(None).otherwise(pl.col("g")).alias("g"),

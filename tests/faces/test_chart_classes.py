@@ -19,6 +19,7 @@ def curves() -> pl.DataFrame:
     return frame.cumdev.calibration_curve(["a", "b", "c"], "y", kind="class-wise")
 
 
+@pytest.mark.slow
 def test_one_chart_per_class_renders_to_svg() -> None:
     chart = charts.calibration_classes(curves(), band=0.05)
     spec = chart.to_dict()

@@ -112,6 +112,7 @@ def test_rendered_tick_labels_do_not_crowd(data: pl.DataFrame, county: str) -> N
             assert left >= right + 2.0, (title, drawn)
 
 
+@pytest.mark.slow
 def test_subject_counts_and_column_names(data: pl.DataFrame) -> None:
     points = data.cumdev.curve(subpop=pl.col("county") == "Marlow", **ARGS)
     n_scores = points.height - 1
@@ -128,6 +129,7 @@ def test_subject_counts_and_column_names(data: pl.DataFrame) -> None:
     assert curve["y"]["axis"]["title"] == "cumulative difference in has_internet"
 
 
+@pytest.mark.slow
 def test_cli_curve_names_the_group_and_the_columns(
     data: pl.DataFrame, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -60,6 +60,7 @@ def big() -> tuple[pl.DataFrame, dict[str, Any]]:
     return frame, charts.cumulative(frame, width=WIDTH).to_dict()
 
 
+@pytest.mark.slow
 def test_spec_size_is_bounded(big: tuple[pl.DataFrame, dict[str, Any]]) -> None:
     _, spec = big
     assert len(rows(spec, "curve")) <= 4 * WIDTH
@@ -138,6 +139,7 @@ def test_tiny_curves_share_one_dataset() -> None:
     assert sum(len(v) == frame.height for v in spec["datasets"].values()) == 1
 
 
+@pytest.mark.slow
 def test_the_returned_frame_stays_complete() -> None:
     from polars_cumdev.datasets import census
 

@@ -293,6 +293,7 @@ def test_cumulative_tooltips_and_zoom(curve_spec: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("sigma", [0.0, None])
+@pytest.mark.slow
 def test_cumulative_without_sigma(sigma: float | None) -> None:
     chart = cumulative(make_curve(40, sigma=sigma))
     spec = chart.to_dict()
@@ -307,6 +308,7 @@ def test_cumulative_renders(curve_spec: dict[str, Any]) -> None:
     assert "k/n" in svg and "score" in svg
 
 
+@pytest.mark.slow
 def test_cumulative_thins_long_curves() -> None:
     frame = make_curve(30_000, seed=4)
     spec = cumulative(frame, max_points=2000).to_dict()  # no MaxRowsError
@@ -318,6 +320,7 @@ def test_cumulative_thins_long_curves() -> None:
     assert rows[0]["a"] == 0.0 and rows[-1]["a"] == frame.get_column("a")[-1]
 
 
+@pytest.mark.slow
 def test_cumulative_accepts_lazy_frames_and_missing_origin() -> None:
     frame = make_curve(20)
     lazy = cumulative(frame.lazy()).to_dict()
@@ -363,6 +366,7 @@ def test_reliability_layers_and_colours() -> None:
     render_svg(chart)
 
 
+@pytest.mark.slow
 def test_reliability_resamples_and_diagonal() -> None:
     chart = reliability(
         make_reliability(resamples=20), diagonal=True, x_label="probability", y_label="frequency"
@@ -438,6 +442,7 @@ def test_screen_thousand_groups_with_nulls() -> None:
     render_svg(chart)
 
 
+@pytest.mark.slow
 def test_screen_top_and_errors() -> None:
     frame = make_screen(60)
     spec = screen(frame, top=5).to_dict()

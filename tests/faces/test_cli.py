@@ -58,6 +58,7 @@ def _subprocess(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 # --------------------------------------------------------------------------- demo
 
 
+@pytest.mark.slow
 def test_demo_prints_the_ranked_table(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["demo", "--rows", "5"], capsys)
     assert code == 0
@@ -68,6 +69,7 @@ def test_demo_prints_the_ranked_table(capsys: pytest.CaptureFixture[str]) -> Non
     assert "screening 41 groups" in err
 
 
+@pytest.mark.slow
 def test_demo_other_response(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["demo", "--response", "vehicles", "--rows", "3"], capsys)
     assert code == 0
@@ -130,6 +132,7 @@ def test_screen_two_keys_and_empirical_variance(
 
 @pytest.mark.parametrize("command", ["curve", "plot"])
 @pytest.mark.parametrize("suffix", [".svg", ".json", ".csv"])
+@pytest.mark.slow
 def test_curve_outputs(
     data_dir: Path,
     tmp_path: Path,
@@ -155,6 +158,7 @@ def test_curve_outputs(
 
 
 @pytest.mark.parametrize("suffix", [".png", ".pdf", ".html", ".parquet"])
+@pytest.mark.slow
 def test_curve_other_formats(
     data_dir: Path, tmp_path: Path, suffix: str, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -60,6 +60,7 @@ def test_top_label_prints_the_table_and_saves_the_curve(
     assert_frame_equal(pl.read_csv(points), curve, check_dtypes=False, rel_tol=1e-12)
 
 
+@pytest.mark.slow
 def test_class_wise_per_fold_ranks_classes_and_draws_the_worst(
     files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -84,6 +85,7 @@ def test_class_wise_per_fold_ranks_classes_and_draws_the_worst(
         (["--target", "mean"], "m", {"target": "mean"}),
     ],
 )
+@pytest.mark.slow
 def test_means_and_quantiles(
     files: dict[str, Path],
     tmp_path: Path,
@@ -133,6 +135,7 @@ def test_quantile_level_is_checked(
     assert code == 2 and "--quantile ALPHA" in err
 
 
+@pytest.mark.slow
 def test_quantile_report_has_the_cumulative_views_alone(
     files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -146,6 +149,7 @@ def test_quantile_report_has_the_cumulative_views_alone(
     assert "<th>ECCE-R</th>" in text  # the table, headed in the user's terms
 
 
+@pytest.mark.slow
 def test_report_per_group_words_a_quantile_as_a_share(tmp_path: Path) -> None:
     from polars_cumdev.report.calibration import calibration_report
 

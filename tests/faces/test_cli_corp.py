@@ -84,6 +84,7 @@ def test_bad_options(predictions: Path, extra: list[str], capsys) -> None:
     assert code == 2
 
 
+@pytest.mark.slow
 def test_curve_band(tmp_path: Path, capsys) -> None:
     path = tmp_path / "households.parquet"
     census(n=5000).write_parquet(path)

@@ -36,6 +36,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("kind", ["csv", "parquet"])
+@pytest.mark.slow
 def test_the_planted_week_is_named_and_charted(
     kind: str, files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -51,6 +52,7 @@ def test_the_planted_week_is_named_and_charted(
     assert "2024-02-26" in json.dumps(spec["title"])
 
 
+@pytest.mark.slow
 def test_no_drift_no_window_and_the_table_written(
     files: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -90,6 +90,7 @@ def test_screen_of_a_csv_larger_than_memory_goes_out_of_core(big_csv: Path) -> N
     ],
     ids=["curve", "report", "calibration", "paired"],
 )
+@pytest.mark.slow
 def test_other_commands_refuse_up_front(big_csv: Path, command: list[str]) -> None:
     budget = 2 * big_csv.stat().st_size
     done = _cli(command[0], str(big_csv), *command[1:], budget=budget, cwd=big_csv.parent)

@@ -123,6 +123,7 @@ def _child(args: list[str], **popen: object) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_a_reader_that_goes_away_gives_a_nonzero_exit_without_traceback(data: Path) -> None:
     process = _child(["screen", str(data / "data.csv"), *SCREEN], stdout=subprocess.PIPE)
     assert process.stdout is not None
@@ -132,6 +133,7 @@ def test_a_reader_that_goes_away_gives_a_nonzero_exit_without_traceback(data: Pa
     assert "broken pipe" in err and "Traceback" not in err and "Exception" not in err
 
 
+@pytest.mark.slow
 def test_closed_stdout_is_refused(data: Path) -> None:
     process = _child(
         ["screen", str(data / "data.csv"), *SCREEN],

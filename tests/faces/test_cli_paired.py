@@ -27,6 +27,7 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, captured.out, captured.err
 
 
+@pytest.mark.slow
 def test_paired_by_group_prints_the_ranked_table(households: Path, tmp_path: Path, capsys) -> None:
     saved = tmp_path / "table.csv"
     args = ["paired", str(households), *MODELS, "--weight", "WGTP", "--by", "county"]

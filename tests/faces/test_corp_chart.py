@@ -54,6 +54,7 @@ def rows(spec: dict[str, Any], layer: dict[str, Any]) -> list[dict[str, Any]]:
     return data["values"] if "values" in data else spec["datasets"][data["name"]]
 
 
+@pytest.mark.slow
 def test_layers_and_data() -> None:
     curve = make_curve()
     spec = charts.corp(curve).to_dict()
@@ -71,6 +72,7 @@ def test_layers_and_data() -> None:
     assert "90% band" in " ".join(spec["title"]["subtitle"])
 
 
+@pytest.mark.slow
 def test_without_band_summary_and_histogram() -> None:
     curve = make_curve(band=False, weighted=False)
     summary = pl.DataFrame({"brier": [0.2], "mcb": [0.01], "dsc": [0.06], "unc": [0.25]})

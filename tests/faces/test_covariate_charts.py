@@ -59,6 +59,7 @@ def test_cumulative_keeps_a_given_label_and_ordinary_curves(hilbert_curve) -> No
     assert not any(label.startswith("(") for label in labels)
 
 
+@pytest.mark.slow
 def test_covariate_map(hilbert_curve: pl.DataFrame) -> None:
     chart = charts.covariate_map(hilbert_curve)
     spec = chart.to_dict()
@@ -86,6 +87,7 @@ def test_covariate_map_refuses_other_frames(hilbert_curve: pl.DataFrame) -> None
         charts.covariate_map(one)
 
 
+@pytest.mark.slow
 def test_located_stretch_is_named_by_covariates(hilbert_curve: pl.DataFrame) -> None:
     subtitle = charts.cumulative(hilbert_curve).to_dict()["title"]["subtitle"]
     joined = " ".join(subtitle)  # lines are wrapped to fit the chart's width

@@ -12,6 +12,7 @@ from polars_cumdev.cli.main import main
 INDEX = Path(__file__).resolve().parents[2] / "docs" / "index.md"
 
 
+@pytest.mark.slow
 def test_index_shows_the_demo_output(capsys: pytest.CaptureFixture[str]) -> None:
     text = INDEX.read_text(encoding="utf-8")
     shown = re.search(r"```text\n(Screening response 'has_internet'.*?)```", text, re.S)

@@ -55,6 +55,7 @@ def noise_report(tmp_path_factory: pytest.TempPathFactory) -> str:
     return page(path)
 
 
+@pytest.mark.slow
 def test_report_on_noise_states_no_finding(noise_report: str) -> None:
     headings = re.findall(r"<h2>(.*?)</h2>", noise_report)
     drills = [h for h in headings if h.startswith("g = ")]
@@ -75,6 +76,7 @@ def test_report_reads_for_people(noise_report: str) -> None:
     assert not any(re.fullmatch(r"-?[0-9.]+e[-+][0-9]+", c) for c in cells), cells
 
 
+@pytest.mark.slow
 def test_report_on_planted_data_names_the_stretch(tmp_path: Path) -> None:
     path = report(planted(), "g", "s", "r", path=tmp_path / "planted.html", top=2)
     html = page(path)
@@ -83,6 +85,7 @@ def test_report_on_planted_data_names_the_stretch(tmp_path: Path) -> None:
     assert SHADED.search(html)
 
 
+@pytest.mark.slow
 def test_chart_of_a_curve_that_is_not_significant() -> None:
     df = noise()
     calm = screen(df, "g", "s", "r").row(-1, named=True)  # the largest p
@@ -97,6 +100,7 @@ def test_chart_of_a_curve_that_is_not_significant() -> None:
     assert "not significant: q = 0.72 > 0.05" in str(given.to_dict())
 
 
+@pytest.mark.slow
 def test_titles_are_plain_words_that_fit() -> None:
     points = curve(planted(), pl.col("g") == "group0", "s", "r")
     spec = charts.cumulative(points, subject="a rather long group name = something", width=300)
@@ -128,6 +132,7 @@ def test_cli_on_noise_states_no_finding(
     assert code == 0 and re.search(r"\d to \d.*%\)", capsys.readouterr().out)
 
 
+@pytest.mark.slow
 def test_cli_progress_switch(noise_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     args = ["report", str(noise_csv), "--by", "g", "--score", "s", "--response", "r"]
     target = tmp_path / "r.html"
@@ -140,6 +145,7 @@ def test_cli_progress_switch(noise_csv: Path, tmp_path: Path, capsys: pytest.Cap
     assert "[cumdev" not in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_api_progress_is_off_by_default(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     df = noise()
     report(df, "g", "s", "r", path=tmp_path / "a.html", top=1)
@@ -175,6 +181,7 @@ def test_progress_argument_is_checked() -> None:
             pass
 
 
+@pytest.mark.slow
 def test_calibration_report_on_calibrated_predictions_states_nothing(tmp_path: Path) -> None:
     from polars_cumdev.report.calibration import calibration_report
 

@@ -81,6 +81,7 @@ def test_chart_shades_the_stretch_iff_one_is_located(data: pl.DataFrame) -> None
         assert "located at" not in " ".join(spec["title"]["subtitle"])
 
 
+@pytest.mark.slow
 def test_chart_without_flags_has_no_shading(data: pl.DataFrame, table: pl.DataFrame) -> None:
     top = table.get_column("county")[0]
     points = data.cumdev.curve(subpop=pl.col("county") == top, **ARGS).drop("located")
@@ -123,6 +124,7 @@ def test_report_headers_say_where(data: pl.DataFrame, table: pl.DataFrame, tmp_p
     assert "rows, " in page and "distinct scores" in page
 
 
+@pytest.mark.slow
 def test_cli_screen_table_shows_the_location(
     table: pl.DataFrame, capsys: pytest.CaptureFixture[str]
 ) -> None:

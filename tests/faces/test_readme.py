@@ -128,6 +128,7 @@ def test_readme_python_block(index: int, workdir: Path) -> None:
     assert result.stdout.strip()
 
 
+@pytest.mark.slow
 def test_quick_start_drills_into_the_top_county() -> None:
     """The county the quick start drills into is the one its screen ranks first."""
     import polars_cumdev  # noqa: F401  (registers the namespace)

@@ -46,6 +46,7 @@ def page(households: pl.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> 
     return path
 
 
+@pytest.mark.slow
 def test_report_is_self_contained(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     assert not re.search(r"<script[^>]*\bsrc=", text), "a script is loaded from elsewhere"

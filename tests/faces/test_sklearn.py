@@ -60,6 +60,7 @@ def by_hand(x, y, weight=None, c: float = 1.0) -> list[float]:
     return out
 
 
+@pytest.mark.slow
 def test_scorer_in_cross_val_score_is_minus_the_ecce_r(data) -> None:
     x, y, _ = data
     got = cross_val_score(pipeline(), x, y, scoring=ecce_r_scorer, cv=CV)
@@ -68,6 +69,7 @@ def test_scorer_in_cross_val_score_is_minus_the_ecce_r(data) -> None:
     assert (got < 0).all()
 
 
+@pytest.mark.slow
 def test_sample_weights_are_routed_to_the_scorer(data) -> None:
     x, y, weight = data
     with sklearn.config_context(enable_metadata_routing=True):
@@ -96,6 +98,7 @@ def test_scorer_called_directly_takes_sample_weight(data) -> None:
     assert ecce_r_score(y, p) != pytest.approx(want, rel=1e-3)
 
 
+@pytest.mark.slow
 def test_grid_search_ranks_by_the_scorer(data) -> None:
     x, y, _ = data
     grid = GridSearchCV(
@@ -107,6 +110,7 @@ def test_grid_search_ranks_by_the_scorer(data) -> None:
     assert grid.best_params_["logisticregression__C"] == [0.01, 1.0][int(np.argmax(means))]
 
 
+@pytest.mark.slow
 def test_display_from_estimator_holds_the_package_frames(data) -> None:
     x, y, weight = data
     model = pipeline().fit(x[::2], y[::2])

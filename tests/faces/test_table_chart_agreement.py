@@ -70,6 +70,7 @@ GROUPS = {"one": 1, "two": 2, "several": 12}
 
 
 @pytest.mark.parametrize("group", list(GROUPS))
+@pytest.mark.slow
 def test_subpopulation_table_and_chart_agree(group: str) -> None:
     df = _groups(GROUPS, seed=1)
     table = df.cumdev.screen(by="g", score="s", response="r")
@@ -100,6 +101,7 @@ def test_calibration_table_and_chart_agree(group: str) -> None:
         ([0.0, 2.0, 4.0, 6.0, 8.0, 10.0], [1.0, 3.0, 5.0, 7.0, 9.0, 11.0], 10),
     ],
 )
+@pytest.mark.slow
 def test_compare_table_and_chart_agree(
     first: list[float], second: list[float], points: int
 ) -> None:

@@ -108,6 +108,7 @@ def test_kernel_screen_with_keys_of_every_kind(cast):
     assert_same(polars, kernel, ["k"])
 
 
+@pytest.mark.slow
 def test_kernel_curve_equals_the_plan():
     df = build_frame(6, 4000, response="continuous", weights="float", scores="mixed")
     for group in ("big", "small", "single", "pair"):
@@ -305,6 +306,7 @@ def test_the_plan_gives_the_same_bits_on_every_run():
 
 @pytest.mark.parametrize("ranges", [1, 3, 8])
 @pytest.mark.parametrize("response", ["bernoulli", "continuous"])
+@pytest.mark.slow
 def test_compiled_range_steps_give_the_one_pass_screen(monkeypatch, ranges, response):
     from polars_cumdev.engines.partitioned import screen_partitioned
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ KEYS = st.lists(
 
 @settings(max_examples=60, deadline=None)
 @given(rows=KEYS, dtype=st.sampled_from([pl.String, pl.Categorical, pl.Enum(["a", "b"])]))
+@pytest.mark.slow
 def test_every_group_of_the_screen_is_selected_exactly(rows, dtype):
     frame = pl.DataFrame(
         {"g": [g for g, _ in rows], "h": [h for _, h in rows]},

@@ -39,6 +39,7 @@ def _compiled(curves, thresholds):
     ),
     share=st.floats(0.0, 1.2),
 )
+@pytest.mark.slow
 def test_compiled_stretch_equals_the_naive_transcription(steps, share):
     weights = np.array([w for w, _ in steps])
     a = np.cumsum(weights) / weights.sum()

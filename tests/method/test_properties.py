@@ -200,6 +200,7 @@ def test_merging_ties_by_hand_changes_only_the_tie_factor(df):
 
 @SETTINGS
 @given(df=frames(binary=False))
+@pytest.mark.slow
 def test_merging_ties_empirical_curve_unchanged(df):
     # With the empirical variance the bins' V_k change (the pre-merged row
     # carries less spread), but the curve itself cannot.

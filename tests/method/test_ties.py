@@ -91,6 +91,7 @@ def test_single_rows_and_constant_ties_are_exact() -> None:
     assert merged.filter(pl.col("g") == "b")[nm.WEIGHT].item() == 0.2
 
 
+@pytest.mark.slow
 def test_tie_sums_deep_into_a_large_frame_are_accurate() -> None:
     rng = np.random.default_rng(11)
     n = 400_000

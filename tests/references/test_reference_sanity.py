@@ -312,6 +312,7 @@ def test_pvalue_series_forms_agree(z):
     )
 
 
+@pytest.mark.slow
 def test_pvalue_means():
     # E[X] = integral of P(X > x) over x >= 0.
     from scipy.integrate import quad

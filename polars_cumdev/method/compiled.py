@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.errors import CumdevError, InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.kernel_loader import available, kernel
 from polars_cumdev.method.prepare import Prepared, raise_failures
@@ -224,11 +224,25 @@ def group_ids(batch: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, int
             low, high = int(physical.min()), int(physical.max())  # type: ignore[arg-type]
             if high - low + 1 < _DIRECT_RANGE:
                 return np.ascontiguousarray(physical.to_numpy()), low, high - low + 1
-    table = batch.select(keys).unique().with_row_index(_GID)
-    ids = batch.select(keys).join(
-        table, on=list(keys), how="left", nulls_equal=True, maintain_order="left"
-    )
-    return ids.get_column(_GID).to_numpy(), 0, max(table.height, 1)
+    # Float keys are joined as (is NaN, value with NaN as 0): NaN is a key like any
+    # other, and a join on NaN itself is not matched in every case (a one-row
+    # frame with a NaN key found no partner, and an unmatched row numbered
+    # outside the groups crashed the compiled walk).
+    columns = []
+    for key in keys:
+        column = pl.col(key)
+        if batch.schema[key].is_float():
+            columns += [column.is_nan().alias(f"{key}{_GID}nan"), column.fill_nan(0.0)]
+        else:
+            columns.append(column)
+    coded = batch.select(columns)
+    table = coded.unique().with_row_index(_GID)
+    ids = coded.join(
+        table, on=coded.columns, how="left", nulls_equal=True, maintain_order="left"
+    ).get_column(_GID)
+    if ids.null_count():  # never hand the kernel a row outside the groups
+        raise CumdevError(f"internal error: {ids.null_count()} rows matched no group of {keys}")
+    return ids.to_numpy(), 0, max(table.height, 1)
 
 
 def facts(rows: Rows, variance: str) -> dict[str, object]:

@@ -19,8 +19,8 @@ import polars_cumdev  # noqa: F401  (registers the namespace)
 from polars_cumdev.errors import CumdevError
 
 # Derandomized: the suite draws the same 25 frames on every run, so that a failure
-# reproduces (one random run crashed the process inside the compiled screen; see
-# the closing note of this change). Explore further with derandomize=False.
+# reproduces. Random runs (derandomize=False, more examples) found a one-row frame
+# whose only key was NaN crashing the compiled screen (tests/analyses/test_nan_keys.py).
 SETTINGS = settings(
     deadline=None,
     max_examples=25,

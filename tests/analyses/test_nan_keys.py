@@ -63,3 +63,20 @@ def test_nan_key_is_matched_as_the_key_it_is(analysis, dtype, lazy):
     with_nan, with_two = _row(go(frame), True), _row(go(relabelled), False)
     assert with_nan["from_score"] is not None, with_nan  # the planted deviation is found
     assert with_nan == with_two
+
+
+@pytest.mark.parametrize("rows", [1, 2])
+def test_a_frame_whose_only_key_is_nan_is_one_group_on_both_engines(rows: int) -> None:
+    """A one-row NaN key once found no partner in the kernel's group numbering.
+
+    The unmatched row was numbered outside the groups, and the compiled walk
+    wrote out of bounds (a segmentation fault in the fuzz test).
+    """
+    df = pl.DataFrame(
+        {"g": [float("nan")] * rows, "h": [1.0] * rows, "s": [0.0, 0.5][:rows], "r": [1.0] * rows}
+    )
+    for by in (["g"], ["g", "h"]):
+        plan = df.cumdev.screen(by=by, score="s", response="r", engine="polars")
+        kernel = df.cumdev.screen(by=by, score="s", response="r", engine="kernel")
+        assert kernel.height == plan.height == 1
+        assert kernel.select("n", "n_scores").rows() == plan.select("n", "n_scores").rows()

@@ -258,6 +258,7 @@ def test_ece_by_equals_ece_per_group(binning, weighting):
         )
 
 
+@pytest.mark.slow
 def test_ece_sweep_rows_equal_ece():
     counts = [1, 2, 5, 10, 37]
     sweep = ece_sweep(DATA, "s", "r", "w", bins=counts, binning="equal_count")

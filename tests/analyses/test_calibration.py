@@ -79,6 +79,7 @@ def test_unweighted_equals_unit_weights() -> None:
         assert_allclose(a[name], b[name], rtol=1e-12, err_msg=name)
 
 
+@pytest.mark.slow
 def test_per_group_matches_each_group_alone_and_is_lazy() -> None:
     df = predictions(3)
     lazy = df.lazy().cumdev.calibration("s", "r", "w", by="g")

@@ -57,6 +57,7 @@ def test_top_label_matches_reference(seed: int) -> None:
     assert got["n"] == df.height
 
 
+@pytest.mark.slow
 def test_top_label_per_group() -> None:
     df, p = classified(2)
     out = df.lazy().cumdev.calibration(COLUMNS, "label", "w", kind="top-label", by="g").collect()
@@ -69,6 +70,7 @@ def test_top_label_per_group() -> None:
 
 
 @pytest.mark.parametrize("by", [None, "g"])
+@pytest.mark.slow
 def test_class_wise_matches_reference_with_holm_and_bh(by: str | None) -> None:
     df, p = classified(3)
     out = df.cumdev.calibration(COLUMNS, "label", "w", kind="class-wise", by=by)
@@ -87,6 +89,7 @@ def test_class_wise_matches_reference_with_holm_and_bh(by: str | None) -> None:
         assert_allclose(out[f"{name}_q"].to_numpy(), ref.bh_qvalues(pvalues), rtol=RTOL)
 
 
+@pytest.mark.slow
 def test_labels_as_names_lists_arrays_and_classes_agree() -> None:
     df, _ = classified(4)
     want = df.cumdev.calibration(COLUMNS, "label", "w", kind="class-wise").sort("class")

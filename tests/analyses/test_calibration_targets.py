@@ -60,6 +60,7 @@ def test_statistics_match_reference(seed: int, target: str) -> None:
 
 
 @pytest.mark.parametrize("target", ["mean", "quantile"])
+@pytest.mark.slow
 def test_per_group_matches_each_group_alone(target: str) -> None:
     df = regression(2)
     score, alpha = ("m", None) if target == "mean" else ("q", 0.9)

@@ -122,6 +122,7 @@ def check_location(row: dict, expect: dict, what: str) -> None:
 @pytest.mark.parametrize("owner", ["first", "second"])
 @pytest.mark.parametrize("variance", ["empirical", "score"])
 @pytest.mark.parametrize("weight", [None, "w"])
+@pytest.mark.slow
 def test_compare_matches_reference(owner, variance, weight):
     df = pair_frame(3 + (owner == "second"), owner=owner)
     out = compare(df.lazy(), FIRST, SECOND, "s", "r", weight, variance=variance, level=1.0)
@@ -144,6 +145,7 @@ def test_compare_matches_reference(owner, variance, weight):
 @pytest.mark.parametrize("fraction", [1.0, 0.77, 0.5, 0.1])
 @pytest.mark.parametrize("owner", ["first", "second"])
 @pytest.mark.parametrize("variance", ["empirical", "score"])
+@pytest.mark.slow
 def test_curve_matches_reference(fraction, owner, variance):
     df = pair_frame(11, owner=owner)
     out = compare_curve(

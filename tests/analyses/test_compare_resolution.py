@@ -28,6 +28,7 @@ def _frame(seed: int, n: int = 60, constant: float = 0.3) -> pl.DataFrame:
 
 @pytest.mark.parametrize("seed", range(8))
 @pytest.mark.parametrize("constant", [0.3, 0.1, 7.7])
+@pytest.mark.slow
 def test_constant_weighted_response_is_not_significant(seed, constant):
     df = _frame(seed, constant=constant)
     one = df.cumdev.compare(pl.col("g") == "a", pl.col("g") == "b", "s", "r", "w")

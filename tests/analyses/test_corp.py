@@ -112,6 +112,7 @@ def test_constant_forecast_off_the_base_rate_is_all_miscalibration() -> None:
     assert row["mcb"] == pytest.approx((0.5 - 0.25) ** 2, abs=1e-15)
 
 
+@pytest.mark.slow
 def test_calibrated_forecasts_have_small_miscalibration() -> None:
     rng = np.random.default_rng(7)
     s = rng.uniform(size=200_000)
@@ -161,6 +162,7 @@ def test_fitted_values_match_naive_pav_per_group(seed: int) -> None:
         assert (np.diff(mine["fitted"].to_numpy()) >= 0).all()
 
 
+@pytest.mark.slow
 def test_by_agrees_with_each_group_alone() -> None:
     df = predictions(6, soft=True)
     table = df.cumdev.corp("s", "r", "w", by="g")

@@ -37,6 +37,7 @@ def naive_order(df: pl.DataFrame, columns: list[str]) -> pl.Series:
 
 
 @pytest.mark.parametrize("engine", ["polars", "kernel"])
+@pytest.mark.slow
 def test_one_covariate_reproduces_the_ordinary_screen(engine: str) -> None:
     df = data(corner=0.4)
     plain = pc.screen(df, "g", "x", "r", "w", engine=engine)
@@ -57,6 +58,7 @@ def test_one_covariate_reproduces_the_ordinary_curve() -> None:
     assert listed["y"].to_list() == plain["score"].to_list()
 
 
+@pytest.mark.slow
 def test_screen_and_curve_equal_an_explicit_hilbert_score() -> None:
     df = data(corner=0.4)
     explicit = df.with_columns(naive_order(df, ["x", "y"])).lazy()  # lazy: same engine path
@@ -112,6 +114,7 @@ def test_comparisons_equal_an_explicit_hilbert_score() -> None:
     assert got["x"].null_count() == 1  # only the origin
 
 
+@pytest.mark.slow
 def test_namespace_methods_take_lists() -> None:
     df = data()
     got = df.cumdev.screen("g", ["x", "y"], "r")
@@ -177,6 +180,7 @@ def test_bad_covariates_are_named() -> None:
         pc.curve(df.rename({"y": "weight"}), pl.col("g") == "a", ["x", "weight"], "r")
 
 
+@pytest.mark.slow
 def test_cli_several_scores(tmp_path, capsys) -> None:
     path = tmp_path / "d.csv"
     data(n=400).write_csv(path)
@@ -225,6 +229,7 @@ def test_null_pvalues_are_uniform_on_hilbert_order() -> None:
         assert result.statistic < 0.05 and result.pvalue > 0.01, (column, result)
 
 
+@pytest.mark.slow
 def test_paired_takes_lists() -> None:
     from polars_cumdev.paired import paired, paired_curve
 

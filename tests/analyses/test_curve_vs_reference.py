@@ -73,6 +73,7 @@ CASES = [
 
 @pytest.mark.parametrize("fraction", [1.0, 0.5, 0.3])
 @pytest.mark.parametrize(("seed", "response", "weights", "scores", "group", "variance"), CASES)
+@pytest.mark.slow
 def test_curve_matches_reference(
     make_frame, seed, response, weights, scores, group, variance, fraction
 ):
@@ -119,6 +120,7 @@ def test_curve_subpop_as_boolean_column(make_frame):
         check_curve(df, out, mask, "w", "auto", fraction)
 
 
+@pytest.mark.slow
 def test_curve_lazy_gives_lazy_and_same_numbers(make_frame):
     df = make_frame(40, 800, response="continuous", weights="int", scores="mixed")
     mask = df["g"].to_numpy() == "mid"

@@ -47,6 +47,7 @@ def naive_holm_levels(p: list[float | None], alpha: float) -> list[float | None]
 
 @pytest.mark.parametrize("seed", range(5))
 @pytest.mark.parametrize("adjustment", ["holm", "bonferroni"])
+@pytest.mark.slow
 def test_family_wise_matches_naive_transcription(seed: int, adjustment: str) -> None:
     rng = np.random.default_rng(seed)
     m = int(rng.integers(1, 30))
@@ -80,6 +81,7 @@ def test_family_wise_matches_naive_transcription(seed: int, adjustment: str) -> 
             assert_allclose(ref.kuiper_pvalue_naive(c), level, rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_critical_z_agrees_with_brent_and_flags_agree_with_z() -> None:
     levels = np.array([0.5, 0.05, 0.05 / 12, 1e-6, 1e-40])
     assert_allclose(critical_z(levels), [kuiper_critical(a) for a in levels], rtol=1e-12)
@@ -124,6 +126,7 @@ def test_the_planted_week_is_the_one_flagged() -> None:
         assert flagged == [dt.datetime(2024, 1, 1) + dt.timedelta(weeks=8)]
 
 
+@pytest.mark.slow
 def test_no_drift_flags_no_window() -> None:
     frame = weekly_predictions(drift_week=None, seed=0)
     table = calibration_drift(frame, "score", "response", time="ts").collect()
@@ -233,6 +236,7 @@ def test_a_screen_by_week_takes_the_same_adjustment() -> None:
     assert table.filter("flagged")["ts"].to_list() == [dt.datetime(2024, 2, 26)]
 
 
+@pytest.mark.slow
 def test_pandas_input_gives_a_polars_table() -> None:
     frame = weekly_predictions(weeks=3, per_week=300, drift_week=None, seed=4)
     got = calibration_drift(frame.to_pandas(), "score", "response", time="ts")

@@ -138,6 +138,7 @@ def test_default_rules_equal_calibration_of_each_segment(weights):
     assert all(_close(a, b) for a, b in zip(table["p_family"], expected, strict=True))
 
 
+@pytest.mark.slow
 def test_default_levels_are_deterministic_and_described():
     # counts: u 30, v 30, w 30 (tie broken by value), x 10; nulls their own level
     values = ["w"] * 30 + ["u"] * 30 + ["v"] * 30 + ["x"] * 10 + [None] * 12
@@ -155,6 +156,7 @@ def test_default_levels_are_deterministic_and_described():
     assert again.sort("condition").select("g", "n").equals(table.sort("condition").select("g", "n"))
 
 
+@pytest.mark.slow
 def test_row_order_does_not_matter():
     frame, weight = _data(6, weights=True, soft=False, grid=True)
     family = segments(["a", "b"], ["c"], depth=3)
@@ -208,6 +210,7 @@ def test_planted_intersection_ranks_first(method):
     assert got["max_z"] == top["ecce_r_z"] and got["significant"] >= 1
 
 
+@pytest.mark.slow
 def test_bootstrap_walk_reproduces_the_observed_z():
     frame, weight = _data(8, weights=True, soft=False, grid=True)
     family = segments(["a", "b"], ["c", "d"], depth=2)
@@ -250,6 +253,7 @@ def test_bad_input_is_named():
         segments(["a"], depth=-1)
 
 
+@pytest.mark.slow
 def test_uncapped_family_counts_and_cap_drops_smallest():
     frame, _ = _data(10, weights=False, soft=False)
     family = segments(["a", "b"], ["c", "d"], depth=3, min_rows=1)

@@ -66,6 +66,7 @@ def test_nan_key_is_matched_as_the_key_it_is(analysis, dtype, lazy):
 
 
 @pytest.mark.parametrize("rows", [1, 2])
+@pytest.mark.slow
 def test_a_frame_whose_only_key_is_nan_is_one_group_on_both_engines(rows: int) -> None:
     """A one-row NaN key once found no partner in the kernel's group numbering.
 

@@ -106,6 +106,7 @@ def test_groups_match_reference(seed: int, variance: str) -> None:
 
 
 @pytest.mark.parametrize("variance", ["empirical", "bernoulli"])
+@pytest.mark.slow
 def test_overall_unweighted_matches_reference(variance: str) -> None:
     df = pairs(5, unit=True)
     got = paired(df.lazy(), "s", "q", "r", variance=variance, level=1.0)

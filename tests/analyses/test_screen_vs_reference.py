@@ -152,6 +152,7 @@ def check_screen(df: pl.DataFrame, out: pl.DataFrame, by, weight, variance) -> N
 
 
 @pytest.mark.parametrize(("seed", "response", "weights", "scores", "variance"), CASES)
+@pytest.mark.slow
 def test_screen_matches_reference(make_frame, seed, response, weights, scores, variance):
     df = make_frame(seed, 900, response=response, weights=weights, scores=scores)
     weight = None if weights == "none" else "w"
@@ -159,6 +160,7 @@ def test_screen_matches_reference(make_frame, seed, response, weights, scores, v
     check_screen(df, out, "g", weight, variance)
 
 
+@pytest.mark.slow
 def test_screen_auto_picks_bernoulli_only_for_binary_responses(make_frame):
     binary = make_frame(21, 500, response="bernoulli", weights="float")
     out = binary.cumdev.screen(by="g", score="s", response="r", weight="w")
@@ -274,6 +276,7 @@ Z_GRID = [0.05, 0.2, 0.4, 0.7, 0.9, 0.99, 1.0, 1.01, 1.2, 1.5, 2.0, 2.5, 3.0, 4.
     ],
     ids=["ks", "kuiper"],
 )
+@pytest.mark.slow
 def test_pvalues_match_direct_summation(library, naive):
     for z in Z_GRID:
         p = library(z)

@@ -94,6 +94,7 @@ def _check(
 
 
 @pytest.mark.parametrize("case", CASES)
+@pytest.mark.slow
 def test_in_process(tmp_path: Path, case: str) -> None:
     path, words = _write(tmp_path / "data", case)
     _check(

@@ -106,6 +106,7 @@ def test_parquet_adapter_locates(tmp_path):
     assert_same(expected(df), out, ["g"])
 
 
+@pytest.mark.slow
 def test_nothing_located_when_no_group_deviates():
     df = planted(8).filter(pl.col("g").is_in(["null", "other", "flat"]))
     want = expected(df)

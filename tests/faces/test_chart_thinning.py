@@ -69,6 +69,7 @@ def test_spec_size_is_bounded(big: tuple[pl.DataFrame, dict[str, Any]]) -> None:
     assert len(json.dumps(spec)) < 200_000
 
 
+@pytest.mark.slow
 def test_envelope_of_every_pixel_column_is_exact(big: tuple[pl.DataFrame, dict[str, Any]]) -> None:
     frame, spec = big
     drawn = pl.DataFrame(rows(spec, "curve"))
@@ -93,6 +94,7 @@ def test_envelope_of_every_pixel_column_is_exact(big: tuple[pl.DataFrame, dict[s
     assert drawn.get_column("a").is_sorted()
 
 
+@pytest.mark.slow
 def test_extremes_survive_and_thinning_is_said(big: tuple[pl.DataFrame, dict[str, Any]]) -> None:
     frame, spec = big
     c = frame.get_column("cumdiff")
@@ -130,6 +132,7 @@ def test_small_curves_are_drawn_whole() -> None:
     )
 
 
+@pytest.mark.slow
 def test_tiny_curves_share_one_dataset() -> None:
     frame = walk(50)
     spec = charts.cumulative(frame, width=WIDTH).to_dict()

@@ -171,6 +171,7 @@ def curve_spec() -> dict[str, Any]:
     return cumulative(make_curve(200, weighted=True)).to_dict()
 
 
+@pytest.mark.slow
 def test_cumulative_layers(curve_spec: dict[str, Any]) -> None:
     named = layers(curve_spec)
     assert [layer["name"] for layer in curve_spec["layer"]] == [
@@ -256,6 +257,7 @@ def test_triangle_height_is_four_sigma(curve_spec: dict[str, Any]) -> None:
         ("compare", True, "slope against cumulative weight = deviation of first from second"),
     ],
 )
+@pytest.mark.slow
 def test_cumulative_titles(kind: str, weighted: bool, expected: str) -> None:
     # Plain words (no axis is labelled A_k), in lines that fit the chart's width.
     spec = cumulative(make_curve(30, weighted=weighted), kind=kind).to_dict()  # type: ignore[arg-type]
@@ -302,6 +304,7 @@ def test_cumulative_without_sigma(sigma: float | None) -> None:
     render_svg(chart)
 
 
+@pytest.mark.slow
 def test_cumulative_renders(curve_spec: dict[str, Any]) -> None:
     svg = vl_convert.vegalite_to_svg(curve_spec)
     assert svg.lstrip().startswith("<svg")
@@ -479,6 +482,7 @@ def test_save_json(small_chart: alt.LayerChart, tmp_path: Path) -> None:
     assert spec["layer"]
 
 
+@pytest.mark.slow
 def test_save_svg(small_chart: alt.LayerChart, tmp_path: Path) -> None:
     text = save(small_chart, tmp_path / "chart.svg").read_text(encoding="utf-8")
     assert text.lstrip().startswith("<svg") and text.rstrip().endswith("</svg>")
@@ -492,11 +496,13 @@ def test_save_png(small_chart: alt.LayerChart, tmp_path: Path) -> None:
     assert len(two) > len(one)
 
 
+@pytest.mark.slow
 def test_save_pdf(small_chart: alt.LayerChart, tmp_path: Path) -> None:
     data = save(small_chart, tmp_path / "chart.pdf").read_bytes()
     assert data.startswith(b"%PDF") and len(data) > 1000
 
 
+@pytest.mark.slow
 def test_save_html_is_self_contained(small_chart: alt.LayerChart, tmp_path: Path) -> None:
     page = save(small_chart, tmp_path / "chart.html").read_text(encoding="utf-8")
     assert page.lstrip().lower().startswith("<!doctype html")

@@ -190,6 +190,7 @@ def test_curve_boolean_subpopulation(data_dir: Path, capsys: pytest.CaptureFixtu
     assert code == 2 and "not a valid value of column 'big_home'" in err
 
 
+@pytest.mark.slow
 def test_curve_summary_matches_the_screen(
     data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -28,6 +28,7 @@ def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, captured.out, captured.err
 
 
+@pytest.mark.slow
 def test_corp_prints_the_decomposition(predictions: Path, capsys) -> None:
     code, out, err = run(["calibration", str(predictions), *CALIBRATION, "--corp"], capsys)
     assert code == 0, err

@@ -27,6 +27,7 @@ def screened(data, capsys, *extra: str) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("engine", ["polars", "kernel"])
+@pytest.mark.slow
 def test_in_process_engines(data, capsys, engine):
     default = screened(data, capsys)
     chosen = screened(data, capsys, "--engine", engine)

@@ -38,6 +38,7 @@ def data_of(spec: dict, layer: dict) -> list[dict]:
     return spec["datasets"][layer["data"]["name"]]
 
 
+@pytest.mark.slow
 def test_flagged_windows_are_named_and_the_line_is_the_strictest_threshold() -> None:
     frame = windows([1.0, 5.2, 3.1, 1.4], [2.9, 3.3, 3.1, 2.6], [False, True, True, False], "holm")
     chart = drift(frame)

@@ -27,6 +27,7 @@ def predictions() -> pl.DataFrame:
     return pl.DataFrame({"s": s, "r": r})
 
 
+@pytest.mark.slow
 def test_chart_draws_every_sweep_point_and_the_ecce_rules(predictions: pl.DataFrame) -> None:
     sweep = predictions.cumdev.ece_sweep("s", "r", bins=[2, 5, 10, 20])
     ecce = predictions.lazy().cumdev.calibration("s", "r")

@@ -66,6 +66,7 @@ def test_report_on_noise_states_no_finding(noise_report: str) -> None:
     assert "no stretch shaded" in noise_report
 
 
+@pytest.mark.slow
 def test_report_reads_for_people(noise_report: str) -> None:
     assert "How to read this page" in noise_report
     for words in ("slope", "triangle", "band", "Benjamini-Hochberg"):
@@ -118,6 +119,7 @@ def noise_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_cli_on_noise_states_no_finding(
     noise_csv: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -34,6 +34,7 @@ def table() -> pl.DataFrame:
     return multicalibration(_planted(), "p", "y", segments=family).collect()
 
 
+@pytest.mark.slow
 def test_funnel_draws_every_defined_segment_and_the_critical_line(table, tmp_path: Path):
     chart = funnel(table)
     spec = chart.to_dict()
@@ -64,6 +65,7 @@ def test_sentences_state_findings_only_where_significant(table):
     assert "not significant" in words and "exceed" not in words
 
 
+@pytest.mark.slow
 def test_cli_multicalibration(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     path = tmp_path / "data.parquet"
     _planted().write_parquet(path)

@@ -54,6 +54,7 @@ def test_report_is_self_contained(page: Path) -> None:
     assert "vegaEmbed" in text
 
 
+@pytest.mark.slow
 def test_group_names_are_escaped_everywhere(page: Path) -> None:
     text = page.read_text(encoding="utf-8")
     # The hostile name never appears raw; in HTML it is entity-escaped ...

@@ -86,6 +86,7 @@ def test_sample_weights_are_routed_to_the_scorer(data) -> None:
     assert np.abs(np.asarray(weighted) - np.asarray(unweighted)).max() > 1e-4
 
 
+@pytest.mark.slow
 def test_scorer_called_directly_takes_sample_weight(data) -> None:
     x, y, weight = data
     model = pipeline().fit(x, y)
@@ -141,6 +142,7 @@ def test_display_from_predictions_with_string_labels() -> None:
     assert flipped == pytest.approx(display.statistics_.item(0, "ecce_r"), rel=1e-9)
 
 
+@pytest.mark.slow
 def test_bad_inputs_are_refused_clearly(data) -> None:
     x, y, _ = data
     with pytest.raises(polars_cumdev.InvalidValuesError, match="outside"):

@@ -83,6 +83,7 @@ def test_subpopulation_table_and_chart_agree(group: str) -> None:
 
 
 @pytest.mark.parametrize("group", list(GROUPS))
+@pytest.mark.slow
 def test_calibration_table_and_chart_agree(group: str) -> None:
     df = _groups(GROUPS, seed=2)
     table = df.cumdev.calibration(score="s", response="r", by="g")
@@ -130,6 +131,7 @@ def test_normalized_on_numbers_and_expressions() -> None:
 
 
 @pytest.mark.parametrize("group", list(GROUPS))
+@pytest.mark.slow
 def test_paired_table_and_chart_agree(group: str) -> None:
     df = _groups(GROUPS, seed=3)
     rng = np.random.default_rng(3)

@@ -70,6 +70,7 @@ def test_kernel_screen_equals_the_plan(seed, response, scores, weights):
         assert_same(polars, kernel, ["g"])
 
 
+@pytest.mark.slow
 def test_kernel_screen_with_two_keys_and_null_keys():
     df = build_frame(4, 3000, response="continuous", scores="mixed")
     df = df.with_columns(pl.when(pl.col("s") > 0.9).then(None).otherwise(pl.col("g")).alias("g"))
@@ -92,6 +93,7 @@ def test_kernel_screen_with_two_keys_and_null_keys():
         pl.Date,
     ],
 )
+@pytest.mark.slow
 def test_kernel_screen_with_keys_of_every_kind(cast):
     df = build_frame(5, 2000, response="bernoulli", scores="mixed")
     codes = {"big": 0, "mid": 1, "small": 2, "tiny": 3, "pair": 4, "single": 5}
@@ -137,6 +139,7 @@ def test_kernel_calibration_by_group_equals_the_plan(by):
         np.testing.assert_allclose(b[name], a[name], rtol=RTOL, atol=1e-15, err_msg=name)
 
 
+@pytest.mark.slow
 def test_kernel_on_extreme_inputs_equals_the_plan():
     df = build_frame(3, 600, response="continuous", weights="float", scores="grid")
     for w in (
@@ -169,6 +172,7 @@ def _uneven(binary: bool) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("binary", [True, False])
+@pytest.mark.slow
 def test_kernel_reports_the_same_unresolved_statistics(binary):
     polars, kernel = both(_uneven(binary))
     assert_same(polars, kernel, ["g"])
@@ -200,6 +204,7 @@ def test_kernel_equals_the_plan_on_random_small_data(seed, rows, levels, binary,
     assert_same(polars, kernel, ["g"])
 
 
+@pytest.mark.slow
 def test_kernel_node_keeps_the_plan_lazy():
     df = build_frame(8, 3000, response="bernoulli", scores="mixed")
     lazy = df.lazy().with_columns(pl.col("s") * 2).filter(pl.col("g") != "tiny")
@@ -213,6 +218,7 @@ def test_kernel_node_keeps_the_plan_lazy():
         assert_same(expected, query.collect(engine=engine), ["g"])
 
 
+@pytest.mark.slow
 def test_auto_picks_the_plan_for_small_lazy_frames_at_run_time(monkeypatch):
     df = build_frame(9, 2000, response="continuous", scores="mixed")
     calls = []
@@ -262,6 +268,7 @@ BAD_INPUTS = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+@pytest.mark.slow
 def test_bad_input_raises_the_same_error_under_both_engines(case):
     df = BAD_INPUTS[case](build_frame(2, 400, response="bernoulli"))
     errors = []

@@ -114,6 +114,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("name", "with_expressions", "with_names"), CASES)
+@pytest.mark.slow
 def test_expressions_equal_their_columns(name: str, with_expressions, with_names) -> None:
     df = frame()
     want = with_names(with_columns(df))
@@ -125,6 +126,7 @@ def test_expressions_equal_their_columns(name: str, with_expressions, with_names
     assert_frame_equal(lazy.collect(), want, check_exact=False, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_the_namespace_takes_expressions_too() -> None:
     df = frame()
     got = df.cumdev.screen(by=pl.col("occupation"), score=S, response="y")
@@ -155,6 +157,7 @@ def test_ambiguous_expressions_are_refused(call, message: str) -> None:
 
 
 @pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.slow
 def test_functions_follow_their_input(lazy: bool) -> None:
     df = frame()
     source = df.lazy() if lazy else df

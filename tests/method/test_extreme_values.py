@@ -85,6 +85,7 @@ def assert_matches_exact(
 
 
 @pytest.mark.parametrize("response", ["bernoulli", "continuous"])
+@pytest.mark.slow
 def test_weights_thirty_orders_apart_give_the_exact_statistics(response):
     """The issue's reproduction: every other weight 1e30, on grid data with ties."""
     df = build_frame(3, 600, response=response, weights="float", scores="grid")
@@ -97,6 +98,7 @@ def test_weights_thirty_orders_apart_give_the_exact_statistics(response):
 
 @pytest.mark.parametrize("constant", [1e305, 1e-300, 5e-324, 1e155, 1e-160])
 @pytest.mark.parametrize("variance", ["bernoulli", "empirical"])
+@pytest.mark.slow
 def test_constant_weights_of_any_size_give_the_unweighted_screen(constant, variance):
     df = build_frame(5, 500, response="bernoulli", weights="none", scores="mixed")
     out = screen(df.with_columns(w=pl.lit(constant)), variance=variance)
@@ -112,6 +114,7 @@ def test_constant_weights_of_any_size_give_the_unweighted_screen(constant, varia
     np.testing.assert_allclose(out["weight"], plain["weight"] * constant, rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_weights_scaled_by_a_power_of_two_give_identical_bits():
     df = build_frame(7, 800, response="continuous", weights="float", scores="mixed")
     base = screen(df)
@@ -171,6 +174,7 @@ def _light_after_heavy(binary: bool) -> pl.DataFrame:
     return pl.concat([heavy, light])
 
 
+@pytest.mark.slow
 def test_unresolved_bin_averages_give_nulls_and_a_note_naming_the_weight_column():
     df = _light_after_heavy(binary=False)
     out = screen(df)
@@ -187,6 +191,7 @@ def test_unresolved_bin_averages_give_nulls_and_a_note_naming_the_weight_column(
     assert_matches_exact(alone, screen(alone))
 
 
+@pytest.mark.slow
 def test_unresolved_sigma_gives_a_null_z_and_the_rest_exact():
     df = _light_after_heavy(binary=True)
     out = screen(df)
@@ -285,6 +290,7 @@ def _two_scores(low: float, high: float, seed: int) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("low", [1.0 + EPS, 1.0, 2.0**-1074, -1.0 - EPS])
+@pytest.mark.slow
 def test_scores_one_double_apart_are_two_bins_as_any_two_scores(low):
     high = float(np.nextafter(low, np.inf))
     adjacent = _two_scores(low, high, seed=4)
@@ -326,6 +332,7 @@ def test_scores_near_the_largest_double_keep_their_bins():
     assert one.drop("weight").equals(two.drop("weight"))
 
 
+@pytest.mark.slow
 def test_integer_scores_beyond_2_to_53_are_refused_with_the_column_named():
     rng = np.random.default_rng(0)
     n = 500

@@ -48,6 +48,7 @@ def assert_not_stated(rows: pl.DataFrame, symbol: str = "q") -> None:
 
 
 @pytest.mark.parametrize("engine", ["polars", "kernel"])
+@pytest.mark.slow
 def test_noise_states_no_stretch(engine: str) -> None:
     df = noise()
     out = screen(df, "g", "s", "r", engine=engine)
@@ -59,6 +60,7 @@ def test_noise_states_no_stretch(engine: str) -> None:
     assert searched["from_score"].null_count() < searched.height  # the search alone finds some
 
 
+@pytest.mark.slow
 def test_planted_group_keeps_its_stretch() -> None:
     df = planted()
     out = screen(df, "g", "s", "r")
@@ -71,6 +73,7 @@ def test_planted_group_keeps_its_stretch() -> None:
     assert_not_stated(out.filter(pl.col("kuiper_q") > 0.05))
 
 
+@pytest.mark.slow
 def test_the_rule_reads_an_independent_bh_q() -> None:
     df = planted(5)
     out = screen(df, "g", "s", "r")

@@ -36,6 +36,7 @@ def frame(seed: int = 0, m: int = 600) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("convert", ["pandas", "arrow"])
+@pytest.mark.slow
 def test_foreign_frames_give_the_polars_numbers_as_polars_dataframes(convert: str) -> None:
     df = frame()
     other = df.to_pandas() if convert == "pandas" else df.to_arrow()
@@ -88,6 +89,7 @@ def test_a_pandas_series_is_refused_by_name() -> None:
         polars_cumdev.curve(frame()["s"].to_pandas(), "g", "s", "r")
 
 
+@pytest.mark.slow
 def test_expression_keys_match_precomputed_columns() -> None:
     df = frame(4)
     bucket = (pl.col("x") * 2).floor().alias("bucket")
@@ -123,6 +125,7 @@ def test_key_names_and_errors() -> None:
 
 
 @pytest.mark.parametrize("lazy", [False, True])
+@pytest.mark.slow
 def test_expression_keys_agree_between_the_engines(lazy: bool) -> None:
     df = frame(5)
     source = df.lazy() if lazy else df

@@ -106,6 +106,7 @@ def _same(a: pl.DataFrame, b: pl.DataFrame) -> None:
 
 
 @pytest.mark.parametrize("case", list(CASTS))
+@pytest.mark.slow
 def test_kernel_reads_every_numeric_dtype_as_the_plan_does(case):
     column, dtype = CASTS[case]
     df = _small().with_columns(pl.col(column).cast(dtype))

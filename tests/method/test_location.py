@@ -108,6 +108,7 @@ def test_a_planted_deviation_is_located_where_it_was_planted(engine):
     assert 0.15 < np.median([a for a in [0.25]]) < 0.35  # the planted size, for the reader
 
 
+@pytest.mark.slow
 def test_flat_noise_is_located_rarely():
     rng = np.random.default_rng(7)
     rows, groups = 60_000, 60
@@ -126,6 +127,7 @@ def test_flat_noise_is_located_rarely():
     assert (out.filter(~located)["note"] == "D <= 2 sigma: not located").all()
 
 
+@pytest.mark.slow
 def test_the_curve_flags_the_stretch_the_screen_reports():
     df = _planted(20_000, 4)
     row = (

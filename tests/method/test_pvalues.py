@@ -153,6 +153,7 @@ REFERENCE_GRID = np.unique(
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.slow
 def test_pvalue_matches_mpmath(kind: str) -> None:
     want = [_reference(kind, z)[0] for z in REFERENCE_GRID]
     errors = _relative_errors(PVALUE[kind](REFERENCE_GRID), want)

@@ -40,6 +40,7 @@ def _merged(rows: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize("seed", range(6))
+@pytest.mark.slow
 def test_merged_points_match_the_transcription_per_group(seed: int) -> None:
     rows = _rows(np.random.default_rng(seed), 3_000)
     merged = _merged(rows, ["g"])

@@ -49,7 +49,7 @@ temporary directory is used, said in one line on stderr, and cache files cut sho
 are compiled again rather than failing every call (:mod:`polars_cumdev.kernel._cache`).
 """
 
-from polars_cumdev.kernel import curve, radix, ranks
+from polars_cumdev.kernel import curve, radix, ranks, tieorder
 from polars_cumdev.kernel import events as _events
 from polars_cumdev.kernel import location as _location
 from polars_cumdev.kernel import points as _points
@@ -96,7 +96,7 @@ from polars_cumdev.kernel.walks import (
 )
 
 tolerate_damage(
-    curve, radix, ranks, _events, _location, _points, _prefix, _ranges, _segments, _walks
+    curve, radix, ranks, tieorder, _events, _location, _points, _prefix, _ranges, _segments, _walks
 )
 
 __all__ = [
@@ -138,4 +138,5 @@ __all__ = [
     "stretches",
     "stretches_from",
     "tie_counts",
+    "tieorder",
 ]

@@ -127,6 +127,30 @@ def _numbers(column: pl.Series) -> np.ndarray:
     return np.ascontiguousarray(column.to_numpy())
 
 
+def _canonical(batch: pl.DataFrame, prepared: Prepared) -> pl.DataFrame:
+    """The rows (sorted by score alone) with each run of equal scores by weight, then response.
+
+    The order :func:`polars_cumdev.method.ties.sort_by_score` gives in one
+    sort by three keys, here at the cost of a sort by one key: a compiled
+    pass over the runs (:func:`polars_cumdev.kernel.tieorder.tie_order`) and
+    a gather only when some run is out of order. Below :data:`KERNEL_ROWS`
+    rows (no Numba import where the Polars stages may run), a sort by the
+    three keys when any score repeats. Every float sum then adds the same
+    values in the same order whatever the input's row order.
+    """
+    score, response, weight = prepared.names
+    order = [score, *([weight] if weight else []), response]
+    if batch.height < 2:
+        return batch
+    s = _numbers(batch.get_column(score))
+    if batch.height < KERNEL_ROWS:
+        return batch.sort(order) if bool(np.any(s[1:] == s[:-1])) else batch
+    w = _numbers(batch.get_column(weight)) if weight else np.empty(0)
+    r = _numbers(batch.get_column(response))
+    permutation = kernel().tieorder.tie_order(s, r, w, weight is not None)
+    return batch[pl.Series(permutation)] if permutation.shape[0] else batch
+
+
 def _read(batch: pl.DataFrame, prepared: Prepared) -> Rows:
     """Check the rows (the plan's checks, batch-wide), then view them for the kernel."""
     checks = prepared.checks
@@ -135,6 +159,7 @@ def _read(batch: pl.DataFrame, prepared: Prepared) -> Rows:
         *[c.count.cast(pl.Int64).alias(f"c{i}") for i, c in enumerate(checks)],
     ).row(0)
     raise_failures(checks, counts[1:], counts[0])
+    batch = _canonical(batch, prepared)
     score, response, weight = prepared.names
     if weight is None:
         w, largest = np.empty(0), pl.lit(1.0)
@@ -178,12 +203,12 @@ def node(
     def run(batch: pl.DataFrame) -> pl.DataFrame:
         return function(_read(batch, prepared))
 
-    # Ties in a canonical order (by weight, then response), so that the kernel's
-    # sums add the same values in the same order whatever the input's row order.
-    order = [score, *([weight] if weight else []), response]
+    # Sorted by score alone; the run puts ties in a canonical order (by weight, then
+    # response: :func:`_canonical`), so that the kernel's sums add the same values in
+    # the same order whatever the input's row order.
     return (
         prepared.source.select(columns)
-        .sort(order)
+        .sort(score)
         .map_batches(run, schema=pl.Schema(schema), streamable=False)
     )
 

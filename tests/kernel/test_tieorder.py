@@ -1,0 +1,65 @@
+"""Ties put in canonical order after a sort by score alone (:mod:`polars_cumdev.kernel.tieorder`).
+
+The compiled node sorts by score only and orders each run of equal scores by
+weight, then response; the result must be the order of a sort by the three
+keys (NumPy's ``lexsort`` here), so that a screen of shuffled rows adds the
+same values in the same order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+pytest.importorskip("numba")
+
+from polars_cumdev import kernel as k
+from polars_cumdev.method import compiled
+
+
+def _rows(rows: int, distinct: int, seed: int):
+    rng = np.random.default_rng(seed)
+    s = np.sort(rng.integers(0, distinct, rows) / distinct)
+    r = rng.integers(0, 3, rows).astype(np.int8)
+    w = rng.integers(1, 4, rows).astype(np.float64)  # repeated weights: responses decide
+    return s, r, w
+
+
+@pytest.mark.parametrize("distinct", [1, 5, 300, 10**9])
+@pytest.mark.parametrize("weighted", [True, False])
+def test_tie_order_sorts_each_run_by_weight_then_response(distinct, weighted):
+    s, r, w = _rows(2_000, distinct, seed=distinct)
+    order = k.tieorder.tie_order(s, r, w, weighted)
+    if order.shape[0] == 0:  # claimed sorted: check it
+        order = np.arange(s.shape[0])
+    keys = (r, w, s) if weighted else (r, s)
+    expected = np.lexsort(keys)
+    for column in (s, r, *([w] if weighted else [])):
+        np.testing.assert_array_equal(column[order], column[expected])
+    assert np.array_equal(np.sort(order), np.arange(s.shape[0]))  # a permutation
+
+
+def test_tie_order_leaves_ordered_rows_alone():
+    s = np.array([0.1, 0.1, 0.2, 0.3, 0.3, 0.3])
+    w = np.array([1.0, 2.0, 5.0, 1.0, 1.0, 3.0])
+    r = np.array([1, 0, 0, 0, 1, 0], dtype=np.int8)
+    assert k.tieorder.tie_order(s, r, w, True).shape[0] == 0
+    swapped = k.tieorder.tie_order(s, r[[1, 0, 2, 3, 4, 5]], w[[1, 0, 2, 3, 4, 5]], True)
+    assert swapped.tolist() == [1, 0, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("threshold", [0, 10**9])  # compiled pass, or Polars' sort of three keys
+def test_canonical_rows_do_not_depend_on_the_input_order(monkeypatch, threshold):
+    monkeypatch.setattr(compiled, "KERNEL_ROWS", threshold)
+    s, r, w = _rows(3_000, 40, seed=3)
+    rng = np.random.default_rng(4)
+    frame = pl.DataFrame({"g": rng.integers(0, 5, s.shape[0]), "s": s, "r": r, "w": w})
+    prepared = type("P", (), {"names": ("s", "r", "w")})()
+    results = []
+    for seed in range(3):
+        shuffled = frame.sample(fraction=1.0, shuffle=True, seed=seed).sort("s")
+        results.append(compiled._canonical(shuffled, prepared).drop("g"))
+    expected = frame.sort(["s", "w", "r"]).drop("g")
+    for result in results:
+        assert result.equals(expected)

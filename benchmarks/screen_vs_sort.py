@@ -85,7 +85,7 @@ def child(
     def run_screen():
         if engine.startswith("calibration"):
             query = calibration(
-                df, "score", "response", "weight", by="group",
+                df.lazy(), "score", "response", "weight", by="group",
                 engine="kernel" if compiled else "polars",
             )  # fmt: skip
             return query.collect(engine=polars_engine)

@@ -35,7 +35,8 @@ df = census()
 noise = np.random.default_rng(0).normal(0.0, 1e-4, df.height)
 df = df.with_columns(pl.col("log10_income") + pl.Series(noise))
 start = time.perf_counter()
-screen(df, "county", "log10_income", "has_internet", "WGTP").collect()
+out = screen(df, "county", "log10_income", "has_internet", "WGTP")
+out = out.collect() if isinstance(out, pl.LazyFrame) else out
 print(time.perf_counter() - start)
 """
 
@@ -74,13 +75,14 @@ def main() -> None:
     for engine in ("auto", "polars", "kernel"):
 
         def run(engine=engine):
-            return screen(df, "county", "log10_income", "has_internet", "WGTP", engine=engine)
+            out = screen(df, "county", "log10_income", "has_internet", "WGTP", engine=engine)
+            return out.collect() if isinstance(out, pl.LazyFrame) else out  # eager in, eager out
 
-        run().collect()
-        times = [common.timed(lambda: run().collect())[0] for _ in range(args.repeat)]
+        run()
+        times = [common.timed(run)[0] for _ in range(args.repeat)]
         pl.LazyFrame.collect, pl.LazyFrame._collect_eager = counted, counted_eager
         calls["n"] = 0
-        run().collect()
+        run()
         pl.LazyFrame.collect, pl.LazyFrame._collect_eager = original, eager
         rows.append(
             {

@@ -27,6 +27,8 @@ Memory: two 32-bit integers per row and three doubles per merged point.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import numpy.typing as npt
 from numba import njit
@@ -113,7 +115,7 @@ def boundaries(
 # doubles, its rows, whether its responses are mixed, its group and the
 # snapshot of the running sums it ends at.
 Q_SCORE, Q_W, Q_WR, Q_WW, Q_FIRST, Q_ROWS, Q_MIXED, Q_GROUP, Q_SNAP = range(9)
-QUEUE = 1024
+QUEUE = 16384
 
 
 @njit(**JIT)
@@ -171,8 +173,13 @@ def _enqueue(queue: F64, queued: int, g: int, tie: F64, ints: I64, snap: int) ->
     queue[queued, Q_SNAP] = snap
 
 
+# The running sums carried from one batch of rows to the next: h, l, m (4 each),
+# the counts of rows with R = 0 and R = 1.
+SUMS = 14
+
+
 @njit(**JIT)
-def sweep(
+def _fill(
     gid: Array,
     offset: int,
     s: Array,
@@ -180,40 +187,34 @@ def sweep(
     w: Array,
     weighted: bool,
     scale: float,
-    groups: int,
     centre: float,
     head: Array,
     link: Array,
-    starts: I64,
-    record: bool,
-) -> tuple[F64, F64]:
-    """The screen's statistics (:func:`screen_groups`' ``out``) from :func:`boundaries`' lists.
+    sums: F64,
+    tie: F64,
+    ints: I64,
+    queue: F64,
+    snaps: F64,
+    begin: int,
+) -> tuple[int, int]:
+    """Walk the rows from ``begin`` until ``queue`` or ``snaps`` is full: their closings queued.
 
-    With ``record``, also the curves of every group: ``curves[:, starts[g] + k]``
-    holds A_k and C_k (divided by the group's W_g) and S'_k of group g's
-    point k (``starts`` from the counts of :func:`boundaries`); else
-    ``curves`` is empty.
+    Carries the running sums (``sums``) and every group's open tie (``tie``,
+    ``ints``) from one call to the next. Returns ``(end, queued)``: the first
+    row not walked and the number of closings queued (at the last row, every
+    group's last tie too).
     """
     m = s.shape[0]
-    out = np.zeros((groups, GROUP_COLUMNS))
-    out[:, C_MAX] = -np.inf
-    out[:, C_MIN] = np.inf
-    curves = np.empty((starts[-1] if record else 0, 3))
-    tie = np.zeros((groups, 5))  # score, W, W R, W^2, first R of the open tie
-    tie[:, 0] = np.nan
-    ints = np.zeros((groups, 2), dtype=np.int64)  # rows, mixed
-    lows = np.zeros((groups, TABLE_COLUMNS))
-    opened = np.zeros(groups, dtype=np.bool_)
-    queue = np.empty((QUEUE + 2 * groups, 9))
-    snaps = np.empty((QUEUE + 1, TABLE_COLUMNS))
+    groups = tie.shape[0]
+    room = snaps.shape[0] - 1  # a batch ends once it holds this many snapshots or closings
+    h0, h1, h2, h3 = sums[0], sums[1], sums[2], sums[3]
+    l0, l1, l2, l3 = sums[4], sums[5], sums[6], sums[7]
+    m0, m1, m2, m3 = sums[8], sums[9], sums[10], sums[11]
+    zeros, ones = int(sums[12]), int(sums[13])
     queued = 0
     snapped = 0
-    h0 = h1 = h2 = h3 = 0.0
-    l0 = l1 = l2 = l3 = 0.0
-    m0 = m1 = m2 = m3 = 0.0
-    zeros = 0
-    ones = 0
-    for i in range(m):
+    end = m
+    for i in range(begin, m):
         g = int(gid[i]) - offset
         si = float(s[i])
         wi = weight(w, weighted, scale, i)
@@ -266,21 +267,98 @@ def sweep(
             queued += 1
             j = link[j]
         snapped += 1
-        if queued >= QUEUE or snapped >= QUEUE or i == m - 1:
-            if i == m - 1:  # every group's last tie: its bin runs to +inf
-                for g in range(groups):
-                    if not np.isnan(tie[g, 0]):
-                        _enqueue(queue, queued, g, tie, ints, snapped - 1)
-                        queued += 1
-            _flush(out, queue, queued, snaps, lows, opened, centre, starts, curves, record)
-            queued = 0
-            snapped = 0
+        if i == m - 1:  # every group's last tie: its bin runs to +inf
+            for g in range(groups):
+                if not np.isnan(tie[g, 0]):
+                    _enqueue(queue, queued, g, tie, ints, snapped - 1)
+                    queued += 1
+        if queued >= room or snapped >= room:
+            end = i + 1
+            break
+    sums[0], sums[1], sums[2], sums[3] = h0, h1, h2, h3
+    sums[4], sums[5], sums[6], sums[7] = l0, l1, l2, l3
+    sums[8], sums[9], sums[10], sums[11] = m0, m1, m2, m3
+    sums[12], sums[13] = zeros, ones
+    return end, queued
+
+
+@njit(**JIT)
+def _divide_curves(out: F64, starts: I64, curves: F64) -> None:
+    """A_k and C_k of every recorded group divided by its W_g."""
+    for g in range(out.shape[0]):
+        total = out[g, WEIGHT]
+        for k in range(starts[g], starts[g + 1]):
+            curves[k, 0] /= total
+            curves[k, 1] /= total
+
+
+def sweep(
+    gid: np.ndarray,
+    offset: int,
+    s: np.ndarray,
+    r: np.ndarray,
+    w: np.ndarray,
+    weighted: bool,
+    scale: float,
+    groups: int,
+    centre: float,
+    head: np.ndarray,
+    link: np.ndarray,
+    starts: np.ndarray,
+    record: bool,
+    batch: int = QUEUE,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The screen's statistics (:func:`screen_groups`' ``out``) from :func:`boundaries`' lists.
+
+    With ``record``, also the curves of every group: ``curves[starts[g] + k]``
+    holds A_k and C_k (divided by the group's W_g) and S'_k of group g's
+    point k (``starts`` from the counts of :func:`boundaries`); else
+    ``curves`` is empty.
+
+    The walk runs in batches of ``batch`` closings on two threads: while one
+    closes a batch (:func:`_flush`, the heavier arithmetic), the other walks
+    the rows that fill the next (:func:`_fill`, the running sums). Every
+    closing is done once, in the order of the rows, with the same numbers,
+    so the results are the same bits on one thread or two.
+    """
+    m = s.shape[0]
+    out = np.zeros((groups, GROUP_COLUMNS))
+    out[:, C_MAX] = -np.inf
+    out[:, C_MIN] = np.inf
+    curves = np.empty((starts[-1] if record else 0, 3))
+    tie = np.zeros((groups, 5))  # score, W, W R, W^2, first R of the open tie
+    tie[:, 0] = np.nan
+    ints = np.zeros((groups, 2), dtype=np.int64)  # rows, mixed
+    lows = np.zeros((groups, TABLE_COLUMNS))
+    opened = np.zeros(groups, dtype=np.bool_)
+    sums = np.zeros(SUMS)
+    buffers = [
+        (np.empty((batch + 2 * groups, 9)), np.empty((batch + 1, TABLE_COLUMNS))) for _ in (0, 1)
+    ]
+    state = (out, lows, opened, centre, starts, curves, record)
+    pool, pending, begin, side = None, None, 0, 0
+    try:
+        while begin < m:
+            queue, snaps = buffers[side]
+            begin, queued = _fill(
+                gid, offset, s, r, w, weighted, scale, centre, head, link, sums, tie, ints,
+                queue, snaps, begin,
+            )  # fmt: skip
+            if pending is not None:
+                pending.result()
+            if begin >= m and pool is None:  # all in one batch: no second thread
+                _flush(state[0], queue, queued, snaps, *state[1:])
+                break
+            pool = pool or ThreadPoolExecutor(max_workers=1)
+            pending = pool.submit(_flush, state[0], queue, queued, snaps, *state[1:])
+            side = 1 - side
+        if pending is not None:
+            pending.result()
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
     if record:
-        for g in range(groups):
-            total = out[g, WEIGHT]
-            for k in range(starts[g], starts[g + 1]):
-                curves[k, 0] /= total
-                curves[k, 1] /= total
+        _divide_curves(out, starts, curves)
     return out, curves
 
 
@@ -295,6 +373,7 @@ def screen_events(
     groups: int,
     centre: float,
     record: bool,
+    batch: int = QUEUE,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every group's screen statistics, and with ``record`` their curves (A_k, C_k, S'_k).
 
@@ -302,6 +381,8 @@ def screen_events(
     ``first``) without its prefix table, plus ``starts`` (offsets of the
     groups' points, length groups + 1) and ``curves`` (rows A_k and C_k,
     already divided by the group's W_g, and S'_k; empty without ``record``).
+    ``batch``: closings per batch of :func:`sweep` (fewer in the tests, to
+    run many batches on small data; the results do not depend on it).
     """
     m = s.shape[0]
     index = np.int32 if m < 2**31 - 1 else np.int64
@@ -311,6 +392,6 @@ def screen_events(
     starts = np.zeros(groups + 1, dtype=np.int64)
     np.cumsum(points, out=starts[1:])
     out, curves = sweep(
-        gid, offset, s, r, w, weighted, scale, groups, centre, head, link, starts, record
+        gid, offset, s, r, w, weighted, scale, groups, centre, head, link, starts, record, batch
     )
     return out, first, starts, curves

@@ -36,15 +36,19 @@ def _data(rows: int, groups: int, scores: str, seed: int):
 @pytest.mark.parametrize("scores", ["continuous", "ties", "mixed"])
 @pytest.mark.parametrize("groups", [1, 7, 300])
 @pytest.mark.parametrize("weighted", [True, False])
-def test_events_equal_the_prefix_table_walk(scores, groups, weighted):
-    # 5,000 rows: more closings than the queue holds (events.QUEUE), so it flushes.
+@pytest.mark.parametrize("batch", [events.QUEUE, 64, 1])
+def test_events_equal_the_prefix_table_walk(scores, groups, weighted, batch):
+    # 5,000 rows: one batch of closings (events.QUEUE), or many batches closed on a
+    # second thread while the rows of the next are walked: the same bits either way.
     gid, s, r, w = _data(5000, groups, scores, seed=groups)
     centre, scale = 0.5, 2.0**-3
     columns = (s, r, w if weighted else np.empty(0), weighted, scale)
     count = groups + 5  # group numbers 0..2 and the last two have no row
     prefix = k.prefix_table(*columns, centre)
     out, first = k.screen_groups(gid, 0, *columns, count, centre, *prefix)
-    new, new_first, starts, curves = events.screen_events(gid, 0, *columns, count, centre, True)
+    new, new_first, starts, curves = events.screen_events(
+        gid, 0, *columns, count, centre, True, batch
+    )
     np.testing.assert_array_equal(new, out)
     np.testing.assert_array_equal(new_first, first)
     present = first >= 0
@@ -55,7 +59,7 @@ def test_events_equal_the_prefix_table_walk(scores, groups, weighted):
     np.testing.assert_array_equal(curves[:, 0], old[0] / per_point)
     np.testing.assert_array_equal(curves[:, 1], old[1] / per_point)
     np.testing.assert_array_equal(curves[:, 2], old[2])
-    bare = events.screen_events(gid, 0, *columns, count, centre, False)
+    bare = events.screen_events(gid, 0, *columns, count, centre, False, batch)
     np.testing.assert_array_equal(bare[0], out)
     assert bare[3].size == 0
 

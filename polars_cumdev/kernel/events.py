@@ -116,6 +116,7 @@ def boundaries(
 # snapshot of the running sums it ends at.
 Q_SCORE, Q_W, Q_WR, Q_WW, Q_FIRST, Q_ROWS, Q_MIXED, Q_GROUP, Q_SNAP = range(9)
 QUEUE = 16384
+TWO_THREADS = 1 << 20  # fewer rows: the batches are closed on the calling thread
 
 
 @njit(**JIT)
@@ -307,6 +308,7 @@ def sweep(
     starts: np.ndarray,
     record: bool,
     batch: int = QUEUE,
+    threads: int = 2,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The screen's statistics (:func:`screen_groups`' ``out``) from :func:`boundaries`' lists.
 
@@ -319,7 +321,9 @@ def sweep(
     closes a batch (:func:`_flush`, the heavier arithmetic), the other walks
     the rows that fill the next (:func:`_fill`, the running sums). Every
     closing is done once, in the order of the rows, with the same numbers,
-    so the results are the same bits on one thread or two.
+    so the results are the same bits on one thread or two (``threads=1``,
+    or fewer than :data:`TWO_THREADS` rows: the batches are closed in turn on
+    the calling thread).
     """
     m = s.shape[0]
     out = np.zeros((groups, GROUP_COLUMNS))
@@ -346,7 +350,7 @@ def sweep(
             )  # fmt: skip
             if pending is not None:
                 pending.result()
-            if begin >= m and pool is None:  # all in one batch: no second thread
+            if threads < 2 or m < TWO_THREADS or (begin >= m and pool is None):
                 _flush(state[0], queue, queued, snaps, *state[1:])
                 break
             pool = pool or ThreadPoolExecutor(max_workers=1)
@@ -374,6 +378,7 @@ def screen_events(
     centre: float,
     record: bool,
     batch: int = QUEUE,
+    threads: int = 2,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every group's screen statistics, and with ``record`` their curves (A_k, C_k, S'_k).
 
@@ -382,7 +387,8 @@ def screen_events(
     groups' points, length groups + 1) and ``curves`` (rows A_k and C_k,
     already divided by the group's W_g, and S'_k; empty without ``record``).
     ``batch``: closings per batch of :func:`sweep` (fewer in the tests, to
-    run many batches on small data; the results do not depend on it).
+    run many batches on small data) and ``threads`` (1 or 2) of :func:`sweep`:
+    the results depend on neither.
     """
     m = s.shape[0]
     index = np.int32 if m < 2**31 - 1 else np.int64
@@ -391,7 +397,6 @@ def screen_events(
     points, first = boundaries(gid, offset, s, groups, head, link)
     starts = np.zeros(groups + 1, dtype=np.int64)
     np.cumsum(points, out=starts[1:])
-    out, curves = sweep(
-        gid, offset, s, r, w, weighted, scale, groups, centre, head, link, starts, record, batch
-    )
+    columns = (gid, offset, s, r, w, weighted, scale, groups, centre, head, link, starts)
+    out, curves = sweep(*columns, record, batch, threads)
     return out, first, starts, curves

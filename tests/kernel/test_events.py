@@ -36,8 +36,9 @@ def _data(rows: int, groups: int, scores: str, seed: int):
 @pytest.mark.parametrize("scores", ["continuous", "ties", "mixed"])
 @pytest.mark.parametrize("groups", [1, 7, 300])
 @pytest.mark.parametrize("weighted", [True, False])
-@pytest.mark.parametrize("batch", [events.QUEUE, 64, 1])
-def test_events_equal_the_prefix_table_walk(scores, groups, weighted, batch):
+@pytest.mark.parametrize(("batch", "threads"), [(events.QUEUE, 2), (64, 2), (64, 1), (1, 2)])
+def test_events_equal_the_prefix_table_walk(monkeypatch, scores, groups, weighted, batch, threads):
+    monkeypatch.setattr(events, "TWO_THREADS", 0)  # a second thread even on small data
     # 5,000 rows: one batch of closings (events.QUEUE), or many batches closed on a
     # second thread while the rows of the next are walked: the same bits either way.
     gid, s, r, w = _data(5000, groups, scores, seed=groups)
@@ -47,7 +48,7 @@ def test_events_equal_the_prefix_table_walk(scores, groups, weighted, batch):
     prefix = k.prefix_table(*columns, centre)
     out, first = k.screen_groups(gid, 0, *columns, count, centre, *prefix)
     new, new_first, starts, curves = events.screen_events(
-        gid, 0, *columns, count, centre, True, batch
+        gid, 0, *columns, count, centre, True, batch, threads
     )
     np.testing.assert_array_equal(new, out)
     np.testing.assert_array_equal(new_first, first)

@@ -1,0 +1,105 @@
+"""Where the compiled screen's time goes, each part beside one sort, in one process.
+
+Usage::
+
+    python benchmarks/kernel_stages.py                       # 1e7 rows, continuous and 5-decimal
+    python benchmarks/kernel_stages.py --rows 1e6 --repeat 5 --scores continuous
+
+For each score kind, builds the weighted frame of :func:`common.make_frame`
+(1,000 Zipf-sized groups) and times, best of ``repeat``, alternating:
+
+* ``df.sort("score")``: the reference, one eager sort of the four columns;
+* ``sort by score, weight, response``: the node's sort before issue 22's
+  second round (three keys, for ties in canonical order);
+* ``canonical ties``: what follows the node's sort by score alone now
+  (:func:`polars_cumdev.method.compiled._canonical`: the compiled pass over
+  runs of equal scores and the gather when some run is out of order);
+* ``events walk, 1 thread`` and ``2 threads``
+  (:func:`polars_cumdev.kernel.screen_events` with ``threads=1`` or 2, on
+  the sorted arrays, curves recorded; the two are checked to give the same
+  bits);
+* ``whole screen`` (``screen(df.lazy(), ..., engine="kernel")``, location
+  included) and ``calibration(by=)`` (``engine="kernel"``).
+
+Each figure is printed as seconds and as a ratio to the sort, with the load
+average: on a shared machine only the ratios mean anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import common
+import numpy as np
+
+
+def measure(scores: str, n: int, groups: int, repeat: int) -> tuple[list[dict], bool]:
+    """The table's rows of one score kind, and whether 1 and 2 threads gave the same bits."""
+    from polars_cumdev import kernel as k
+    from polars_cumdev.calibration import calibration
+    from polars_cumdev.method import compiled
+    from polars_cumdev.subpopulation import screen
+
+    df = common.make_frame(n, groups, seed=n + groups, decimals=common.score_kind(scores))
+    screen(df.head(1000), "group", "score", "response", "weight", engine="kernel")
+    ordered = df.sort("score")
+    prepared = type("Names", (), {"names": ("score", "response", "weight")})()
+    ids, s = ordered["group"].to_numpy(), ordered["score"].to_numpy()
+    r, w = ordered["response"].to_numpy(), ordered["weight"].to_numpy()
+    walk = (ids, 0, s, r, w, True, 1.0, groups, 0.5, True)
+    one = k.screen_events(*walk, threads=1)
+    two = k.screen_events(*walk, threads=2)
+    same = all(np.array_equal(a, b, equal_nan=True) for a, b in zip(one, two, strict=True))
+    lazy = df.lazy()
+    parts = {
+        "df.sort(score)": lambda: df.sort("score"),
+        "sort by score, weight, response": lambda: df.sort(["score", "weight", "response"]),
+        "canonical ties": lambda: compiled._canonical(ordered, prepared),
+        "events walk, 1 thread": lambda: k.screen_events(*walk, threads=1),
+        "events walk, 2 threads": lambda: k.screen_events(*walk, threads=2),
+        "whole screen": lambda: screen(
+            lazy, "group", "score", "response", "weight", engine="kernel"
+        ).collect(),
+        "calibration(by=)": lambda: calibration(
+            lazy, "score", "response", "weight", by="group", engine="kernel"
+        ).collect(),
+    }
+    best = dict.fromkeys(parts, np.inf)
+    load = os.getloadavg()[0]
+    for _ in range(repeat):
+        for name, part in parts.items():
+            best[name] = min(best[name], common.timed(part)[0])
+    load = (load + os.getloadavg()[0]) / 2
+    rows = [
+        {
+            "scores": scores,
+            "part": name,
+            "seconds": f"{seconds:.3f}",
+            "/ sort": f"{seconds / best['df.sort(score)']:.2f}",
+            "load": f"{load:.1f}",
+        }
+        for name, seconds in best.items()
+    ]
+    return rows, same
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=float, default=1e7)
+    parser.add_argument("--groups", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--scores", nargs="+", default=["continuous", "5-decimal"])
+    args = parser.parse_args()
+    print(common.machine())
+    table = []
+    for scores in args.scores:
+        rows, same = measure(scores, int(args.rows), args.groups, args.repeat)
+        table += rows
+        print(f"{scores}: events on 1 and 2 threads give the same bits: {same}")
+    print(f"{int(args.rows):,} rows, {args.groups} groups, best of {args.repeat}")
+    print(common.markdown_table(table, ("scores", "part", "seconds", "/ sort", "load")))
+
+
+if __name__ == "__main__":
+    main()

@@ -352,7 +352,7 @@ def sweep(
                 pending.result()
             if threads < 2 or m < TWO_THREADS or (begin >= m and pool is None):
                 _flush(state[0], queue, queued, snaps, *state[1:])
-                break
+                continue
             pool = pool or ThreadPoolExecutor(max_workers=1)
             pending = pool.submit(_flush, state[0], queue, queued, snaps, *state[1:])
             side = 1 - side

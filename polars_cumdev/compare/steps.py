@@ -456,7 +456,8 @@ def _finish(
         .when(pl.col(_N_SHARED) > 0)
         .then(
             pl.format(
-                f"{{}} score(s) shared with {one} dithered in {two} (seed {options.seed})",
+                f"{{}} score(s) shared with {one} dithered in {two} (seed {options.seed}); "
+                "on coarse scores a trend in the response can read as a gap",
                 pl.col(_N_SHARED),
             )
         )

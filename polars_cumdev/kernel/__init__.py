@@ -32,6 +32,11 @@ scores the table holds a row (15 doubles) per row of input; the events need
 two 32-bit integers per row and three doubles per merged point. Same bits
 as :func:`screen_groups` (``tests/kernel/test_events.py``).
 
+The walk runs in batches on two threads from 2^20 rows (one walks the rows,
+the other closes the bins), in the same order: the same bits as on one.
+The rows reach the kernel sorted by score alone; :mod:`polars_cumdev.kernel.tieorder`
+puts each run of equal scores in the canonical order (weight, then response).
+
 :func:`group_points` is the same walk for one subpopulation, returning its
 points with their bins (for the drill-down curve); :func:`calibration_groups`
 the walk without bins (method.md 2), :func:`calibration_curves` the same

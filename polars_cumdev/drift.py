@@ -29,7 +29,7 @@ from polars_cumdev.calibration import calibration
 from polars_cumdev.errors import ColumnNotFoundError, InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.familywise import holm
-from polars_cumdev.method.frames import accepts_foreign_frames
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.prepare import FrameLike, as_lazy, schema_of
 from polars_cumdev.method.pvalues import kuiper_pvalue
 
@@ -82,6 +82,7 @@ def _check(alpha: object, adjustment: object) -> None:
         )
 
 
+@entry_point()
 def family_wise(
     table: FrameLike,
     *,
@@ -155,6 +156,7 @@ def _duration(text: object, what: str) -> tuple[int, str]:
     return int(match[1]), match[2]
 
 
+@entry_point()
 def rolling_windows(frame: FrameLike, time: str, *, every: str, period: str) -> pl.LazyFrame:
     """Overlapping windows: each row repeated once per window of length ``period`` holding it.
 
@@ -223,17 +225,17 @@ def _check_time(lazy: pl.LazyFrame, time: object) -> None:
         )
 
 
-@accepts_foreign_frames
+@entry_point("score", "response", "weight", "by")
 def calibration_drift(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
     time: str,
     every: str = "1w",
     period: str | None = None,
-    by: str | Sequence[str] | None = None,
+    by: Column | Sequence[Column] | None = None,
     alpha: float = 0.05,
     adjustment: str = "holm",
     engine: str = "auto",

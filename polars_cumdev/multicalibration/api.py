@@ -16,6 +16,7 @@ from polars_cumdev.calibration.cumulative import _BERNOULLI, _RENAME, CALIBRATIO
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare, schema_of
@@ -60,11 +61,12 @@ def _check(level: object, method: object, resamples: object, seed: object) -> Op
     return Options(level=float(level), method=str(method), resamples=resamples, seed=seed)
 
 
+@entry_point("score", "response", "weight")
 def multicalibration(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
     segments: Segments,
     level: float = 0.05,

@@ -28,8 +28,8 @@ import polars as pl
 from polars_cumdev.calibration import calibration
 from polars_cumdev.errors import ColumnNotFoundError, InvalidParameterError
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.expressions import Column, entry_point
+from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.prepare import FrameLike, as_lazy, schema_of
 from polars_cumdev.method.pvalues import kuiper_pvalue
 

@@ -92,9 +92,7 @@ def main(sizes: list[int]) -> None:
         sort = best(lambda data=data: data.sort("s"))
         with Peak() as peak:
             table = multicalibration(data, "s", "y", "w", segments=family)
-        audit = best(
-            lambda data=data: multicalibration(data, "s", "y", "w", segments=family), 1
-        )
+        audit = best(lambda data=data: multicalibration(data, "s", "y", "w", segments=family), 1)
         b = 5
         boot = best(
             lambda data=data, b=b: multicalibration(

@@ -3,15 +3,16 @@
 Monitoring asks, window after window (a week, say), whether a model's
 predictions are still calibrated. Each window gets the ECCE-R test of
 :func:`polars_cumdev.calibration.calibration` (method.md 2 and 4): its z is the
-Kuiper range of the cumulative differences divided by sigma, equation (50),
-and its p-value the Kuiper tail probability of that z. With m windows tested,
-some window crosses the 5% line by chance alone far more often than 5% of the
-time, so the windows are judged together: :func:`family_wise` adjusts the
-p-values with Holm's step-down method (or Bonferroni's), which keeps the
-chance of flagging any calibrated window at most ``alpha`` whatever the
-dependence between the windows, and gives each window the critical z it must
-exceed (Bonferroni: the one line z(alpha / m); Holm: z(alpha / (m - j + 1))
-for the window ranked j-th by p-value, the first being the Bonferroni line).
+Kuiper range of the cumulative differences divided by sigma, equation (50) of M.
+Tygert, "Cumulative deviation of a subpopulation from the full population", and
+its p-value the Kuiper tail probability of that z. With m windows tested, some
+window crosses the 5% line by chance alone far more often than 5% of the time,
+so the windows are judged together: :func:`family_wise` adjusts the p-values
+with Holm's step-down method (or Bonferroni's), which keeps the chance of
+flagging any calibrated window at most ``alpha`` whatever the dependence between
+the windows, and gives each window the critical z it must exceed (Bonferroni:
+the one line z(alpha / m); Holm: z(alpha / (m - j + 1)) for the window ranked
+j-th by p-value, the first being the Bonferroni line).
 
 :func:`calibration_drift` composes the two for a time column, and
 :func:`polars_cumdev.charts.drift` draws the result.

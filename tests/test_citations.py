@@ -27,7 +27,7 @@ TITLES = (
 
 #: An equation number: a parenthesized integer not part of a call or an index.
 EQUATION = re.compile(r"(?<![\w.\[])\((\d{1,3})\)")
-#: How far after a number its citation may name the paper.
+#: How far after a number its citation may begin to name the paper.
 AFTER = 160
 
 
@@ -50,8 +50,8 @@ def uncited(text: str) -> list[str]:
     titles = [t.lower() for t in TITLES]
     bare = []
     for match in EQUATION.finditer(flat):
-        around = flat[: match.end() + AFTER]
-        if not any(title in around for title in titles):
+        # the title before the number, or beginning at most AFTER characters after it
+        if not any(title in flat[: match.end() + AFTER + len(title)] for title in titles):
             bare.append(flat[max(0, match.start() - 40) : match.end() + 20])
     return bare
 

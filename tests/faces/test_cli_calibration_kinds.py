@@ -68,7 +68,7 @@ def test_class_wise_per_fold_ranks_classes_and_draws_the_worst(
     chart = tmp_path / "worst.svg"
     args = ["calibration", str(files["classes"]), "--response", "animal", "--kind", "class-wise"]
     args += ["--score", PROBS[0], "--score", ",".join(PROBS[1:]), "--by", "fold"]
-    code, out, err = run([*args, "--out", str(chart)], capsys)
+    code, out, err = run([*args, "--out", str(chart), "--progress"], capsys)
     assert code == 0, err
     table = pl.read_csv(files["classes"]).cumdev.calibration(
         PROBS, "animal", kind="class-wise", by="fold"

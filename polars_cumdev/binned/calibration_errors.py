@@ -114,7 +114,7 @@ def ece(
     """Expected calibration errors ECE1 and ECE2 (the ECE paper's equations (4) and (3)).
 
     The paper: Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu, "Metrics of calibration for
-    probabilistic predictions".
+    probabilistic predictions" (J. Mach. Learn. Res. 23, 2022).
 
     With Rbar_j and Sbar_j the weighted averages of the responses and scores
     in bin j (as in (34) and (36) of the subpopulation paper),

@@ -14,6 +14,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parent.parent / "polars_cumdev"
 
 TITLES = (
@@ -64,6 +66,7 @@ def test_the_checker_tells_cited_from_bare() -> None:
     assert uncited("f(1) and x[(2)] and (0, 1) and (1 - p)") == []
 
 
+@pytest.mark.slow  # parses every module: about a second
 def test_every_equation_number_names_its_paper() -> None:
     bare = {name: found for name, text in docstrings() if (found := uncited(text))}
     listing = "\n".join(f"{name}: {found[0]!r}" for name, found in sorted(bare.items()))

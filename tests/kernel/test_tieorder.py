@@ -63,3 +63,24 @@ def test_canonical_rows_do_not_depend_on_the_input_order(monkeypatch, threshold)
     expected = frame.sort(["s", "w", "r"]).drop("g")
     for result in results:
         assert result.equals(expected)
+
+
+def test_kernel_screen_of_shuffled_rows_gives_the_same_bits(monkeypatch):
+    # The compiled tie order (as from 1e6 rows) on tie-heavy data with uneven weights.
+    monkeypatch.setattr(compiled, "KERNEL_ROWS", 0)
+    rng = np.random.default_rng(11)
+    n = 20_000
+    frame = pl.DataFrame(
+        {
+            "g": rng.integers(0, 4, n),
+            "s": np.round(rng.random(n), 2),
+            "r": rng.random(n).round(1),
+            "w": rng.lognormal(0.0, 1.0, n),
+        }
+    )
+    results = []
+    for seed in range(3):
+        shuffled = frame.sample(fraction=1.0, shuffle=True, seed=seed).lazy()
+        out = shuffled.cumdev.screen("g", "s", "r", "w", engine="kernel").collect().sort("g")
+        results.append(repr(out.rows()))
+    assert results[0] == results[1] == results[2]

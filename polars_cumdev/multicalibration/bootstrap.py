@@ -3,7 +3,8 @@
 For 0/1 responses, calibration means R ~ Bernoulli(S) independently given the
 scores. Each resample redraws every row's response at once from its score,
 then :func:`polars_cumdev.kernel.segments.segment_ranges` walks the rows
-(already sorted, coded by segment) once for all segments; sigma depends on the
+(already sorted, coded by segment) once for all segments and a block of
+:data:`BLOCK` resamples; sigma depends on the
 scores and weights only, so it is reused. The largest z* over the family in
 each resample gives the single-step adjusted p-value of every segment,
 p_g = (1 + #{b : max z*_b >= z_g}) / (B + 1), which controls the family-wise
@@ -21,7 +22,10 @@ import numpy as np
 
 from polars_cumdev.multicalibration.family import Coded, layout
 
-__all__ = ["adjusted", "critical", "maxima"]
+__all__ = ["BLOCK", "adjusted", "critical", "maxima"]
+
+#: Resamples walked together (their sums side by side: one walk of the rows per block).
+BLOCK = 16
 
 
 def maxima(
@@ -53,16 +57,21 @@ def maxima(
     )
     s = np.ascontiguousarray(s, dtype=np.float64)
 
-    def zs(r: np.ndarray) -> np.ndarray:
-        out = segment_ranges(codes, features, radices, bases, s, r, w, weighted, scale, total)
-        return out[where, 0] / roots
+    def zs(bits: np.ndarray) -> np.ndarray:
+        out = segment_ranges(codes, features, radices, bases, s, bits, w, weighted, scale, total)
+        return out[where] / roots[:, None]
 
     if response is not None:
-        return zs(np.ascontiguousarray(response, dtype=np.float64))
+        return zs(np.ascontiguousarray(response, dtype=np.float64)[:, None])[:, 0]
     rng = np.random.default_rng(seed)
     found = np.empty(resamples)
-    for b in range(resamples):
-        found[b] = np.max(zs((rng.random(s.shape[0]) < s).astype(np.float64)), initial=0.0)
+    bits = np.empty((s.shape[0], min(BLOCK, resamples)), dtype=np.uint8)
+    for start in range(0, resamples, BLOCK):
+        block = min(BLOCK, resamples - start)
+        for b in range(block):  # the same draws, in the same order, whatever the block
+            np.less(rng.random(s.shape[0]), s, out=bits[:, b].view(np.bool_))
+        z = zs(bits[:, :block] if block == bits.shape[1] else np.ascontiguousarray(bits[:, :block]))
+        found[start : start + block] = np.max(z, axis=0, initial=0.0)
     return found
 
 

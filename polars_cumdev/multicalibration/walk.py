@@ -32,8 +32,12 @@ from polars_cumdev.multicalibration.family import (
     coded_features,
     enumerate_family,
     layout,
+    marginals,
     subset_ids,
 )
+
+#: Largest cross of the features whose cells hold the additive sums (else the walk sums them).
+MAX_CELLS = 1 << 20
 
 __all__ = ["EXTRA_SCHEMA", "Options", "Walked", "assemble", "family_frame"]
 
@@ -98,16 +102,29 @@ class Walked:
 def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.DataFrame:
     """Per segment: feature labels, the layout of ``summarize`` and :data:`EXTRA_SCHEMA`.
 
-    Calibration (method.md 2): every subset's sums from one compiled walk.
+    Calibration (method.md 2): every subset's ranges from one compiled walk,
+    the additive sums from one pass over the cells of the features' cross.
     """
-    from polars_cumdev.kernel.segments import segment_sums
+    from polars_cumdev import kernel as k_
+    from polars_cumdev.kernel.segments import cell_sums, segment_sums
 
     coded = coded_features(rows.batch, family)
     subsets = family.subsets()
     codes, features, radices, bases, total = layout(coded, subsets)
-    sums, firsts, wr = segment_sums(
-        codes, features, radices, bases, rows.s, rows.r, rows.w, rows.weighted, rows.scale, total
-    )
+    counts = np.array([len(c.labels) for c in coded], dtype=np.int64)
+    cells = int(np.prod(counts, dtype=np.float64)) if coded else 1
+    additive = cells > MAX_CELLS
+    columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
+    sums, firsts, wr = segment_sums(codes, features, radices, bases, *columns, total, additive)
+    if not additive:
+        table, first = cell_sums(codes[: len(coded)], counts, *columns)
+        for k, subset in enumerate(subsets):
+            span = slice(bases[k], bases[k] + int(np.prod(radices[k])))
+            parts, firsts[span] = marginals(table, first, counts, subset)
+            sums[span, k_.N_ROWS] = parts[:, 0]
+            sums[span, k_.WEIGHT] = parts[:, 1]
+            sums[span, k_.SIGMA_B] = parts[:, 2]
+            wr[span] = parts[:, 3]
     ends = np.append(bases[1:], total)
     spans = list(zip(bases, ends, strict=True))
     walked = Walked(

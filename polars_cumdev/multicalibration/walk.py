@@ -63,31 +63,48 @@ class Options:
     seed: int = 0
 
 
-def _labels(coded: list[Coded], subset: tuple[int, ...], numbers: np.ndarray, family: Segments):
-    """Feature label columns and the SQL condition of the segments ``numbers`` of ``subset``."""
-    columns: dict[str, pl.Series] = {
-        name: pl.Series(name, [None] * numbers.shape[0], dtype=pl.String)
-        for name in family.features
-    }
-    parts = []
-    rest = numbers.astype(np.int64)
-    levels = {}
-    for f in reversed(subset):
-        count = len(coded[f].labels)
-        levels[f] = rest % count
-        rest = rest // count
-    for f in subset:
-        name = family.features[f]
-        labels = np.array(coded[f].labels, dtype=object)[levels[f]]
-        columns[name] = pl.Series(name, labels.tolist(), dtype=pl.String)
-        conditions = np.array(coded[f].conditions, dtype=object)[levels[f]]
-        parts.append(pl.Series(conditions.tolist(), dtype=pl.String))
+def _labels(
+    coded: list[Coded],
+    subsets: list[tuple[int, ...]],
+    which: np.ndarray,
+    numbers: np.ndarray,
+    family: Segments,
+) -> tuple[dict[str, pl.Series], pl.Series]:
+    """Feature label columns and SQL conditions of segments ``numbers`` of subsets ``which``.
+
+    Vectorized over the segments: each feature's level is the segment number's
+    digit at that feature's place (mixed radix, last feature fastest), null
+    where the subset does not hold the feature.
+    """
+    count = len(coded)
+    place = np.zeros((len(subsets), max(count, 1)), dtype=np.int64)  # 0: feature not held
+    for k, subset in enumerate(subsets):
+        stride = 1
+        for f in reversed(subset):
+            place[k, f] = stride
+            stride *= len(coded[f].labels)
+    columns, parts = {}, []
+    for f, name in enumerate(family.features):
+        stride = place[which, f]
+        held = stride > 0
+        level = np.where(held, numbers // np.maximum(stride, 1) % len(coded[f].labels), 0)
+        labels = pl.Series(coded[f].labels, dtype=pl.String)
+        conditions = pl.Series(coded[f].conditions, dtype=pl.String)
+        index = pl.Series(level, dtype=pl.UInt32)
+        mask = pl.Series(held)
+        columns[name] = labels.gather(index).zip_with(mask, pl.Series([None], dtype=pl.String))
+        columns[name] = columns[name].alias(name)
+        parts.append(conditions.gather(index).zip_with(mask, pl.Series([None], dtype=pl.String)))
     if parts:
-        condition = pl.DataFrame(parts).select(pl.concat_str(pl.all(), separator=" AND "))
-        condition = condition.to_series().alias("condition")
+        condition = (
+            pl.DataFrame({str(i): p for i, p in enumerate(parts)})
+            .select(pl.concat_str(pl.all(), separator=" AND ", ignore_nulls=True))
+            .to_series()
+        )
+        condition = condition.replace("", "TRUE")
     else:
-        condition = pl.Series("condition", ["TRUE"] * numbers.shape[0], dtype=pl.String)
-    return columns, condition
+        condition = pl.Series(["TRUE"] * numbers.shape[0], dtype=pl.String)
+    return columns, condition.alias("condition")
 
 
 @dataclass(frozen=True)
@@ -182,38 +199,41 @@ def assemble(
         critical = critical_z(options.level, tests)
     significant = family_p <= options.level
 
-    frames, start = [], 0
-    for i, subset in enumerate(subsets):
-        numbers = kept[i]
-        if numbers.shape[0] == 0:
+    located = {c: np.full(z.shape[0], np.nan) for c in LOCATION_COLUMNS}
+    starts = np.concatenate([[0], np.cumsum([x.shape[0] for x in kept])]).astype(np.int64)
+    for i, subset in enumerate(subsets):  # only subsets with a significant segment
+        a, b = starts[i], starts[i + 1]
+        if not significant[a:b].any():
             continue
-        out, first = walked.out[i], walked.first[i]
-        stop = start + numbers.shape[0]
-        located = {c: np.full(numbers.shape[0], np.nan) for c in LOCATION_COLUMNS}
-        if significant[start:stop].any():
-            ids, _ = subset_ids(coded, subset, n)
-            chosen = np.full(first.shape[0], -1, dtype=np.int64)
-            picked = numbers[significant[start:stop]]
-            chosen[picked] = first[picked]
-            found = compiled.location(rows, ids, 0, out, chosen, binary, prefix)
-            located = {c: v[numbers] for c, v in found.items()}
-        body = compiled.summary_frame(
-            rows, [], out[numbers], first[numbers], {**(constants or {}), **located}
-        )
-        labels, condition = _labels(coded, subset, numbers, family)
-        extra = pl.DataFrame(
-            {
-                "depth": np.full(numbers.shape[0], len(subset), dtype=np.int32),
-                "condition": condition,
-                "response_mean": walked.response_sums[i][numbers] / out[numbers, k.WEIGHT],
-                "_p_bootstrap": p_boot[start:stop],
-                "critical_z": np.full(numbers.shape[0], critical),
-                "tests": np.full(numbers.shape[0], tests, dtype=np.int64),
-                "dropped": np.full(numbers.shape[0], dropped, dtype=np.int64),
-            }
-        ).with_columns(pl.col("_p_bootstrap").fill_nan(None))
-        frames.append(pl.concat([pl.DataFrame(labels), extra, body], how="horizontal"))
-        start = stop
+        numbers, out, first = kept[i], walked.out[i], walked.first[i]
+        ids, _ = subset_ids(coded, subset, n)
+        chosen = np.full(first.shape[0], -1, dtype=np.int64)
+        picked = numbers[significant[a:b]]
+        chosen[picked] = first[picked]
+        found = compiled.location(rows, ids, 0, out, chosen, binary, prefix)
+        for c in LOCATION_COLUMNS:
+            located[c][a:b] = found[c][numbers]
+    which = np.repeat(np.arange(len(subsets)), np.diff(starts))
+    numbers = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
+    firsts = [walked.first[i][kept[i]] for i in range(len(subsets))]
+    first = np.concatenate(firsts) if firsts else np.zeros(0, dtype=np.int64)
+    response = [walked.response_sums[i][kept[i]] for i in range(len(subsets))]
+    body = compiled.summary_frame(rows, [], stacked, first, {**(constants or {}), **located})
+    labels, condition = _labels(coded, subsets, which, numbers, family)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = (np.concatenate(response) if response else np.zeros(0)) / stacked[:, k.WEIGHT]
+    extra = pl.DataFrame(
+        {
+            "depth": np.array([len(s) for s in subsets], dtype=np.int32)[which],
+            "condition": condition,
+            "response_mean": mean,
+            "_p_bootstrap": p_boot,
+            "critical_z": np.full(numbers.shape[0], critical),
+            "tests": np.full(numbers.shape[0], tests, dtype=np.int64),
+            "dropped": np.full(numbers.shape[0], dropped, dtype=np.int64),
+        }
+    ).with_columns(pl.col("_p_bootstrap").fill_nan(None))
+    frame = pl.concat([pl.DataFrame(labels), extra, body], how="horizontal")
     schema = {
         **{f: pl.String() for f in family.features},
         **EXTRA_SCHEMA,
@@ -223,6 +243,4 @@ def assemble(
             for c, v in (constants or {}).items()
         },
     }
-    if not frames:
-        return pl.DataFrame(schema=schema)
-    return pl.concat(frames, how="vertical").select(list(schema)).cast(schema)
+    return frame.select(list(schema)).cast(schema)

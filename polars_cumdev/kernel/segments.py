@@ -28,7 +28,7 @@ from numba import njit, prange
 
 from polars_cumdev.kernel.prefix import F64, I64, JIT, Array, weight
 
-__all__ = ["cell_sums", "segment_ranges", "segment_sums"]
+__all__ = ["cell_sums", "segment_extremes", "segment_ranges", "segment_sums"]
 
 
 @njit(**JIT)
@@ -233,3 +233,62 @@ def segment_sums(
             out[g, 4] = max(top[g], c[g])
             out[g, 5] = min(bottom[g], c[g])
     return out, first, wr
+
+
+@njit(**JIT, parallel=True)
+def segment_extremes(
+    codes: Array,
+    features: I64,
+    radices: I64,
+    bases: I64,
+    s: Array,
+    r: Array,
+    w: Array,
+    weighted: bool,
+    scale: float,
+    total: int,
+) -> F64:
+    """C_n, max C and min C (k >= 1) of every segment number when no two rows tie.
+
+    With every score distinct each row is a tie of its own in every segment,
+    so the extremes are taken after every row and no last score is kept:
+    :func:`segment_sums`' walk without its tie bookkeeping (the rest of its
+    sums come from :func:`cell_sums`). Returns ``total`` x 3 (unnormalized,
+    rescaled weights; 0 for a segment without rows).
+    """
+    subsets, depth = features.shape
+    rows = s.shape[0]
+    steps = np.empty(rows)
+    for i in range(rows):
+        steps[i] = weight(w, weighted, scale, i) * (float(r[i]) - float(s[i]))
+    c = np.zeros(total)
+    top = np.full(total, -np.inf)
+    bottom = np.full(total, np.inf)
+    for k in prange(subsets):  # subsets own disjoint segment numbers: no race
+        base = bases[k]
+        f0, f1, f2, r1, r2, deep = _first_three(features, radices, k)
+        for i in range(rows):
+            if deep:
+                g = _number(codes, features, radices, k, depth, i)
+            else:
+                g = 0
+                if f0 >= 0:
+                    g = np.int64(codes[f0, i])
+                    if f1 >= 0:
+                        g = g * r1 + np.int64(codes[f1, i])
+                        if f2 >= 0:
+                            g = g * r2 + np.int64(codes[f2, i])
+            g += base
+            cg = c[g] + steps[i]
+            c[g] = cg
+            if cg > top[g]:
+                top[g] = cg
+            if cg < bottom[g]:
+                bottom[g] = cg
+    out = np.zeros((total, 3))
+    for g in range(total):
+        if top[g] > -np.inf:
+            out[g, 0] = c[g]
+            out[g, 1] = top[g]
+            out[g, 2] = bottom[g]
+    return out

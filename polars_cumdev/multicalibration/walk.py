@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from polars_cumdev.kernel.walks import GROUP_COLUMNS
 from polars_cumdev.method import compiled
 from polars_cumdev.method.familywise import critical_z, holm_numpy
 from polars_cumdev.method.location import LOCATION_COLUMNS
@@ -123,7 +124,7 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
     the additive sums from one pass over the cells of the features' cross.
     """
     from polars_cumdev import kernel as k_
-    from polars_cumdev.kernel.segments import cell_sums, segment_sums
+    from polars_cumdev.kernel.segments import cell_sums, segment_extremes, segment_sums
 
     coded = coded_features(rows.batch, family)
     subsets = family.subsets()
@@ -132,7 +133,15 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
     cells = int(np.prod(counts, dtype=np.float64)) if coded else 1
     additive = cells > MAX_CELLS
     columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
-    sums, firsts, wr = segment_sums(codes, features, radices, bases, *columns, total, additive)
+    distinct = not additive and bool(np.all(rows.s[1:] != rows.s[:-1]))
+    if distinct:  # no ties: every row is a tie of its own, no tie bookkeeping
+        sums = np.zeros((total, GROUP_COLUMNS))
+        sums[:, [k_.C_LAST, k_.C_MAX, k_.C_MIN]] = segment_extremes(
+            codes, features, radices, bases, *columns, total
+        )
+        firsts, wr = np.full(total, -1, dtype=np.int64), np.zeros(total)
+    else:
+        sums, firsts, wr = segment_sums(codes, features, radices, bases, *columns, total, additive)
     if not additive:
         table, first = cell_sums(codes[: len(coded)], counts, *columns)
         for k, subset in enumerate(subsets):
@@ -142,6 +151,8 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
             sums[span, k_.WEIGHT] = parts[:, 1]
             sums[span, k_.SIGMA_B] = parts[:, 2]
             wr[span] = parts[:, 3]
+            if distinct:
+                sums[span, k_.N_SCORES] = parts[:, 0]
     ends = np.append(bases[1:], total)
     spans = list(zip(bases, ends, strict=True))
     walked = Walked(
@@ -176,7 +187,7 @@ def assemble(
 
     # z and p of every kept segment, as normalize will find them, to choose where to locate.
     outs = [walked.out[i][kept[i]] for i in range(len(subsets))]
-    stacked = np.concatenate(outs) if outs else np.zeros((0, k.GROUP_COLUMNS))
+    stacked = np.concatenate(outs) if outs else np.zeros((0, GROUP_COLUMNS))
     column = k.SIGMA_B if binary else k.SIGMA_E
     with np.errstate(invalid="ignore", divide="ignore"):
         root = np.sqrt(np.maximum(stacked[:, column], 0.0))

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from polars_cumdev.errors import EmptySubpopulationError
 from polars_cumdev.kernel.walks import GROUP_COLUMNS
 from polars_cumdev.method import compiled
 from polars_cumdev.method.familywise import critical_z, holm_numpy
@@ -184,6 +185,12 @@ def assemble(
 
     n = rows.batch.height
     kept, dropped = enumerate_family([o[:, k.N_ROWS] for o in walked.out], family)
+    if not any(x.shape[0] for x in kept):
+        largest = max((int(o[:, k.N_ROWS].max(initial=0)) for o in walked.out), default=0)
+        raise EmptySubpopulationError(
+            f"no segment has min_rows={family.min_rows} rows (the largest segment examined "
+            f"has {largest}), so the family is empty; lower min_rows or use fewer features"
+        )
 
     # z and p of every kept segment, as normalize will find them, to choose where to locate.
     outs = [walked.out[i][kept[i]] for i in range(len(subsets))]

@@ -89,3 +89,12 @@ def first_appearance(codes: Array, count: int) -> I64:
             rank[c] = seen
             seen += 1
     return rank
+
+
+@njit(**JIT)
+def remap(x: Array, table: Array, offset: int) -> np.ndarray:
+    """Per row: ``table[x - offset]`` as int32 (a lookup of codes, one pass)."""
+    out = np.empty(x.shape[0], dtype=np.int32)
+    for i in range(x.shape[0]):
+        out[i] = table[np.int64(x[i]) - offset]
+    return out

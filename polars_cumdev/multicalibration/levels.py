@@ -133,8 +133,10 @@ def _categorical(column: pl.Series, family: Segments) -> Coded:
         for code, v in enumerate(kept):
             if v is not None:
                 lookup[int(v) - low] = code
-        x = values.fill_null(low).to_numpy()
-        codes = lookup[x - x.dtype.type(low)] if x.dtype.kind == "u" else lookup[x - low]
+        from polars_cumdev.kernel.levels import remap
+
+        x = values.fill_null(low) if values.null_count() else values
+        codes = remap(np.ascontiguousarray(x.to_numpy()), lookup, low)
     else:
         index = pl.Series([v for v in kept if v is not None], dtype=values.dtype)
         codes_of = pl.Series(range(len(kept)), dtype=pl.Int32).filter(
@@ -183,7 +185,9 @@ def _numerical(column: pl.Series, family: Segments) -> Coded:
     else:
         missing = np.isnan(values)
         present = values[~missing] if missing.any() else values
-        edges = np.unique(np.quantile(present, np.linspace(0.0, 1.0, levels + 1)))
+        # k / levels for k = 1 ... levels - 1 (the ends are the extremes, exactly as np.quantile)
+        inner = np.quantile(present, np.linspace(0.0, 1.0, levels + 1)[1:-1])
+        edges = np.unique(np.concatenate([[present.min()], inner, [present.max()]]))
         codes = bin_codes(values, edges, -1, edges.shape[0] - 1)
         labels, conditions = [], []
         for b in range(edges.shape[0] - 1):
@@ -204,7 +208,7 @@ def coded_features(batch: pl.DataFrame, family: Segments) -> list[Coded]:
     Codes follow the enumeration order of the levels: the order above for
     ``"cumdev"``, first appearance along the rows for ``"mcgrad"``.
     """
-    from polars_cumdev.kernel.levels import first_appearance
+    from polars_cumdev.kernel.levels import first_appearance, remap
 
     coded = []
     for name in family.features:
@@ -217,7 +221,7 @@ def coded_features(batch: pl.DataFrame, family: Segments) -> list[Coded]:
             rank = first_appearance(feature.codes, len(feature.labels))
             order = np.argsort(rank)
             feature = Coded(
-                rank.astype(np.int32)[feature.codes],
+                remap(feature.codes, rank.astype(np.int32), 0),
                 [feature.labels[i] for i in order],
                 [feature.conditions[i] for i in order],
             )

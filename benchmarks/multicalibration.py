@@ -138,24 +138,20 @@ def main(sizes: list[int], python: str | None) -> None:
             "(spec (f) measured 29.9 s at 1e6 on this machine class, another day: indicative)"
         )
     warm = frame(20_000)
-    multicalibration(warm, "s", "y", "w", segments=family).collect()
-    multicalibration(
-        warm, "s", "y", "w", segments=family, method="bootstrap", resamples=2
-    ).collect()
+    multicalibration(warm, "s", "y", "w", segments=family)
+    multicalibration(warm, "s", "y", "w", segments=family, method="bootstrap", resamples=2)
     for n in sizes:
         data = frame(n)
         size = data.estimated_size()
         sort = best(lambda data=data: data.sort("s"))
         with Peak() as peak:
-            table = multicalibration(data, "s", "y", "w", segments=family).collect()
-        audit = best(
-            lambda data=data: multicalibration(data, "s", "y", "w", segments=family).collect(), 1
-        )
+            table = multicalibration(data, "s", "y", "w", segments=family)
+        audit = best(lambda data=data: multicalibration(data, "s", "y", "w", segments=family), 1)
         b = 32
         boot = best(
             lambda data=data, b=b: multicalibration(
                 data, "s", "y", "w", segments=family, method="bootstrap", resamples=b
-            ).collect(),
+            ),
             1,
         )
         per = (boot - audit) / b
@@ -171,10 +167,8 @@ def main(sizes: list[int], python: str | None) -> None:
         theirs = mcgrad(data, python)
         if theirs is None:
             continue
-        ours = summary(table).collect().row(0, named=True)
-        again = best(
-            lambda data=data: multicalibration(data, "s", "y", "w", segments=family).collect(), 1
-        )
+        ours = summary(table).row(0, named=True)
+        again = best(lambda data=data: multicalibration(data, "s", "y", "w", segments=family), 1)
         print(
             f"  MCGrad 0.1.5 ({theirs['precision']}): {theirs['seconds']:7.2f} s, "
             f"{theirs['segments']} segments, added peak {theirs['added_peak_bytes'] / 1e9:.2f} GB; "

@@ -189,7 +189,7 @@ def write_report(
     say: Callable[[str], None],
 ) -> Path:
     """The page of :func:`multicalibration_report` from a table already computed (the CLI's)."""
-    facts = summary(table, level=level).collect().row(0, named=True)
+    facts = summary(table, level=level).row(0, named=True)
     critical = facts["critical_z"]
     words = _METHODS.get(method, method)
     guide = how_to_read("calibration", level).replace(
@@ -208,7 +208,7 @@ def write_report(
     sections = [
         (
             _summary_heading(facts, level),
-            html_table(summary(table, level=level).collect(), SUMMARY_COLUMNS),
+            html_table(summary(table, level=level), SUMMARY_COLUMNS),
             [charts.funnel(table, level=level).to_dict()],
         ),
         (

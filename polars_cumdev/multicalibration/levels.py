@@ -16,13 +16,10 @@ are counted without hashing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import polars as pl
-
-if TYPE_CHECKING:
-    from polars_cumdev.multicalibration.family import Segments
 
 __all__ = ["MISSING", "OTHER", "Coded", "coded_features"]
 
@@ -30,6 +27,18 @@ MISSING = "(missing)"
 OTHER = "(other)"
 #: Widest value range of an integer feature counted directly (else hashed by Polars).
 _DIRECT = 1 << 16
+
+
+class Segments(Protocol):
+    """What the coding reads of a :class:`~polars_cumdev.multicalibration.family.Segments`."""
+
+    rules: str
+    categorical: tuple[str, ...]
+
+    @property
+    def features(self) -> tuple[str, ...]: ...
+
+    def levels_of(self, name: str) -> int: ...
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.errors import EmptySubpopulationError
-from polars_cumdev.kernel.walks import GROUP_COLUMNS
 from polars_cumdev.method import compiled
 from polars_cumdev.method.familywise import critical_z, holm_numpy
 from polars_cumdev.method.location import LOCATION_COLUMNS
@@ -126,6 +125,7 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
     """
     from polars_cumdev import kernel as k_
     from polars_cumdev.kernel.segments import cell_sums, segment_extremes, segment_sums
+    from polars_cumdev.kernel.walks import GROUP_COLUMNS
 
     coded = coded_features(rows.batch, family)
     subsets = family.subsets()
@@ -183,6 +183,7 @@ def assemble(
     :func:`polars_cumdev.compiled.facts`).
     """
     from polars_cumdev import kernel as k
+    from polars_cumdev.kernel.walks import GROUP_COLUMNS
 
     n = rows.batch.height
     kept, dropped = enumerate_family([o[:, k.N_ROWS] for o in walked.out], family)

@@ -42,9 +42,7 @@ def test_cells_and_walked_sums_agree(monkeypatch, ties, method):
     family = segments(["a", "b"], ["c"], depth=2, min_rows=5)
 
     def run():
-        return multicalibration(
-            frame, "s", "y", "w", segments=family, method=method, resamples=19
-        ).collect()
+        return multicalibration(frame, "s", "y", "w", segments=family, method=method, resamples=19)
 
     cells = run()
     monkeypatch.setattr(walk_module, "MAX_CELLS", 0)  # the walk sums everything itself
@@ -68,7 +66,7 @@ def test_made_up_labels_never_collide_with_real_values():
     )
     table = multicalibration(
         frame, "s", "y", segments=segments(["a"], depth=1, levels=3, min_rows=1)
-    ).collect()
+    )
     level = table.filter(pl.col("depth") == 1)
     labels = level.get_column("a").to_list()
     assert len(labels) == len(set(labels)) == 4  # two real values, pooled rest, nulls
@@ -92,9 +90,9 @@ def test_made_up_labels_never_collide_with_real_values():
 def test_an_empty_family_says_why():
     frame = _frame(4, 40, ties=False)
     with pytest.raises(EmptySubpopulationError, match="min_rows=50"):
-        multicalibration(frame, "s", "y", segments=segments(["a"], min_rows=50)).collect()
+        multicalibration(frame, "s", "y", segments=segments(["a"], min_rows=50))
     with pytest.raises(EmptySubpopulationError, match="min_rows=30"):
-        screen(frame, segments(["a", "b"], min_rows=30), "s", "y").collect()
+        screen(frame, segments(["a", "b"], min_rows=30), "s", "y")
 
 
 def test_segment_screen_uses_the_level_given():

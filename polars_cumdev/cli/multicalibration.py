@@ -107,7 +107,7 @@ def add_command(commands: Any) -> None:
     command.add_argument(
         "--level", type=level_value, default=0.05, help="family-wise level (default 0.05)"
     )
-    command.add_argument("--method", choices=("holm", "bootstrap"), default="holm")
+    command.add_argument("--method", choices=("holm", "bootstrap", "stepdown"), default="holm")
     command.add_argument("--resamples", type=positive_int, default=999, help="bootstrap's B")
     command.add_argument("--seed", type=positive_int, default=0, help="bootstrap's seed")
     command.add_argument("--findings", type=positive_int, default=5, help="sentences printed")

@@ -204,15 +204,20 @@ def assemble(
         z = np.where(root > 0.0, ranges / root, np.nan)
     tests = int(np.count_nonzero(~np.isnan(z)))
     p_boot = np.full(z.shape, np.nan)
-    if options.method == "bootstrap":
+    if options.method in ("bootstrap", "stepdown"):
         defined = ~np.isnan(z)
         starts = np.concatenate([[0], np.cumsum([len(x) for x in kept])])
         numbers = [kept[i][defined[starts[i] : starts[i + 1]]] for i in range(len(subsets))]
+        observed = z[defined] if options.method == "stepdown" else None
         found = bootstrap.maxima(
             coded, subsets, numbers, root[defined], rows.s, rows.w, rows.weighted,
-            rows.scale, options.resamples, options.seed,
+            rows.scale, options.resamples, options.seed, observed=observed,
         )  # fmt: skip
-        p_boot[defined] = bootstrap.adjusted(z[defined], found)
+        if observed is None:
+            p_boot[defined] = bootstrap.adjusted(z[defined], found)
+        else:
+            found, counts = found
+            p_boot[defined] = bootstrap.stepdown(observed, counts, options.resamples)
         family_p, critical = p_boot, bootstrap.critical(found, options.level)
     else:
         family_p = holm_numpy(np.asarray(kuiper_pvalue(z), dtype=np.float64))

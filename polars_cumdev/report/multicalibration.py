@@ -80,6 +80,7 @@ SUMMARY_COLUMNS = (
 _METHODS = {
     "holm": "Holm's step-down on the Kuiper p-values",
     "bootstrap": "a max-z parametric bootstrap under calibration",
+    "stepdown": "a step-down max-z parametric bootstrap under calibration",
 }
 _FAMILYWISE = (
     "<b>Family-wise error.</b> Every segment is a test; among a thousand segments of a "

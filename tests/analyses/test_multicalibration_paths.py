@@ -14,7 +14,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from polars_cumdev.errors import EmptySubpopulationError
-from polars_cumdev.multicalibration import multicalibration, segments, subpop
+from polars_cumdev.multicalibration import bootstrap, multicalibration, segments, subpop
 from polars_cumdev.multicalibration import walk as walk_module
 from polars_cumdev.subpopulation import screen
 
@@ -101,3 +101,42 @@ def test_segment_screen_uses_the_level_given():
     strict = screen(frame, family, "s", "y", level=0.001)
     loose = screen(frame, family, "s", "y", level=0.2)
     assert strict["critical_z"][0] > loose["critical_z"][0]
+
+
+def _naive_stepdown(z: np.ndarray, resampled: np.ndarray) -> np.ndarray:
+    """Westfall and Young's step-down max-T, written out segment by segment."""
+    b = resampled.shape[1]
+    raw = np.empty(z.shape[0])
+    for g in range(z.shape[0]):
+        rest = [k for k in range(z.shape[0]) if z[k] <= z[g]]
+        hits = sum(max(resampled[k, j] for k in rest) >= z[g] for j in range(b))
+        raw[g] = (1.0 + hits) / (b + 1.0)
+    return np.array(
+        [max(raw[j] for j in range(z.shape[0]) if z[j] >= z[g]) for g in range(z.shape[0])]
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_stepdown_matches_a_naive_transcription(seed):
+    rng = np.random.default_rng(seed)
+    z = np.round(rng.gamma(2.0, 1.0, 40), 1)  # rounded: ties among the observed z
+    resampled = rng.gamma(2.0, 1.0, (40, 57))
+    counts = bootstrap.stepdown_counts(z, resampled[:, :30]) + bootstrap.stepdown_counts(
+        z, resampled[:, 30:]
+    )  # two blocks of resamples, as the walk accumulates them
+    got = bootstrap.stepdown(z, counts, 57)
+    assert np.allclose(got, _naive_stepdown(z, resampled), rtol=0, atol=1e-15)
+    single = bootstrap.adjusted(z, resampled.max(axis=0))
+    assert np.all(got <= single + 1e-15)  # never less powerful than the single step
+
+
+@pytest.mark.slow
+def test_stepdown_runs_and_is_at_most_the_single_step():
+    frame = _frame(8, 1500, ties=False)
+    family = segments(["a", "b"], ["c"], depth=2, min_rows=5)
+    single = multicalibration(frame, "s", "y", segments=family, method="bootstrap", resamples=49)
+    step = multicalibration(frame, "s", "y", segments=family, method="stepdown", resamples=49)
+    joined = single.join(step, on="condition", suffix="_step")
+    assert joined.height == single.height
+    assert (joined["p_family_step"] <= joined["p_family"] + 1e-15).all()
+    assert (joined["ecce_r_z_step"] == joined["ecce_r_z"]).all()

@@ -57,6 +57,7 @@ are compiled again rather than failing every call (:mod:`polars_cumdev.kernel._c
 
 from polars_cumdev.kernel import curve, radix, ranks, tieorder
 from polars_cumdev.kernel import events as _events
+from polars_cumdev.kernel import levels as _levels
 from polars_cumdev.kernel import location as _location
 from polars_cumdev.kernel import points as _points
 from polars_cumdev.kernel import prefix as _prefix
@@ -102,7 +103,18 @@ from polars_cumdev.kernel.walks import (
 )
 
 tolerate_damage(
-    curve, radix, ranks, tieorder, _events, _location, _points, _prefix, _ranges, _segments, _walks
+    curve,
+    radix,
+    ranks,
+    tieorder,
+    _events,
+    _levels,
+    _location,
+    _points,
+    _prefix,
+    _ranges,
+    _segments,
+    _walks,
 )
 
 __all__ = [

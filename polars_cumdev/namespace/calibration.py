@@ -47,7 +47,7 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             calibration.calibration(
-                self._frame,
+                self._data(score, response, weight, by),
                 score,
                 response,
                 weight,
@@ -83,7 +83,7 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             calibration.calibration_curve(
-                self._frame,
+                self._data(score, response, weight, subpop),
                 score,
                 response,
                 weight,
@@ -118,7 +118,7 @@ class CalibrationMethods(Methods[F]):
 
         return self._out(
             multicalibration(
-                self._frame,
+                self._data(score, response, weight, segments),
                 score,
                 response,
                 weight,
@@ -143,7 +143,9 @@ class CalibrationMethods(Methods[F]):
         See :func:`polars_cumdev.corp.decomposition.corp` (Dimitriadis, Gneiting and
         Jordan, PNAS 2021).
         """
-        return self._out(corp.corp(self._frame, score, response, weight, by=by))
+        return self._out(
+            corp.corp(self._data(score, response, weight, by), score, response, weight, by=by)
+        )
 
     def corp_curve(
         self,
@@ -162,7 +164,7 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             corp.corp_curve(
-                self._frame,
+                self._data(score, response, weight, by),
                 score,
                 response,
                 weight,
@@ -193,7 +195,7 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             binned.reliability(
-                self._frame,
+                self._data(score, response, weight, subpop),
                 score,
                 response,
                 weight,
@@ -227,7 +229,7 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             binned.ece(
-                self._frame,
+                self._data(score, response, weight, by),
                 score,
                 response,
                 weight,
@@ -257,7 +259,7 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             binned.ece_sweep(
-                self._frame,
+                self._data(score, response, weight, by),
                 score,
                 response,
                 weight,
@@ -290,7 +292,7 @@ class CalibrationMethods(Methods[F]):
 
         return self._out(
             drift.calibration_drift(
-                self._frame,
+                self._data(score, response, weight, time, by),
                 score,
                 response,
                 weight,

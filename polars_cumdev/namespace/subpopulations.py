@@ -42,7 +42,7 @@ class SubpopulationMethods(Methods[F]):
         """
         return self._out(
             subpopulation.screen(
-                self._frame,
+                self._data(by, score, response, weight),
                 by,
                 score,
                 response,
@@ -72,7 +72,7 @@ class SubpopulationMethods(Methods[F]):
         """
         return self._out(
             subpopulation.curve(
-                self._frame,
+                self._data(subpop, score, response, weight),
                 subpop,
                 score,
                 response,
@@ -104,7 +104,7 @@ class SubpopulationMethods(Methods[F]):
         """
         return self._out(
             compare.compare(
-                self._frame,
+                self._data(first, second, score, response, weight),
                 first,
                 second,
                 score,
@@ -137,7 +137,7 @@ class SubpopulationMethods(Methods[F]):
         """
         return self._out(
             compare.compare_curve(
-                self._frame,
+                self._data(first, second, score, response, weight),
                 first,
                 second,
                 score,
@@ -170,7 +170,7 @@ class SubpopulationMethods(Methods[F]):
         """
         return self._out(
             compare.compare_all(
-                self._frame,
+                self._data(by, score, response, weight),
                 by,
                 reference,
                 score,
@@ -203,7 +203,16 @@ class SubpopulationMethods(Methods[F]):
         from polars_cumdev.paired import paired
 
         return self._out(
-            paired(self._frame, score, first, second, weight, by=by, variance=variance, level=level)
+            paired(
+                self._data(score, first, second, weight, by),
+                score,
+                first,
+                second,
+                weight,
+                by=by,
+                variance=variance,
+                level=level,
+            )
         )
 
     def paired_curve(
@@ -227,7 +236,7 @@ class SubpopulationMethods(Methods[F]):
 
         return self._out(
             paired_curve(
-                self._frame,
+                self._data(score, first, second, weight, subpop),
                 score,
                 first,
                 second,
@@ -261,7 +270,7 @@ class SubpopulationMethods(Methods[F]):
         from polars_cumdev import report
 
         return report.report(
-            self._frame,
+            self._data(by, score, response, weight),
             by,
             score,
             response,

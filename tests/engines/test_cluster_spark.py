@@ -120,3 +120,20 @@ def test_calibration_per_group(spark, by):
     expected = df.cumdev.calibration("s", "r", "w", by=by)
     actual = cspark.calibration(to_spark(spark, df), "s", "r", "w", by=by)
     assert_frames_close(expected, actual, ["g"] if by else ["n"])
+
+
+@pytest.mark.parametrize("case", ["string score", "damaged data page"])
+def test_files_spark_cannot_read_give_one_line_naming_the_file(spark, tmp_path, case):
+    """Issue 25, item 12: a Spark DataFrame over files Spark fails to read: no Java stack."""
+    from test_parquet_files import _write
+
+    path, _ = _write(tmp_path / "data", case)
+    for call in (
+        lambda sdf: cspark.screen(sdf, "g", "s", "r", "w"),
+        lambda sdf: cspark.calibration(sdf, "s", "r", "w", by="g"),
+    ):
+        with pytest.raises(CumdevError) as info:
+            call(spark.read.parquet(path))
+        message = str(info.value)
+        assert message.startswith("Spark could not read or process the input: "), message
+        assert "b.parquet" in message and "\n" not in message and " at org." not in message

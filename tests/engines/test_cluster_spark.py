@@ -137,3 +137,17 @@ def test_files_spark_cannot_read_give_one_line_naming_the_file(spark, tmp_path, 
         message = str(info.value)
         assert message.startswith("Spark could not read or process the input: "), message
         assert "b.parquet" in message and "\n" not in message and " at org." not in message
+
+
+def test_same_bits_under_shuffles_and_partitions(spark):
+    """Issue 25, item 9: the Spark screen's bits do not depend on row order or partitioning."""
+    df = make_data(13, rows=2000)
+    first = None
+    for k, partitions, ranges in [(0, 1, 4), (1, 3, 4), (2, 5, 4)]:
+        shuffled = df.sample(fraction=1.0, shuffle=True, seed=k)
+        frame = to_spark(spark, shuffled, partitions)
+        out = cspark.screen(frame, "g", "s", "r", "w", ranges=ranges).sort("g", nulls_last=True)
+        if first is None:
+            first = out
+        assert out.equals(first), (k, partitions, ranges)
+    assert_frames_close(screen_expected(df), first, ["g"])

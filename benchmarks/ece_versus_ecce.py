@@ -1,5 +1,6 @@
 """ECEs hit a noise floor; ECCEs shrink like 1/sqrt(n) (after figs. 8-9 of
-"Metrics of calibration for probabilistic predictions", Arrieta-Ibarra et al.).
+"Metrics of calibration for probabilistic predictions", Arrieta-Ibarra, Gujral,
+Tannen, Tygert and Xu, J. Mach. Learn. Res. 23, 2022).
 
 For each sample size n, draw 9 data sets whose scores are equispaced,
 equispaced then squared, or square-rooted, and whose responses are Bernoulli

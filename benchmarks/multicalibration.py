@@ -84,24 +84,20 @@ def main(sizes: list[int]) -> None:
         "(not installed here: it needs PyTorch, 6.7 GB; spec (f) measured 29.9 s at 1e6)"
     )
     warm = frame(20_000)
-    multicalibration(warm, "s", "y", "w", segments=family).collect()
-    multicalibration(
-        warm, "s", "y", "w", segments=family, method="bootstrap", resamples=2
-    ).collect()
+    multicalibration(warm, "s", "y", "w", segments=family)
+    multicalibration(warm, "s", "y", "w", segments=family, method="bootstrap", resamples=2)
     for n in sizes:
         data = frame(n)
         size = data.estimated_size()
         sort = best(lambda data=data: data.sort("s"))
         with Peak() as peak:
-            table = multicalibration(data, "s", "y", "w", segments=family).collect()
-        audit = best(
-            lambda data=data: multicalibration(data, "s", "y", "w", segments=family).collect(), 1
-        )
+            table = multicalibration(data, "s", "y", "w", segments=family)
+        audit = best(lambda data=data: multicalibration(data, "s", "y", "w", segments=family), 1)
         b = 5
         boot = best(
             lambda data=data, b=b: multicalibration(
                 data, "s", "y", "w", segments=family, method="bootstrap", resamples=b
-            ).collect(),
+            ),
             1,
         )
         per = (boot - audit) / b

@@ -3,15 +3,16 @@
 Monitoring asks, window after window (a week, say), whether a model's
 predictions are still calibrated. Each window gets the ECCE-R test of
 :func:`polars_cumdev.calibration.calibration` (method.md 2 and 4): its z is the
-Kuiper range of the cumulative differences divided by sigma, equation (50),
-and its p-value the Kuiper tail probability of that z. With m windows tested,
-some window crosses the 5% line by chance alone far more often than 5% of the
-time, so the windows are judged together: :func:`family_wise` adjusts the
-p-values with Holm's step-down method (or Bonferroni's), which keeps the
-chance of flagging any calibrated window at most ``alpha`` whatever the
-dependence between the windows, and gives each window the critical z it must
-exceed (Bonferroni: the one line z(alpha / m); Holm: z(alpha / (m - j + 1))
-for the window ranked j-th by p-value, the first being the Bonferroni line).
+Kuiper range of the cumulative differences divided by sigma, equation (50) of M.
+Tygert, "Cumulative deviation of a subpopulation from the full population", and
+its p-value the Kuiper tail probability of that z. With m windows tested, some
+window crosses the 5% line by chance alone far more often than 5% of the time,
+so the windows are judged together: :func:`family_wise` adjusts the p-values
+with Holm's step-down method (or Bonferroni's), which keeps the chance of
+flagging any calibrated window at most ``alpha`` whatever the dependence between
+the windows, and gives each window the critical z it must exceed (Bonferroni:
+the one line z(alpha / m); Holm: z(alpha / (m - j + 1)) for the window ranked
+j-th by p-value, the first being the Bonferroni line).
 
 :func:`calibration_drift` composes the two for a time column, and
 :func:`polars_cumdev.charts.drift` draws the result.
@@ -28,8 +29,8 @@ import polars as pl
 from polars_cumdev.calibration import calibration
 from polars_cumdev.errors import ColumnNotFoundError, InvalidParameterError
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.familywise import holm
-from polars_cumdev.method.frames import accepts_foreign_frames
 from polars_cumdev.method.prepare import FrameLike, as_lazy, schema_of
 from polars_cumdev.method.pvalues import kuiper_pvalue
 
@@ -82,6 +83,7 @@ def _check(alpha: object, adjustment: object) -> None:
         )
 
 
+@entry_point()
 def family_wise(
     table: FrameLike,
     *,
@@ -155,6 +157,7 @@ def _duration(text: object, what: str) -> tuple[int, str]:
     return int(match[1]), match[2]
 
 
+@entry_point()
 def rolling_windows(frame: FrameLike, time: str, *, every: str, period: str) -> pl.LazyFrame:
     """Overlapping windows: each row repeated once per window of length ``period`` holding it.
 
@@ -223,17 +226,17 @@ def _check_time(lazy: pl.LazyFrame, time: object) -> None:
         )
 
 
-@accepts_foreign_frames
+@entry_point("score", "response", "weight", "by")
 def calibration_drift(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
     time: str,
     every: str = "1w",
     period: str | None = None,
-    by: str | Sequence[str] | None = None,
+    by: Column | Sequence[Column] | None = None,
     alpha: float = 0.05,
     adjustment: str = "holm",
     engine: str = "auto",

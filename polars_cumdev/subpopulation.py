@@ -215,15 +215,15 @@ def screen(
 ) -> pl.LazyFrame:
     """Screen every subpopulation ``by`` defines against the full population.
 
+    Equation and remark numbers are those of M. Tygert, "Cumulative deviation
+    of a subpopulation from the full population" (J. Big Data 8, 2021);
+    method.md is the repository's account of the method (docs/method.md).
     Each group is compared with all rows of ``frame``: its tied scores are
     merged (method.md 1.1), each merged score gets the midpoint bin of
     equations (6)-(7) in the full population, the weighted cumulative
     differences (25)-(28) are accumulated, and the Kuiper (13) and
     Kolmogorov-Smirnov (12) statistics are divided by sigma, (31) or (32).
-    All groups are handled in one lazy query. Equation and remark numbers are
-    those of M. Tygert, "Cumulative deviation of a subpopulation from the full
-    population" (J. Big Data 8, 2021); method.md is the repository's account
-    of the method (docs/method.md).
+    All groups are handled in one lazy query.
 
     Parameters
     ----------

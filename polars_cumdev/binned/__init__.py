@@ -5,14 +5,14 @@ elsewhere in the package. They are here so that the two can be put side by
 side; the papers' point is that the binned summaries depend on a choice of
 bins (see :func:`ece_sweep`) while the cumulative ones do not.
 
-Reliability diagrams follow Remark 4 of the subpopulation paper: per bin, the
+Reliability diagrams follow Remark 4 of M. Tygert, "Cumulative deviation of a
+subpopulation from the full population" (J. Big Data 8, 2021): per bin, the
 weighted average of the scores, X_k of (36) and Xt_k of (37), against the
 weighted average of the responses, Y_k of (34) and Yt_k of (35), for the
-subpopulation and for the full population, each binned on its own. The
-expected calibration errors are the Riemann sums (3) (ECE2) and (4) (ECE1) of
+subpopulation and for the full population, each binned on its own. The expected
+calibration errors are the Riemann sums (3) (ECE2) and (4) (ECE1) of
 Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu, "Metrics of calibration for
-probabilistic predictions"
-(J. Mach. Learn. Res. 23, 2022).
+probabilistic predictions" (J. Mach. Learn. Res. 23, 2022).
 
 Three binnings are offered, all applied to the rows of one population (or
 group) in increasing order of score:

@@ -95,15 +95,16 @@ def _first_fit(weights: np.ndarray, start: int, target: float, hint: int) -> int
 def equal_error_labels(weights: np.ndarray, bins: int, seed: int = 0) -> np.ndarray:
     """Equal-error bins of Remark 5 for weights in increasing order of score.
 
-    The target is equation (40), U = sqrt(sum W_p^2) / sum W_p over the first
-    q = max(floor(n / l), 1) weights of the permutation
+    The target is equation (40) of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population", U = sqrt(sum W_p^2) / sum W_p over
+    the first q = max(floor(n / l), 1) weights of the permutation
     ``numpy.random.default_rng(seed).permutation(n)`` (the sums accumulated in
-    that order). Bins 0, 1, ..., l - 2 each grow row by row from their first
-    row until their ratio (38) is <= U; bin l - 1 takes every row left (the
-    paper's B_l = +inf). If the last bin then holds fewer than half as many
-    rows as the bin before it, the two are merged. With equal weights the
-    ratio of k rows is 1 / sqrt(k), every bin but the last gets exactly q rows
-    and the result is the equal-count binning.
+    that order). Bins 0, 1, ..., l - 2 each grow row by row from their first row
+    until their ratio (38) is <= U; bin l - 1 takes every row left (the paper's
+    B_l = +inf). If the last bin then holds fewer than half as many rows as the
+    bin before it, the two are merged. With equal weights the ratio of k rows is
+    1 / sqrt(k), every bin but the last gets exactly q rows and the result is
+    the equal-count binning.
 
     This is a sequential scan: where a bin ends depends on where the previous
     one ended, and the ratio of a run is not monotone in its length, so the
@@ -214,7 +215,11 @@ def _bin_sums(binned: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
 
 
 def _means() -> list[pl.Expr]:
-    """Weighted averages of score, (36)-(37), and response, (34)-(35), from :func:`_bin_sums`."""
+    """Weighted averages of score, (36)-(37), and response, (34)-(35), from :func:`_bin_sums`.
+
+    Equation numbers are those of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population".
+    """
     return [
         (pl.col(_SUM_WS) / pl.col(nm.WEIGHT)).alias("score_mean"),
         (pl.col(_SUM_WR) / pl.col(nm.WEIGHT)).alias("response_mean"),

@@ -71,7 +71,11 @@ def _ece(
     weighting: str,
     seed: int,
 ) -> pl.LazyFrame:
-    """ECE1 and ECE2 of every group, (3)-(4), for one number of bins."""
+    """ECE1 and ECE2 of every group, (3)-(4), for one number of bins.
+
+    Equation numbers are those of Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu,
+    "Metrics of calibration for probabilistic predictions".
+    """
     sums = _bin_sums(_assign(ordered, keys, bins, binning, unit=True, seed=seed), keys)
     gap = (pl.col(_SUM_WR) - pl.col(_SUM_WS)) / pl.col(nm.WEIGHT)  # Rbar_j - Sbar_j
     if weighting == "count":
@@ -110,7 +114,7 @@ def ece(
     """Expected calibration errors ECE1 and ECE2 (the ECE paper's equations (4) and (3)).
 
     The paper: Arrieta-Ibarra, Gujral, Tannen, Tygert and Xu, "Metrics of calibration for
-    probabilistic predictions".
+    probabilistic predictions" (J. Mach. Learn. Res. 23, 2022).
 
     With Rbar_j and Sbar_j the weighted averages of the responses and scores
     in bin j (as in (34) and (36) of the subpopulation paper),
@@ -198,10 +202,12 @@ def ece_sweep(
 ) -> pl.LazyFrame:
     """ECE1 and ECE2 for each of several numbers of bins.
 
-    The point the papers make: the ECEs of (3)-(4) move with the number of
-    bins, sometimes a lot, so a single ECE says little without its binning,
-    whereas the cumulative ECCEs have no such parameter. One lazy query per
-    number of bins, concatenated; the data are prepared and sorted once.
+    The point the papers make: the ECEs of (3)-(4) of Arrieta-Ibarra, Gujral,
+    Tannen, Tygert and Xu, "Metrics of calibration for probabilistic
+    predictions" move with the number of bins, sometimes a lot, so a single ECE
+    says little without its binning, whereas the cumulative ECCEs have no such
+    parameter. One lazy query per number of bins, concatenated; the data are
+    prepared and sorted once.
 
     Parameters
     ----------

@@ -1,4 +1,8 @@
-"""Reliability diagrams: per bin, the averages (34)-(37) of both populations, with bootstrap."""
+"""Reliability diagrams: per bin, the averages (34)-(37) of both populations, with bootstrap.
+
+Equation numbers are those of M. Tygert, "Cumulative deviation of a
+subpopulation from the full population".
+"""
 
 from __future__ import annotations
 
@@ -119,6 +123,9 @@ def reliability(
     calibration: bool = False,
 ) -> pl.LazyFrame:
     """Points of a reliability diagram: binned weighted averages, equations (34)-(37).
+
+    Equation numbers are those of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population".
 
     The subpopulation (if any) and the full population are binned separately,
     each with its own bins, as in Remark 4 of the subpopulation paper. In bin

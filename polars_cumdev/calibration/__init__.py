@@ -1,8 +1,10 @@
 """Cumulative calibration: ECCE-R and ECCE-MAD for every kind of prediction (method.md 2).
 
 * :mod:`~polars_cumdev.calibration.cumulative`: the statistics and the curve of
-  one prediction per row (Tygert, ``calibration-cumulative-plots.md``;
-  appendix A equations (44)-(50));
+  one prediction per row (M. Tygert, "Plots of the cumulative differences
+  between observed and expected values of ordered Bernoulli variates", 2022;
+  equations (44)-(50) of appendix A of M. Tygert, "Cumulative deviation of a
+  subpopulation from the full population");
 * :mod:`~polars_cumdev.calibration.targets`: what that prediction claims: a
   probability, the mean of a real response, or its quantile at a level alpha;
 * :mod:`~polars_cumdev.calibration.multiclass`: K class probabilities per row,
@@ -89,7 +91,8 @@ def calibration(
     """ECCE-R and ECCE-MAD with sigma and p-values, overall or per group.
 
     C_k = sum_{j<=k} a_j (R'_j - ref_j) over the predictions merged by value
-    and sorted (appendix A (44)-(47)); the ECCE-R is its range (49), the
+    and sorted (appendix A (44)-(47) of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population"); the ECCE-R is its range (49), the
     ECCE-MAD its largest absolute value (48), sigma the scale of its random
     fluctuations under perfect calibration ((50) for probabilities).
 
@@ -206,7 +209,9 @@ def calibration_curve(
     Same columns as :func:`polars_cumdev.subpopulation.curve`, so
     :func:`polars_cumdev.charts.cumulative` draws it; ``full_mean`` is
     replaced by the reference the response is compared with: the score
-    itself (C_k of method.md 2, equations (44)-(47)), or alpha for a quantile.
+    itself (C_k of method.md 2, equations (44)-(47) of M. Tygert, "Cumulative
+    deviation of a subpopulation from the full population"), or alpha for a
+    quantile.
 
     Parameters
     ----------

@@ -219,14 +219,15 @@ def calibration(
     -------
     pl.LazyFrame
         One row (per group): ``n``, ``n_scores``, ``weight``, ``ecce_r``
-        (Kuiper range of C, (49)), ``ecce_mad`` (max |C_k|, (48)), ``delta``
-        (C_n), ``sigma`` ((50), method.md 2), ``ecce_r_z``, ``ecce_mad_z``,
-        ``ecce_r_p``, ``ecce_mad_p`` (method.md 4), their base-10 logarithms
-        ``ecce_r_log10p``, ``ecce_mad_log10p``, ``ecce_r_q``,
-        ``ecce_mad_q`` (Benjamini-Hochberg across groups), the located
-        stretch ``from_score``, ``to_score``, ``share``, ``deviation``
-        (:mod:`polars_cumdev.method.location`) and ``note``;
-        sorted by ``ecce_r_z``, largest first.
+        (Kuiper range of C, (49) of M. Tygert, "Cumulative deviation of a
+        subpopulation from the full population"), ``ecce_mad`` (max |C_k|,
+        (48)), ``delta`` (C_n), ``sigma`` ((50), method.md 2), ``ecce_r_z``,
+        ``ecce_mad_z``, ``ecce_r_p``, ``ecce_mad_p`` (method.md 4), their
+        base-10 logarithms ``ecce_r_log10p``, ``ecce_mad_log10p``, ``ecce_r_q``,
+        ``ecce_mad_q`` (Benjamini-Hochberg across groups), the located stretch
+        ``from_score``, ``to_score``, ``share``, ``deviation``
+        (:mod:`polars_cumdev.method.location`) and ``note``; sorted by
+        ``ecce_r_z``, largest first.
     """
     prepared = _prepare(frame, score, response, weight, by, target, reserved)
     keys = prepared.keys
@@ -275,7 +276,8 @@ def calibration_curve(
     Same columns as :func:`polars_cumdev.subpopulation.curve`, so
     :func:`polars_cumdev.charts.cumulative` draws it; ``full_mean`` is
     replaced by the reference the response is compared with, the score
-    itself (C_k of method.md 2, equations (44)-(47)).
+    itself (C_k of method.md 2, equations (44)-(47) of M. Tygert, "Cumulative
+    deviation of a subpopulation from the full population").
 
     Parameters
     ----------

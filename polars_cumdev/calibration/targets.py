@@ -7,7 +7,8 @@ variance of one response at the k-th prediction under perfect calibration.
 Three targets fill in R', ref and v:
 
 * ``"probability"`` (method.md 2): the prediction p in [0, 1] of a 0/1 (or
-  soft) response; ref_k = S'_k and v_k = S'_k (1 - S'_k), appendix A (50).
+  soft) response; ref_k = S'_k and v_k = S'_k (1 - S'_k), appendix A (50) of M.
+  Tygert, "Cumulative deviation of a subpopulation from the full population".
 * ``"quantile"`` at level alpha: the prediction q of the alpha-quantile of a
   real response y. The identification function 1{y <= q} - alpha has mean 0
   exactly when q is the alpha-quantile, so R'_k is the (weighted) share of

@@ -255,7 +255,10 @@ def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
     if target is None:
         return
     subset, label, extra = frame, "all predictions", {}
+    # The drawn row is judged as its table judges it: by the q-value over the rows.
+    row, judged = (table.row(0, named=True) if table.height else None), "ecce_r_p"
     if keys or classwise:
+        judged = "ecce_r_q"
         _, label, row = top_group(table, [*keys, *(["class"] if classwise else [])], "ecce_r_z")
         if keys:
             subset = frame.filter(group_selection(keys, row))
@@ -272,6 +275,7 @@ def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
         **options,
         **extra,
     ).collect()
+    points, line = drawn_as_ranked(points, row, args.level, judged)
     if target.suffix.lower() in DATA_SUFFIXES:
         save_table(points, str(target), target.suffix.lower().lstrip("."))
         return
@@ -289,6 +293,7 @@ def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
         y_label=_y_label(args, score),
         kind="calibration",
         band=args.band,
+        significance=line,
     )
     save_chart(chart, target)
 

@@ -61,6 +61,7 @@ from polars_cumdev.cli.output import (
     TABLE_SUFFIXES,
     curve_summary,
     drawn_as_ranked,
+    note,
     print_summary,
     save_chart,
     save_table,
@@ -160,7 +161,7 @@ def _write_report(
     except ImportError as exc:
         if required:
             raise CumdevError(f"the HTML report is not available: {exc}") from None
-        say(f"skipping the HTML report (not available: {exc})")
+        note(f"skipping the HTML report (not available: {exc})")
         return
     say(f"writing report {path} (top {top} groups) ...")
     report(
@@ -238,7 +239,7 @@ def _screen(args: argparse.Namespace) -> None:
         ).collect()
     say(f"screened {table.height} groups in {time.perf_counter() - started:.2f} s")
     if "ordering" in table.columns and table.height:
-        say(f"rows ordered along {table['ordering'][0]}")
+        note(f"rows ordered along {table['ordering'][0]}")
     show(table, [*args.by, *RANKED_COLUMNS], args.rows)
     if args.output:
         save_table(table, args.output, args.format)

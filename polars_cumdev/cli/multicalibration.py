@@ -53,7 +53,7 @@ def _run(args: argparse.Namespace) -> None:
         resamples=args.resamples,
         seed=args.seed,
     ).collect()
-    facts = summary(table, level=args.level).collect().row(0, named=True)
+    facts = summary(table, level=args.level).row(0, named=True)
     print(
         f"{facts['segments']} segments ({facts['tests']} tested, {facts['dropped']} dropped by a "
         f"cap); {facts['significant']} significant at family-wise level {args.level:g} "

@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from polars_cumdev import progress
 from polars_cumdev.charts.numbers import percent
 from polars_cumdev.errors import CumdevError
 
@@ -21,6 +22,7 @@ __all__ = [
     "curve_summary",
     "drawn_as_ranked",
     "located_cell",
+    "note",
     "pretty_p",
     "print_summary",
     "save_chart",
@@ -49,7 +51,17 @@ TABLE_SUFFIXES = (".csv", ".json", ".parquet")
 
 
 def say(message: str) -> None:
-    """Progress and notes: stderr, so that stdout holds only results."""
+    """A line of progress ("reading ...", "wrote ..."): on stderr only when progress is on.
+
+    It goes through :func:`polars_cumdev.progress.say`, so that it follows
+    ``--progress`` / ``--no-progress`` and, without either, shows only when
+    stderr is a terminal, as the library's own progress lines do.
+    """
+    progress.say(message)
+
+
+def note(message: str) -> None:
+    """A note the user needs whatever the progress switch (a skipped output): stderr."""
     print(message, file=sys.stderr, flush=True)
 
 

@@ -27,6 +27,7 @@ from polars_cumdev.cli.output import (
     RANKED_COLUMNS,
     TABLE_SUFFIXES,
     drawn_as_ranked,
+    note,
     save_chart,
     save_table,
     say,
@@ -60,7 +61,7 @@ def _run(args: argparse.Namespace) -> None:
     say(f"compared {table.height} group(s) in {time.perf_counter() - started:.2f} s")
     print(f"{args.first} minus {args.second}, at the same {same} ({args.variance} sigma)")
     if "ordering" in table.columns and table.height:
-        say(f"rows ordered along {table['ordering'][0]}")
+        note(f"rows ordered along {table['ordering'][0]}")
     show(table, [*by, *RANKED_COLUMNS], args.rows)
     if args.output:
         save_table(table, args.output, args.format)

@@ -14,14 +14,15 @@ score, in two passes:
 2. :func:`screen_groups` -- one walk over the rows in score order carrying
    every group's open tie (method.md 1.1: W', R', f summed directly over the
    tie), closing it when the group's next distinct score arrives: its upper
-   midpoint B_k (6)-(7), found in the prefix table by binary search, gives
-   the bin's sums as a difference of two prefix rows, then Rt_k (26), V_k
-   (33) and their error bounds (:func:`polars_cumdev.method.bins.bin_moments`), and
+   midpoint B_k (6)-(7) of M. Tygert, "Cumulative deviation of a subpopulation
+   from the full population", found in the prefix table by binary search, gives
+   the bin's sums as a difference of two prefix rows, then Rt_k (26), V_k (33)
+   and their error bounds (:func:`polars_cumdev.method.bins.bin_moments`), and
    the point's contributions to the group's C_k (25)-(28), its extremes
    (12)-(13), sigma^2 (31)-(32) and their error bounds
-   (:func:`polars_cumdev.method.statistics.error_terms`). The caller
-   computes the table once and passes it, so that :func:`group_curves` (the
-   same walk for the groups whose deviation is to be located) reuses it.
+   (:func:`polars_cumdev.method.statistics.error_terms`). The caller computes
+   the table once and passes it, so that :func:`group_curves` (the same walk for
+   the groups whose deviation is to be located) reuses it.
 
 The screen itself runs :func:`screen_events`
 (:mod:`polars_cumdev.kernel.events`), the same arithmetic without the

@@ -8,10 +8,11 @@ sorted by score, and the running sums are never stored:
 
 1. :func:`boundaries` -- for each row that opens a new tie of its group,
    the row where the group's previous tie's bin ends: the last row whose
-   score is at most the midpoint B_k (6)-(7) of the two scores (a binary
-   search in the sorted scores between the two ties). The closing is filed
-   under that row (a linked list per row: ``head[u]``, ``link[i]``); each
-   group's points are counted, so that its curve's place is known.
+   score is at most the midpoint B_k of the two scores ((6)-(7) of M. Tygert,
+   "Cumulative deviation of a subpopulation from the full population"; a binary
+   search in the sorted scores between the two ties). The closing is filed under
+   that row (a linked list per row: ``head[u]``, ``link[i]``); each group's
+   points are counted, so that its curve's place is known.
 2. :func:`sweep` -- one walk carrying the compensated running sums (as
    :func:`prefix_table` adds them) and every group's open tie. After the last
    row of a distinct score, the ties filed under it are closed: the bin is

@@ -1,11 +1,12 @@
 """Where the deviation is: the shortest stretch of a curve that rises (or falls) enough.
 
 For a group's curve C_0 = 0, C_1, ..., C_n against A_0 = 0, A_1, ..., A_n
-(equations (25)-(28)), the Kuiper statistic D = max C - min C is a rise when
-the minimum comes first and a fall otherwise. The located stretch is the
-shortest one, measured in A, whose rise (or fall) is at least a threshold T
-(the library uses T = D - 2 sigma): the points i < j minimizing A_j - A_i
-subject to C_j - C_i >= T (or C_i - C_j >= T).
+(equations (25)-(28) of M. Tygert, "Cumulative deviation of a subpopulation from
+the full population"), the Kuiper statistic D = max C - min C is a rise when the
+minimum comes first and a fall otherwise. The located stretch is the shortest
+one, measured in A, whose rise (or fall) is at least a threshold T (the library
+uses T = D - 2 sigma): the points i < j minimizing A_j - A_i subject to
+C_j - C_i >= T (or C_i - C_j >= T).
 
 For each j, the best i is the latest one with C_i <= C_j - T. A point i is
 never the latest such point while a later point i' < j has C_i' <= C_i, so

@@ -122,7 +122,11 @@ def prefix_table(
 
 @njit(**JIT)
 def response_facts(r: Array) -> tuple[bool, float]:
-    """Whether every response is 0 or 1 (the Bernoulli sigma (31) applies), and max |R|."""
+    """Whether every response is 0 or 1 (the Bernoulli sigma (31) applies), and max |R|.
+
+    Equation numbers are those of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population".
+    """
     binary = True
     largest = 0.0
     for i in range(r.shape[0]):
@@ -177,6 +181,9 @@ def bin_moments(
 ) -> tuple[float, float, float, float, float, bool, float, int]:
     """Rt_k (26), V_k (33) and their error bounds for the bin between prefix rows.
 
+    Equation numbers are those of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population".
+
     ``below`` is the prefix row of the bin's lower boundary (-1 for -inf),
     ``upper`` that of its upper boundary: :func:`moments_between` within
     one table.
@@ -189,6 +196,9 @@ def moments_between(
     top: F64, upper: int, bottom: F64, below: int, centre: float
 ) -> tuple[float, float, float, float, float, bool, float, int]:
     """Rt_k (26), V_k (33) and their error bounds for the bin between two prefix rows.
+
+    Equation numbers are those of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population".
 
     ``top[upper]`` is the prefix row (the running sums, as a row of
     :func:`prefix_table`) at the bin's upper boundary, ``bottom[below]`` the

@@ -114,9 +114,10 @@ def segment_sums(
     merged scores (ties, method.md 1.1), W_g, and unnormalized C_n, max C,
     min C (over the tie-merged points, k >= 1) and sigma^2's sum
     sum_j W_j^2 S_j (1 - S_j), which equals the merged form
-    sum_k W'_k^2 f_k S'_k (1 - S'_k) of (50); the error columns are 0 as
-    for calibration. ``first[g]`` is the segment's first row (-1 if none),
-    ``wr[g]`` the sum of W_j R_j.
+    sum_k W'_k^2 f_k S'_k (1 - S'_k) of (50) of M. Tygert, "Cumulative deviation
+    of a subpopulation from the full population"; the error columns are 0 as for
+    calibration. ``first[g]`` is the segment's first row (-1 if none), ``wr[g]``
+    the sum of W_j R_j.
     """
     out = np.zeros((total, 12))
     first = np.full(total, -1, dtype=np.int64)

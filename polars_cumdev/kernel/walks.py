@@ -74,8 +74,9 @@ def _accumulate(
 ) -> None:
     """Add one closed point of group g to its statistics, unnormalized by W_g.
 
-    C_k times W_g is sum_{j<=k} W'_j (R'_j - ref_j), (25)-(28); the sigma^2
-    terms (31)-(32) and their error bounds are W'^2 f times the bin's.
+    C_k times W_g is sum_{j<=k} W'_j (R'_j - ref_j), (25)-(28) of M. Tygert,
+    "Cumulative deviation of a subpopulation from the full population"; the
+    sigma^2 terms (31)-(32) and their error bounds are W'^2 f times the bin's.
     """
     out[g, N_ROWS] += rows
     out[g, N_SCORES] += 1
@@ -298,8 +299,9 @@ def calibration_groups(
     """Every group's calibration statistics (method.md 2) in one walk by score.
 
     As :func:`screen_groups`, with the score itself as the reference: C_k
-    sums W' (R' - S'), sigma^2 sums W'^2 f S' (1 - S') (50); there are no
-    bins, hence no error bounds and the empirical column stays 0.
+    sums W' (R' - S'), sigma^2 sums W'^2 f S' (1 - S') (50) of M. Tygert,
+    "Cumulative deviation of a subpopulation from the full population"; there
+    are no bins, hence no error bounds and the empirical column stays 0.
     """
     nothing = np.zeros(0, dtype=np.bool_)
     scores, table = np.empty(0), np.empty((0, TABLE_COLUMNS))

@@ -1,5 +1,8 @@
 """Stage 3: weighted accumulation of the differences (method.md 1.4 and 1.7; equations (25)-(28)).
 
+Equation numbers are those of M. Tygert, "Cumulative deviation of a
+subpopulation from the full population".
+
 The same accumulation serves every comparison in the library: a merged point
 carries its weight W'_k, its observed response R'_k and a *reference* value
 (the full-population average Rt_k for a subpopulation, the score itself for
@@ -67,8 +70,9 @@ def accumulate(
     keys
         Grouping columns.
     reference
-        Column subtracted from the response: ``REFERENCE`` (Rt_k, equation (27))
-        or ``SCORE`` (calibration, method.md 2).
+        Column subtracted from the response: ``REFERENCE`` (Rt_k, equation (26)
+        of M. Tygert, "Cumulative deviation of a subpopulation from the full
+        population") or ``SCORE`` (calibration, method.md 2).
     fraction
         Remark 3's zoom q: keep the first floor(n q) points of each group and
         renormalize the weights over them (method.md 1.7). Groups left with

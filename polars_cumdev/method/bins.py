@@ -1,5 +1,8 @@
 """Stage 2b: midpoint bins in the full population (method.md 1.2-1.3; (6)-(7), (26), (33)).
 
+Equation numbers are those of M. Tygert, "Cumulative deviation of a
+subpopulation from the full population".
+
 Each merged subpopulation score S'_k owns the bin of full-population rows with
 B_{k-1} < S <= B_k, where B_k is the midpoint between S'_k and S'_{k+1}. The
 bin sums are differences of compensated prefix sums over the full population
@@ -39,15 +42,15 @@ class BinMoments:
 
     The expressions name columns that :meth:`on` adds to a frame, stage by
     stage (each stage reads the columns of the ones before, so no part of
-    the formulas is evaluated twice). ``reference`` is Rt_k of (26) and
-    ``variance`` V_k of (33). ``reference_error`` bounds |error| of Rt_k,
+    the formulas is evaluated twice). ``reference`` is Rt_k of (26) of M.
+    Tygert, "Cumulative deviation of a subpopulation from the full population"
+    and ``variance`` V_k of (33). ``reference_error`` bounds |error| of Rt_k,
     ``bernoulli_error`` that of Rt_k (1 - Rt_k) (the term of (31)) and
-    ``variance_error`` that of V_k (the term of (32)); they are infinite when
-    a sum is not resolved at all (a bin weight or the denominator of u_k
-    lost in the rounding of the running totals), and 0 when no bound was
-    asked for. ``overflow`` is true when a bin sum is not finite: with
-    weights rescaled into (0, 1], only responses too large to be summed (or
-    squared) do that.
+    ``variance_error`` that of V_k (the term of (32)); they are infinite when a
+    sum is not resolved at all (a bin weight or the denominator of u_k lost in
+    the rounding of the running totals), and 0 when no bound was asked for.
+    ``overflow`` is true when a bin sum is not finite: with weights rescaled
+    into (0, 1], only responses too large to be summed (or squared) do that.
     """
 
     stages: tuple[tuple[pl.Expr, ...], ...]
@@ -73,6 +76,9 @@ def bin_moments(
     name: str = "_bm",
 ) -> BinMoments:
     """Rt_k of equation (26) and V_k of (33), unbiased as in method.md 1.3, with error bounds.
+
+    Equation numbers are those of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population".
 
     Parameters
     ----------
@@ -212,6 +218,9 @@ def bin_moments(
 def midpoint(lower: pl.Expr, upper: pl.Expr) -> pl.Expr:
     """The bin boundary between two consecutive distinct scores, equation (7).
 
+    Equation numbers are those of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population".
+
     The midpoint (S'_k + S'_{k+1}) / 2 rounded to double precision, so that
     a full-population score S belongs to the lower bin when S <= B_k. Two
     guards keep the bins defined by the *order* of the scores: when the
@@ -257,9 +266,10 @@ def locate_bins(
     -------
     pl.LazyFrame
         The points, in the same order, plus ``BIN_WEIGHT`` (sum W in the
-        bin), ``BIN_ROWS``, ``REFERENCE`` (Rt_k, equation (26)) and
-        ``BIN_VARIANCE`` (V_k of equation (33) with the unbiasing factor u_k
-        of method.md 1.3; 0 for a bin of one row).
+        bin), ``BIN_ROWS``, ``REFERENCE`` (Rt_k, equation (26) of M. Tygert,
+        "Cumulative deviation of a subpopulation from the full population") and
+        ``BIN_VARIANCE`` (V_k of equation (33) with the unbiasing factor u_k of
+        method.md 1.3; 0 for a bin of one row).
 
     Notes
     -----

@@ -104,8 +104,10 @@ def summed_sigma_curve(
         The one-row frame of the weights' scale: ``weight`` is reported in
         the user's units.
     term
-        Each point's contribution to sigma^2 (method.md (27) for calibration;
-        the paired estimator of ``paired-and-covariates.md`` section 1).
+        Each point's contribution to sigma^2 ((31)-(32) of M. Tygert,
+        "Cumulative deviation of a subpopulation from the full population", or
+        its (50) for calibration; the paired estimator of ``paired-and-covariates.md``
+        section 1).
     labels
         How a statistic found not finite names the columns.
     min_scores

@@ -12,17 +12,13 @@ objects.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import Any, ParamSpec
+from typing import Any
 
 import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
 
-__all__ = ["accepts_foreign_frames", "is_foreign", "polars_frame"]
-
-_P = ParamSpec("_P")
+__all__ = ["is_foreign", "polars_frame"]
 
 _ARROW_TABLES = ("Table", "RecordBatch")
 
@@ -83,29 +79,3 @@ def polars_frame(frame: Any, what: str = "frame") -> pl.DataFrame | pl.LazyFrame
         ) from None
     assert isinstance(converted, pl.DataFrame)  # a Table or RecordBatch gives a frame
     return converted
-
-
-def accepts_foreign_frames(
-    function: Callable[_P, pl.LazyFrame],
-) -> Callable[_P, pl.LazyFrame]:
-    """Let an analysis taking ``frame`` first accept pandas and PyArrow frames too.
-
-    The first argument is converted once by :func:`polars_frame`. A pandas or
-    PyArrow input is eager, so the result is then collected and returned as a
-    Polars DataFrame (``.to_pandas()`` gives pandas back); a Polars input gets
-    the function's own result, unchanged.
-    """
-
-    @functools.wraps(function)
-    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> pl.LazyFrame:
-        if args:
-            frame, rest = args[0], args[1:]
-        else:
-            frame, rest = kwargs.pop("frame", None), ()
-        foreign = is_foreign(frame)
-        result = function(polars_frame(frame), *rest, **kwargs)  # type: ignore[arg-type]
-        if foreign and isinstance(result, pl.LazyFrame):
-            return result.collect()  # type: ignore[return-value]
-        return result
-
-    return wrapper

@@ -51,7 +51,8 @@ def normalized(
         The number of merged scores (points beyond the origin): an
         expression, or a plain int.
     sigma
-        The scale of random fluctuations (method.md 1.6, (31)-(32)): an
+        The scale of random fluctuations (method.md 1.6, (31)-(32) of M. Tygert,
+        "Cumulative deviation of a subpopulation from the full population"): an
         expression, or a plain float (``None`` for unknown).
     min_scores
         Fewest points required, :data:`MIN_SCORES` of the kind of comparison.

@@ -2,8 +2,9 @@
 
 Every bin of :mod:`polars_cumdev.method.bins` is a difference of two running
 sums over the full population sorted by score (method.md 1.3, equations
-(6)-(7), (26)); the sums are compensated (:mod:`polars_cumdev.method.sums`) and
-carry the running maxima of their error terms, so that
+(6)-(7), (26) of M. Tygert, "Cumulative deviation of a subpopulation from the
+full population"); the sums are compensated (:mod:`polars_cumdev.method.sums`)
+and carry the running maxima of their error terms, so that
 :func:`difference_error` bounds the rounding of any such difference.
 """
 

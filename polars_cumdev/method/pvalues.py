@@ -184,7 +184,7 @@ def ks_pvalue(z: float | npt.ArrayLike, *, log10: bool = False) -> _FloatOrArray
     """Asymptotic p-value of the normalized Kolmogorov-Smirnov statistic G / sigma.
 
     Returns P(max_{0 <= t <= 1} |B(t)| > z) for a standard Brownian motion B,
-    the large-sample null distribution of G / sigma with G from equation (13)
+    the large-sample null distribution of G / sigma with G from equation (12)
     of Tygert, "Cumulative deviation of a subpopulation from the full
     population" (see Remark 2 there and section 4 of the method spec).
 
@@ -229,7 +229,7 @@ def kuiper_pvalue(z: float | npt.ArrayLike, *, log10: bool = False) -> _FloatOrA
 
     Returns P(max_{0 <= t <= 1} B(t) - min_{0 <= t <= 1} B(t) > z) for a
     standard Brownian motion B, the large-sample null distribution of
-    D / sigma with D from equation (12) of Tygert, "Cumulative deviation of a
+    D / sigma with D from equation (13) of Tygert, "Cumulative deviation of a
     subpopulation from the full population" (see Remark 2 there and section 4
     of the method spec).
 

@@ -1,5 +1,8 @@
 """Stage 4: scalar statistics per group (method.md 1.5-1.6 and 4; equations (12)-(13), (31)-(32)).
 
+Equation numbers are those of M. Tygert, "Cumulative deviation of a
+subpopulation from the full population".
+
 From the accumulated points of :func:`polars_cumdev.method.accumulate.accumulate`
 this stage computes, for every group at once, the Kuiper range D, the
 Kolmogorov-Smirnov maximum G, the overall deviation C_n, the scale sigma of
@@ -139,6 +142,9 @@ def check_variance(variance: str) -> str:
 def is_binary(full: pl.LazyFrame, variance: str) -> pl.LazyFrame:
     """One-row frame: whether the Bernoulli formula (31) applies, and the responses' scale.
 
+    Equation numbers are those of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population".
+
     "auto" chooses Bernoulli when every response of the full population is
     0 or 1. The column ``RMAX`` holds the largest |R|, the scale against
     which :func:`resolved` judges an absolute error of C.
@@ -153,6 +159,9 @@ def is_binary(full: pl.LazyFrame, variance: str) -> pl.LazyFrame:
 
 def sigma_terms(reference: str = nm.REFERENCE) -> tuple[pl.Expr, pl.Expr]:
     """Per-point terms whose sums are sigma^2 under (31) and (32) (method.md 1.6).
+
+    Equation numbers are those of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population".
 
     Returns ``(bernoulli, empirical)``: a_k^2 p_k (1 - p_k) f_k with p_k the
     ``reference`` column, and a_k^2 V_k f_k.
@@ -204,6 +213,9 @@ def summarize(
     errors: tuple[pl.Expr, pl.Expr] | None = None,
 ) -> pl.LazyFrame:
     """Per-group Kuiper D (13), Kolmogorov-Smirnov G (12), C_n and both sigma candidates.
+
+    Equation numbers are those of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population".
 
     Parameters
     ----------

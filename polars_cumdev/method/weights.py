@@ -1,14 +1,15 @@
 """Weights in a safe range: an exact power-of-two rescaling, and the spread it can carry.
 
 Every statistic of the method depends on the weights only through ratios:
-a_k = W'_k / sum W' (25), the bin averages (26), the tie factor
-sum W^2 / (sum W)^2 and the unbiasing factor u_k of (33). Multiplying all
-weights by a power of two changes none of them, not even in the last bit
-(the products and quotients of floats scale exactly), but it keeps every
-sum in range: a constant weight of 1e305 would otherwise overflow the total,
-and squares of weights beyond about 1e154 (or below 1e-154) overflow or
-underflow. :func:`rescale` divides the weights by the power of two just
-above the largest weight, so the largest becomes a number in [1/2, 1).
+a_k = W'_k / sum W' (25) of M. Tygert, "Cumulative deviation of a subpopulation
+from the full population", the bin averages (26), the tie factor
+sum W^2 / (sum W)^2 and the unbiasing factor u_k of (33). Multiplying all weights by a power of
+two changes none of them, not even in the last bit (the products and quotients
+of floats scale exactly), but it keeps every sum in range: a constant weight of
+1e305 would otherwise overflow the total, and squares of weights beyond about
+1e154 (or below 1e-154) overflow or underflow. :func:`rescale` divides the
+weights by the power of two just above the largest weight, so the largest
+becomes a number in [1/2, 1).
 
 After that rescaling the sums can still fail in one way: a weight so much
 smaller than the largest that its *square* underflows. The library refuses a

@@ -2,7 +2,8 @@
 
 One lazy query: the rows are sorted by score once, every segment's ECCE-R,
 ECCE-MAD, sigma, z and p-value computed as ``calibration(by=...)`` computes
-them (method.md 2, equations (44)-(50)), then adjusted for the whole family
+them (method.md 2, equations (44)-(50) of M. Tygert, "Cumulative deviation of a
+subpopulation from the full population"), then adjusted for the whole family
 (:mod:`~polars_cumdev.method.familywise` or
 :mod:`~polars_cumdev.multicalibration.bootstrap`), and each segment compared
 with its strongest parent (:mod:`~polars_cumdev.multicalibration.redundancy`).
@@ -16,6 +17,7 @@ from polars_cumdev.calibration.cumulative import _BERNOULLI, _RENAME, CALIBRATIO
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
+from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare, schema_of
@@ -60,11 +62,12 @@ def _check(level: object, method: object, resamples: object, seed: object) -> Op
     return Options(level=float(level), method=str(method), resamples=resamples, seed=seed)
 
 
+@entry_point("score", "response", "weight")
 def multicalibration(
     frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None = None,
+    score: Column,
+    response: Column,
+    weight: Column | None = None,
     *,
     segments: Segments,
     level: float = 0.05,
@@ -101,20 +104,20 @@ def multicalibration(
         One row per segment: a column per feature (the segment's level as a
         label, null where the segment does not restrict that feature),
         ``depth``, the columns of ``calibration(by=...)`` (``n``,
-        ``n_scores``, ``weight``, ``ecce_r`` (49), ``ecce_mad`` (48),
-        ``delta``, ``sigma`` (50), ``ecce_r_z``, ``ecce_mad_z``, their p,
-        log10 p and Benjamini-Hochberg q across the family),
-        ``response_mean`` (the segment's weighted mean response),
-        ``p_family`` (family-wise adjusted p of ``ecce_r_z``), the located
-        stretch (``from_score``, ``to_score``, ``share``, ``deviation``;
-        only where ``p_family <= level``), ``parent_z``, ``parent``, ``child_z``,
-        ``child`` (the strongest parent and child segments), ``finding``
-        ("new", "inherited", "broader" or "not significant";
-        :mod:`~polars_cumdev.multicalibration.redundancy`), ``condition``
-        (SQL text; :func:`subpop` turns it into an expression),
-        ``critical_z``, ``tests`` (segments with a defined z), ``dropped``
-        (segments left out by a cap) and ``note``;
-        sorted by ``ecce_r_z``, largest first.
+        ``n_scores``, ``weight``, ``ecce_r`` (49) of M. Tygert, "Cumulative
+        deviation of a subpopulation from the full population", ``ecce_mad``
+        (48), ``delta``, ``sigma`` (50), ``ecce_r_z``, ``ecce_mad_z``, their p,
+        log10 p and Benjamini-Hochberg q across the family), ``response_mean``
+        (the segment's weighted mean response), ``p_family`` (family-wise
+        adjusted p of ``ecce_r_z``), the located stretch (``from_score``,
+        ``to_score``, ``share``, ``deviation``; only where ``p_family <=
+        level``), ``parent_z``, ``parent``, ``child_z``, ``child`` (the
+        strongest parent and child segments), ``finding`` ("new", "inherited",
+        "broader" or "not significant";
+        :mod:`~polars_cumdev.multicalibration.redundancy`), ``condition`` (SQL
+        text; :func:`subpop` turns it into an expression), ``critical_z``,
+        ``tests`` (segments with a defined z), ``dropped`` (segments left out by
+        a cap) and ``note``; sorted by ``ecce_r_z``, largest first.
     """
     if not isinstance(segments, Segments):
         raise InvalidParameterError(

@@ -1,14 +1,15 @@
 """``screen(by=segments(...))``: every intersection against the full population.
 
 The subpopulation screen of :func:`polars_cumdev.subpopulation.screen`
-(method.md 1, equations (6)-(7), (12)-(13), (25)-(32)) over a family of
-segments: the rows are sorted by score once, the full population's prefix
-table built once (:func:`polars_cumdev.kernel.prefix_table`), then each feature
-subset (a partition of the rows) is one walk of
-:func:`polars_cumdev.kernel.screen_groups` with the rows' segment numbers as
-the groups. The empty conjunction (the full population itself, the
-reference) is left out. Family-wise p-values by Holm on the Kuiper tails, the
-located stretch only where ``p_family <= level``, parents as in
+(method.md 1, equations (6)-(7), (12)-(13), (25)-(32) of M. Tygert, "Cumulative
+deviation of a subpopulation from the full population") over a family of
+segments: the rows are sorted by score once, the full population's prefix table
+built once (:func:`polars_cumdev.kernel.prefix_table`), then each feature subset
+(a partition of the rows) is one walk of
+:func:`polars_cumdev.kernel.screen_groups` with the rows' segment numbers as the
+groups. The empty conjunction (the full population itself, the reference) is
+left out. Family-wise p-values by Holm on the Kuiper tails, the located stretch
+only where ``p_family <= level``, parents as in
 :mod:`~polars_cumdev.multicalibration.redundancy`.
 """
 

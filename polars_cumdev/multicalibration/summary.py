@@ -18,6 +18,7 @@ from __future__ import annotations
 import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method.expressions import entry_point
 from polars_cumdev.method.prepare import FrameLike, as_lazy
 from polars_cumdev.method.pvalues import kuiper_pvalue
 from polars_cumdev.method.significance import pvalue
@@ -25,6 +26,7 @@ from polars_cumdev.method.significance import pvalue
 __all__ = ["summary"]
 
 
+@entry_point()
 def summary(table: FrameLike, level: float = 0.05) -> pl.LazyFrame:
     """One row summarizing a multicalibration table (see the module docstring).
 

@@ -130,7 +130,8 @@ def assemble(
 ) -> pl.DataFrame:
     """Keep, test, adjust and locate the walked segments; one frame row per kept segment.
 
-    ``binary`` picks sigma^2 (31) or (32) (always (50) for calibration);
+    ``binary`` picks sigma^2 (31) or (32) of M. Tygert, "Cumulative deviation of
+    a subpopulation from the full population" (always (50) for calibration);
     ``prefix`` is the screen's :func:`polars_cumdev.kernel.prefix_table`
     (``None`` for calibration); ``constants`` extra columns (the screen's
     :func:`polars_cumdev.compiled.facts`).

@@ -43,7 +43,8 @@ class CalibrationMethods(Methods[F]):
         ``"class-wise"``), predicted means (``target="mean"``) and quantiles
         (``target="quantile", alpha=...``). See
         :func:`polars_cumdev.calibration.calibration` (method.md 2, appendix A
-        equations (44)-(50)).
+        equations (44)-(50) of M. Tygert, "Cumulative deviation of a
+        subpopulation from the full population").
         """
         return self._out(
             calibration.calibration(
@@ -190,8 +191,9 @@ class CalibrationMethods(Methods[F]):
     ) -> F:
         """Binned reliability-diagram points, tidy: one row per (population, bin).
 
-        See :func:`polars_cumdev.binned.reliability` (equations (34)-(40),
-        Remark 5; method.md 3).
+        See :func:`polars_cumdev.binned.reliability` (equations (34)-(40) of M.
+        Tygert, "Cumulative deviation of a subpopulation from the full
+        population", Remark 5; method.md 3).
         """
         return self._out(
             binned.reliability(

@@ -36,9 +36,10 @@ class SubpopulationMethods(Methods[F]):
     ) -> F:
         """Screen every subpopulation of ``by`` against the full population.
 
-        See :func:`polars_cumdev.subpopulation.screen` (equations (12)-(13),
-        (25)-(28), (31)-(32)); ``engine`` picks the Polars plan or the
-        compiled kernel (:mod:`polars_cumdev.method.compiled`).
+        See :func:`polars_cumdev.subpopulation.screen` (equations (12)-(13) of
+        M. Tygert, "Cumulative deviation of a subpopulation from the full
+        population", (25)-(28), (31)-(32)); ``engine`` picks the Polars plan or
+        the compiled kernel (:mod:`polars_cumdev.method.compiled`).
         """
         return self._out(
             subpopulation.screen(
@@ -67,8 +68,9 @@ class SubpopulationMethods(Methods[F]):
     ) -> F:
         """Drill-down frame of cumulative differences for one subpopulation.
 
-        See :func:`polars_cumdev.subpopulation.curve` (equations (25)-(28),
-        Remark 3).
+        See :func:`polars_cumdev.subpopulation.curve` (equations (25)-(28) of M.
+        Tygert, "Cumulative deviation of a subpopulation from the full
+        population", Remark 3).
         """
         return self._out(
             subpopulation.curve(

@@ -506,3 +506,16 @@ def test_values_are_checked_in_the_selected_rows_only():
 def test_all_errors_are_cumdev_errors():
     for error in (OverlapError, TiedScoresError, EmptySubpopulationError, InvalidParameterError):
         assert issubclass(error, CumdevError)
+
+
+def test_a_significant_dithered_comparison_warns_about_coarse_scores():
+    rng = np.random.default_rng(3)
+    n = 2_000
+    s = np.round(rng.uniform(size=n), 1)
+    g = np.where(rng.uniform(size=n) < 0.5, "a", "b")
+    r = s + np.where(g == "a", 0.5, 0.0) + rng.normal(scale=0.1, size=n)
+    df = pl.DataFrame({"g": g, "s": s, "r": r})
+    out = df.cumdev.compare(pl.col("g") == "a", pl.col("g") == "b", "s", "r", ties="dither")
+    row = out.row(0, named=True)
+    assert row["kuiper_p"] < 1e-6
+    assert "11 score(s) shared" in row["note"] and "coarse scores" in row["note"]

@@ -58,7 +58,7 @@ def test_family_wise_matches_naive_transcription(seed: int, adjustment: str) -> 
         pl.DataFrame({"ecce_r_p": p}, schema={"ecce_r_p": pl.Float64}),
         alpha=alpha,
         adjustment=adjustment,
-    ).collect()
+    )
     tests = [v for v in p if v is not None]
     if adjustment == "holm":
         want = naive_holm(p)
@@ -88,7 +88,7 @@ def test_critical_z_agrees_with_brent_and_flags_agree_with_z() -> None:
     # Bonferroni: flagged exactly when z exceeds the critical line.
     table = calibration_drift(
         weekly_predictions(), "score", "response", time="ts", adjustment="bonferroni"
-    ).collect()
+    )
     assert (table["flagged"] == (table["ecce_r_z"] > table["critical_z"])).all()
 
 
@@ -118,9 +118,7 @@ def test_window_by_expression_equals_window_column() -> None:
 def test_the_planted_week_is_the_one_flagged() -> None:
     frame = weekly_predictions(seed=0)  # drift planted in week 8
     for adjustment in ("holm", "bonferroni"):
-        table = calibration_drift(
-            frame, "score", "response", time="ts", adjustment=adjustment
-        ).collect()
+        table = calibration_drift(frame, "score", "response", time="ts", adjustment=adjustment)
         assert table.height == 12
         flagged = table.filter("flagged")["ts"].to_list()
         assert flagged == [dt.datetime(2024, 1, 1) + dt.timedelta(weeks=8)]
@@ -129,7 +127,7 @@ def test_the_planted_week_is_the_one_flagged() -> None:
 @pytest.mark.slow
 def test_no_drift_flags_no_window() -> None:
     frame = weekly_predictions(drift_week=None, seed=0)
-    table = calibration_drift(frame, "score", "response", time="ts").collect()
+    table = calibration_drift(frame, "score", "response", time="ts")
     assert table.height == 12
     assert not table["flagged"].any()
 
@@ -138,7 +136,7 @@ def test_drift_per_group_counts_every_group_window_as_a_test() -> None:
     frame = weekly_predictions(weeks=3, per_week=400, drift_week=None, seed=1).with_columns(
         region=pl.when(pl.col("score") > 0.4).then(pl.lit("high")).otherwise(pl.lit("low"))
     )
-    table = calibration_drift(frame, "score", "response", time="ts", by="region").collect()
+    table = calibration_drift(frame, "score", "response", time="ts", by="region")
     assert table.height == 6
     assert set(table["windows"].to_list()) == {6}
     assert table.select("region", "ts").equals(table.select("region", "ts").sort("region", "ts"))
@@ -179,7 +177,7 @@ def test_family_wise_error_rate_holds_without_drift() -> None:
     for seed in range(runs):
         frame = weekly_predictions(weeks=8, per_week=400, drift_week=None, seed=seed)
         table = calibration_drift(frame, "score", "response", time="ts", engine="polars")
-        alarms += int(table.select(pl.col("flagged").any()).collect().item())
+        alarms += int(table.select(pl.col("flagged").any()).item())
     rate = alarms / runs
     bound = 0.05 + 3.0 * np.sqrt(0.05 * 0.95 / runs)
     assert rate <= bound, f"family-wise error rate {rate:.3f} above {bound:.3f}"
@@ -188,8 +186,8 @@ def test_family_wise_error_rate_holds_without_drift() -> None:
 @pytest.mark.slow
 def test_rolling_windows_hold_exactly_the_rows_of_each_span() -> None:
     frame = weekly_predictions(weeks=6, per_week=200, drift_week=None, seed=2)
-    rolled = rolling_windows(frame, "ts", every="1w", period="3w").collect()
-    got = calibration_drift(frame, "score", "response", time="ts", period="3w").collect()
+    rolled = rolling_windows(frame, "ts", every="1w", period="3w")
+    got = calibration_drift(frame, "score", "response", time="ts", period="3w")
     first = dt.datetime(2024, 1, 1)
     starts = [first + dt.timedelta(weeks=k) for k in range(4)]  # complete 3-week windows
     assert sorted(rolled["ts"].unique().to_list()) == starts == got["ts"].to_list()
@@ -219,7 +217,6 @@ def test_the_planted_week_is_found_whatever_the_seed() -> None:
     planted = dt.datetime(2024, 1, 1) + dt.timedelta(weeks=8)
     for seed in range(1, 6):
         table = calibration_drift(weekly_predictions(seed=seed), "score", "response", time="ts")
-        table = table.collect()
         assert table.filter("flagged")["ts"].to_list() == [planted], seed
 
 
@@ -229,7 +226,7 @@ def test_a_screen_by_week_takes_the_same_adjustment() -> None:
     weekly = polars_cumdev.screen(
         frame, by=pl.col("ts").dt.truncate("1w"), score="score", response="response"
     )
-    table = family_wise(weekly, p="kuiper_p").collect()
+    table = family_wise(weekly, p="kuiper_p")
     assert table.height == 12 and set(table["windows"].to_list()) == {12}
     want = naive_holm(table["kuiper_p"].to_list())
     assert_allclose(table["fw_p"].to_numpy(), want, rtol=1e-12)
@@ -241,4 +238,4 @@ def test_pandas_input_gives_a_polars_table() -> None:
     frame = weekly_predictions(weeks=3, per_week=300, drift_week=None, seed=4)
     got = calibration_drift(frame.to_pandas(), "score", "response", time="ts")
     assert isinstance(got, pl.DataFrame)
-    assert got.equals(calibration_drift(frame, "score", "response", time="ts").collect())
+    assert got.equals(calibration_drift(frame, "score", "response", time="ts"))

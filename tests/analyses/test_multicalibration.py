@@ -79,7 +79,7 @@ def _rowsets(frame: pl.DataFrame, table: pl.DataFrame) -> list[frozenset]:
 def test_mcgrad_rules_match_the_transcription(seed, weights, soft, cap, nulls):
     frame, weight = _data(seed, weights=weights, soft=soft, nulls=nulls)
     family = segments(["a", "b"], ["c", "d"], rules="mcgrad", max_segments=cap, chunk=20)
-    table = multicalibration(frame, "s", "y", weight, segments=family).collect()
+    table = multicalibration(frame, "s", "y", weight, segments=family)
     expected = ref.mcgrad(
         frame["s"].to_numpy(),
         frame["y"].to_numpy(),
@@ -108,7 +108,7 @@ def test_mcgrad_rules_match_the_transcription(seed, weights, soft, cap, nulls):
             assert _close(row["ecce_r_p"], seg["p"])
             checked_p += 1
     assert checked_p > 10
-    got = summary(table).collect().row(0, named=True)
+    got = summary(table).row(0, named=True)
     for name in ("mce", "mce_sigma", "mce_relative", "mde", "mde_relative", "global_ecce"):
         assert _close(got[name], expected[name]), name
     assert _close(got["global_ecce_sigma"], expected["global_ecce_sigma"])
@@ -121,7 +121,7 @@ def test_mcgrad_rules_match_the_transcription(seed, weights, soft, cap, nulls):
 def test_default_rules_equal_calibration_of_each_segment(weights):
     frame, weight = _data(5, weights=weights, soft=True, grid=True)
     family = segments(["a", "b"], ["c"], depth=2, levels=3, min_rows=30)
-    table = multicalibration(frame, "s", "y", weight, segments=family).collect()
+    table = multicalibration(frame, "s", "y", weight, segments=family)
     assert table.height > 20
     columns = ["n", "n_scores", "weight", "ecce_r", "ecce_mad", "delta", "sigma", "ecce_r_z"]
     columns += ["ecce_mad_z", "ecce_r_p", "ecce_mad_p"]
@@ -146,13 +146,13 @@ def test_default_levels_are_deterministic_and_described():
     n = len(values)
     frame = pl.DataFrame({"s": rng.uniform(0.1, 0.9, n), "y": rng.integers(0, 2, n), "g": values})
     family = segments(["g"], depth=1, levels=3, min_rows=1)
-    table = multicalibration(frame, "s", "y", segments=family).collect()
+    table = multicalibration(frame, "s", "y", segments=family)
     assert sorted(table["g"].drop_nulls().to_list()) == ["(missing)", "(other)", "u", "v"]
     assert table.filter(pl.col("g") == "(other)")["n"][0] == 40
     assert table.filter(pl.col("g") == "(missing)")["n"][0] == 12
     assert table.filter(pl.col("depth") == 0)["n"][0] == n  # the empty conjunction
     shuffled = frame.sample(fraction=1.0, shuffle=True, seed=3)
-    again = multicalibration(shuffled, "s", "y", segments=family).collect()
+    again = multicalibration(shuffled, "s", "y", segments=family)
     assert again.sort("condition").select("g", "n").equals(table.sort("condition").select("g", "n"))
 
 
@@ -160,9 +160,9 @@ def test_default_levels_are_deterministic_and_described():
 def test_row_order_does_not_matter():
     frame, weight = _data(6, weights=True, soft=False, grid=True)
     family = segments(["a", "b"], ["c"], depth=3)
-    first = multicalibration(frame, "s", "y", weight, segments=family).collect()
+    first = multicalibration(frame, "s", "y", weight, segments=family)
     shuffled = frame.sample(fraction=1.0, shuffle=True, seed=11)
-    second = multicalibration(shuffled, "s", "y", weight, segments=family).collect()
+    second = multicalibration(shuffled, "s", "y", weight, segments=family)
     cols = ["condition", "n", "ecce_r", "sigma", "p_family"]
     a, b = first.sort("condition").select(cols), second.sort("condition").select(cols)
     assert a["condition"].equals(b["condition"])
@@ -206,7 +206,7 @@ def test_planted_intersection_ranks_first(method):
     # nothing located where the family-wise p does not support it
     quiet = table.filter(pl.col("p_family") > 0.05)
     assert quiet["from_score"].null_count() == quiet.height
-    got = summary(table).collect().row(0, named=True)
+    got = summary(table).row(0, named=True)
     assert got["max_z"] == top["ecce_r_z"] and got["significant"] >= 1
 
 
@@ -214,7 +214,7 @@ def test_planted_intersection_ranks_first(method):
 def test_bootstrap_walk_reproduces_the_observed_z():
     frame, weight = _data(8, weights=True, soft=False, grid=True)
     family = segments(["a", "b"], ["c", "d"], depth=2)
-    table = multicalibration(frame, "s", "y", weight, segments=family).collect()
+    table = multicalibration(frame, "s", "y", weight, segments=family)
     ordered = frame.sort("s")
     coded = coded_features(ordered, family)
     subsets = family.subsets()
@@ -246,7 +246,7 @@ def test_bad_input_is_named():
     with pytest.raises(CumdevError, match="numerical feature 'a'"):
         multicalibration(frame, "s", "y", segments=segments(numerical=["a"]))
     with pytest.raises(CumdevError, match="0 and 1"):
-        multicalibration(frame, "s", "y", segments=segments(["a"]), method="bootstrap").collect()
+        multicalibration(frame, "s", "y", segments=segments(["a"]), method="bootstrap")
     with pytest.raises(CumdevError, match="level"):
         multicalibration(frame, "s", "y", segments=segments(["a"]), level=2)
     with pytest.raises(CumdevError, match="depth"):
@@ -257,9 +257,9 @@ def test_bad_input_is_named():
 def test_uncapped_family_counts_and_cap_drops_smallest():
     frame, _ = _data(10, weights=False, soft=False)
     family = segments(["a", "b"], ["c", "d"], depth=3, min_rows=1)
-    full = multicalibration(frame, "s", "y", segments=family).collect()
+    full = multicalibration(frame, "s", "y", segments=family)
     capped_family = segments(["a", "b"], ["c", "d"], depth=3, min_rows=1, max_segments=50)
-    capped = multicalibration(frame, "s", "y", segments=capped_family).collect()
+    capped = multicalibration(frame, "s", "y", segments=capped_family)
     assert capped.height == 50 and capped["dropped"][0] == full.height - 50
     assert capped["n"].min() >= full["n"].sort(descending=True)[49]
 
@@ -282,7 +282,7 @@ def _null_rate(method: str, sims: int) -> float:
         )
         table = multicalibration(
             frame, "s", "y", segments=family, method=method, resamples=99, seed=k
-        ).collect()
+        )
         rejections += int((table["p_family"] <= 0.05).any())
     return rejections / sims
 
@@ -319,7 +319,7 @@ def test_screen_by_segments_equals_screen_of_each_segment(weights):
 def test_feature_levels_override_levels():
     frame, _ = _data(13, weights=False, soft=False)
     family = segments(["a"], ["c"], depth=1, min_rows=1, feature_levels={"a": 10})
-    table = multicalibration(frame, "s", "y", segments=family).collect()
+    table = multicalibration(frame, "s", "y", segments=family)
     assert set(table["a"].drop_nulls()) == {"p", "q", "r", "t", "u", "(missing)"}
     assert table.filter(pl.col("c").is_not_null()).height == 4  # 3 quantile bins + (missing)
     with pytest.raises(CumdevError, match="not a feature"):

@@ -60,7 +60,7 @@ def _subprocess(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_demo_prints_the_ranked_table(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["demo", "--rows", "5"], capsys)
+    code, out, err = run(["demo", "--rows", "5", "--progress"], capsys)
     assert code == 0
     assert "Screening response 'has_internet'" in out
     first_rows = out.split("Cedar")[0]
@@ -82,7 +82,7 @@ def test_demo_out_writes_report_and_charts(
 ) -> None:
     pytest.importorskip("polars_cumdev.report.subpopulation")
     out_dir = tmp_path / "demo"
-    code, _, err = run(["demo", "--rows", "3", "--out", str(out_dir)], capsys)
+    code, _, err = run(["demo", "--rows", "3", "--out", str(out_dir), "--progress"], capsys)
     assert code == 0, err
     assert (out_dir / "screen.svg").read_text().lstrip().startswith("<svg")
     curves = sorted(p.name for p in out_dir.glob("cumulative-*.svg"))
@@ -97,7 +97,9 @@ def test_demo_out_writes_report_and_charts(
 
 @pytest.mark.parametrize("name", ["households.parquet", "households.csv"])
 def test_screen(data_dir: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["screen", str(data_dir / name), "--by", "county", *DATA_ARGS], capsys)
+    code, out, err = run(
+        ["screen", str(data_dir / name), "--by", "county", *DATA_ARGS, "--progress"], capsys
+    )
     assert code == 0, err
     assert "Cedar" in out
     assert f"reading {data_dir / name} ..." in err
@@ -142,7 +144,7 @@ def test_curve_outputs(
 ) -> None:
     target = tmp_path / f"cedar{suffix}"
     args = [command, str(data_dir / "households.parquet"), "--subpop-column", "county"]
-    args += ["--subpop-value", "Cedar", *DATA_ARGS, "--out", str(target)]
+    args += ["--subpop-value", "Cedar", *DATA_ARGS, "--out", str(target), "--progress"]
     code, out, err = run(args, capsys)
     assert code == 0, err
     assert "county = Cedar" in out
@@ -223,7 +225,7 @@ def test_calibration(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "ecce_r" in out and "ecce_mad" in out
     target = tmp_path / "calibration.svg"
     args = ["calibration", path, "--score", "score", "--response", "response", "--by", "fold"]
-    code, out, err = run([*args, "--out", str(target)], capsys)
+    code, out, err = run([*args, "--out", str(target), "--progress"], capsys)
     assert code == 0, err
     assert "fold" in out
     assert target.read_text().lstrip().startswith("<svg")
@@ -238,7 +240,7 @@ def test_report(data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     pytest.importorskip("polars_cumdev.report.subpopulation")
     target = tmp_path / "report.html"
     args = ["report", str(data_dir / "households.parquet"), "--by", "county", *DATA_ARGS]
-    code, _, err = run([*args, "--top", "2", "--out", str(target)], capsys)
+    code, _, err = run([*args, "--top", "2", "--out", str(target), "--progress"], capsys)
     assert code == 0, err
     page = target.read_text(encoding="utf-8")
     assert page.startswith("<!DOCTYPE html>") and "Cedar" in page
@@ -493,7 +495,7 @@ def test_calibration_by_draws_the_null_group(
     path = null_group_dir / "predictions.csv"
     target = tmp_path / "points.csv"
     args = ["calibration", str(path), "--score", "score", "--response", "response"]
-    code, _, err = run([*args, "--by", "region", "--out", str(target)], capsys)
+    code, _, err = run([*args, "--by", "region", "--out", str(target), "--progress"], capsys)
     assert code == 0, err
     assert "largest ECCE-R z (region = (null))" in err
     frame = pl.read_csv(path)
@@ -511,7 +513,7 @@ def test_subprocess_exit_codes(data_dir: Path, tmp_path: Path) -> None:
         "screen", str(data_dir / "households.parquet"), "--by", "county", *DATA_ARGS, cwd=tmp_path
     )
     assert ok.returncode == 0, ok.stderr
-    assert "Cedar" in ok.stdout and "reading" in ok.stderr
+    assert "Cedar" in ok.stdout and ok.stderr == ""  # stderr is a pipe: no progress
 
     missing = _subprocess("screen", "nope.csv", "--by", "county", *DATA_ARGS, cwd=tmp_path)
     assert missing.returncode == 2

@@ -68,7 +68,7 @@ def test_class_wise_per_fold_ranks_classes_and_draws_the_worst(
     chart = tmp_path / "worst.svg"
     args = ["calibration", str(files["classes"]), "--response", "animal", "--kind", "class-wise"]
     args += ["--score", PROBS[0], "--score", ",".join(PROBS[1:]), "--by", "fold"]
-    code, out, err = run([*args, "--out", str(chart)], capsys)
+    code, out, err = run([*args, "--out", str(chart), "--progress"], capsys)
     assert code == 0, err
     table = pl.read_csv(files["classes"]).cumdev.calibration(
         PROBS, "animal", kind="class-wise", by="fold"
@@ -168,3 +168,39 @@ def test_report_per_group_words_a_quantile_as_a_share(tmp_path: Path) -> None:
     page = calibration_report(frame, "m", "y", path=tmp_path / "m.html", by="g", target="mean")
     text = page.read_text(encoding="utf-8")
     assert "above the m on average" in text and "CORP" not in text
+
+
+def _one_group_off(seed: int, shift: float, groups: int = 20, per: int = 150) -> pl.DataFrame:
+    """Predicted means per group; group 0 is ``shift`` too low above m = 0.5."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(groups), per)
+    m = rng.uniform(-2, 2, groups * per).round(3)
+    y = m + rng.normal(size=groups * per)
+    return pl.DataFrame({"m": m, "y": np.where((g == 0) & (m > 0.5), y + shift, y), "g": g})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("seed", "shift", "shaded"), [(0, 0.4, False), (5, 0.5, True)])
+def test_the_drawn_group_is_judged_by_its_row_q(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], seed: int, shift: float, shaded: bool
+) -> None:
+    # (0, 0.4): the group's own p is under 0.05, its BH q over the 20 groups is not;
+    # (5, 0.5): both are, and the stretch stays.
+    frame = _one_group_off(seed, shift)
+    path = tmp_path / "means.parquet"
+    frame.write_parquet(path)
+    table = frame.cumdev.calibration("m", "y", by="g", target="mean")
+    worst = table.row(0, named=True)
+    own = frame.filter(pl.col("g") == worst["g"]).cumdev.calibration_curve("m", "y", target="mean")
+    assert worst["ecce_r_p"] <= 0.05 and own["located"].any()  # the curve alone would shade
+    assert (worst["ecce_r_q"] <= 0.05) is shaded
+    args = ["calibration", str(path), "--score", "m", "--response", "y", "--target", "mean"]
+    args += ["--by", "g"]
+    points = tmp_path / "points.csv"
+    code, _, err = run([*args, "--out", str(points)], capsys)
+    assert code == 0, err
+    assert pl.read_csv(points)["located"].any() is shaded
+    chart = tmp_path / "chart.svg"
+    code, _, err = run([*args, "--out", str(chart)], capsys)
+    assert code == 0, err
+    assert ("no stretch shaded" in chart.read_text()) is not shaded

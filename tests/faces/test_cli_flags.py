@@ -125,3 +125,31 @@ def test_a_txt_file_is_not_read_as_csv_silently(
     code, _, err = run(["screen", str(text), "--by", "county", *DATA_ARGS], capsys)
     assert code == 2
     assert "unknown suffix '.txt'" in err and ".csv" in err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["screen", "households.parquet", "--by", "county", *DATA_ARGS],
+        ["calibration", "predictions.parquet", "--score", "score", "--response", "response"],
+    ],
+    ids=["screen", "calibration"],
+)
+def test_reading_and_wrote_follow_the_progress_switch(
+    data_dir: Path, tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = data_dir / command[1]
+    target = tmp_path / "table.csv"
+    args = [command[0], str(path), *command[2:], "--output", str(target)]
+    # stderr is not a terminal under pytest: quiet unless --progress asks
+    for switch in ([], ["--no-progress"]):
+        code, out, err = run([*args, *switch], capsys)
+        assert code == 0 and target.is_file() and out
+        assert err == "", err
+    code, _, err = run([*args, "--progress"], capsys)
+    assert code == 0
+    lines = err.splitlines()
+    assert any(line.endswith(f"] reading {path} ...") for line in lines), err
+    assert any(line.endswith(f"] wrote {target}") for line in lines), err
+    assert all(line.startswith("[cumdev ") for line in lines), err

@@ -67,7 +67,8 @@ def test_screen_of_a_csv_larger_than_memory_goes_out_of_core(big_csv: Path) -> N
     budget = 2 * size  # the file is "larger than memory" (10x its size is needed)
     done = _cli(
         "screen", str(big_csv), "--by", "g", "--score", "s", "--response", "r", "--weight", "w",
-        "--rows", "0", "--output", "table.parquet", budget=budget, cwd=big_csv.parent,
+        "--rows", "0", "--output", "table.parquet", "--progress", budget=budget,
+        cwd=big_csv.parent,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert "range by range (out of core)" in done.stderr

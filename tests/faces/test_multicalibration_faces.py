@@ -31,7 +31,7 @@ def _planted(n: int = 12000, seed: int = 4) -> pl.DataFrame:
 @pytest.fixture(scope="module")
 def table() -> pl.DataFrame:
     family = pc.segments(["a", "b"], ["c"])
-    return multicalibration(_planted(), "p", "y", segments=family).collect()
+    return multicalibration(_planted(), "p", "y", segments=family)
 
 
 @pytest.mark.slow

@@ -386,9 +386,14 @@ def two_subpops(s0, r0, w0, s1, r1, w1, variance="empirical", fraction=1.0) -> d
             e = d[k + 1] - d[k]
             u = v[k] + v[k + 1]
             acc += e * e * u * u / 16.0
-        sigma = 2.0 * math.sqrt(acc)
+        sigma_page = 2.0 * math.sqrt(acc)
+        # The library doubles the page's empirical sigma: the page's value is
+        # half the null spread of C (derivation in polars_cumdev/compare/steps.py
+        # ``_sigma_term``; evidence in tests/analyses/test_compare_null.py).
+        sigma = 2.0 * sigma_page
     else:
         sigma = 2.0 * math.sqrt(sum(v[k] ** 2 * t[k] * (1.0 - t[k]) for k in range(kept)))
+        sigma_page = sigma
 
     # Treatment effect: each entry against its nearest other-subpopulation
     # neighbours, weights normalized within the entry's own subpopulation.
@@ -417,6 +422,7 @@ def two_subpops(s0, r0, w0, s1, r1, w1, variance="empirical", fraction=1.0) -> d
         "ks": ks,
         "delta": float(cum_c[-1]),
         "sigma": sigma,
+        "sigma_page": sigma_page,
         "effect": effect,
         "blocks": blocks,
     }

@@ -91,7 +91,8 @@ class Plan:
         c = round(2 mean R) / 2, the centring of the responses in the prefix
         sums (as in :func:`polars_cumdev.method.bins.full_population_prefix`).
     binary
-        Whether the Bernoulli sigma (31) applies.
+        Whether the Bernoulli sigma (31) of M. Tygert, "Cumulative deviation of
+        a subpopulation from the full population" applies.
     weight_scale
         The power of two the weights are multiplied by before any sum
         (:func:`polars_cumdev.method.weights.scale_factor` of the largest weight).

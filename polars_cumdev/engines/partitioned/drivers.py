@@ -146,7 +146,10 @@ def screen_partitioned(
     Returns
     -------
     pl.DataFrame
-        The same columns, rows and order as ``screen(...).collect()``, equal
+        Always eager, whatever ``frame`` is: the ranges are run one after
+        another and the result is small (one row per group), unlike the
+        analyses, which follow their input. The same columns, rows and order
+        as ``screen(...).collect()``, equal
         up to rounding, the located stretch included (when some significant
         group has D > 2 sigma, the ranges holding such groups are read a
         second time, for them only: :mod:`polars_cumdev.engines.partitioned.locating`).

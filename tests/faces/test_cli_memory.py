@@ -159,7 +159,7 @@ def test_under_a_real_memory_cap(larger_csv: Path) -> None:
     # The screen goes range by range and finishes (before: it ran in memory, aborted by Rust).
     done = _capped(
         "screen", str(larger_csv), "--by", "g", "--score", "s", "--response", "r", "--weight", "w",
-        "--rows", "0", "--output", "table.parquet", cwd=larger_csv.parent,
+        "--rows", "0", "--output", "table.parquet", "--progress", cwd=larger_csv.parent,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert "range by range (out of core)" in done.stderr and "Traceback" not in done.stderr

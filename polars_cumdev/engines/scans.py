@@ -20,8 +20,9 @@ behind a sound footer can only be found by reading the data, when the user
 collects the result; that error comes from Polars.
 
 The scans are found in the plan's serialized form (Polars' JSON of the
-logical plan); a plan that cannot be serialized (it holds a Python function)
-is not checked here.
+logical plan), for a plan whose text shows a Parquet scan (a frame built from
+in-memory data is not serialized); a plan that cannot be serialized (it holds
+a Python function) is not checked here.
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ _CASTS = ("integer_upcast", "integer_to_float_cast", "float_upcast", "float_down
 
 
 def _plan(frame: pl.LazyFrame) -> Any:
+    try:  # the plan's text first: serializing a plan holds its in-memory frames too
+        if "Parquet SCAN" not in frame.explain(optimized=False):
+            return None
+    except Exception:  # e.g. a path that names nothing: the serialized plan says which
+        pass
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -71,3 +71,14 @@ def test_only_what_polars_refuses_is_refused(tmp_path: Path) -> None:
     upcast = pl.ScanCastOptions(float_cast="upcast")
     table = _screen(str(folder / "*.parquet"), "kernel", cast_options=upcast).sort("g")
     assert table.height == 3 and table["kuiper"].is_finite().all()
+
+
+def test_a_frame_of_memory_is_not_serialized(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Serializing a plan holds its in-memory data (57 MB of JSON for 2M floats): not done."""
+
+    def refuse(*_: object, **__: object) -> str:
+        raise AssertionError("the plan of an in-memory frame was serialized")
+
+    monkeypatch.setattr(pl.LazyFrame, "serialize", refuse)
+    table = _part(3).lazy().cumdev.screen("g", "s", "r", "w").collect()
+    assert table.height == 3

@@ -20,6 +20,7 @@ import polars as pl
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.findings import LEVEL, findings
+from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.location import (
     LOCATION_COLUMNS,
     LOCATION_SCHEMA,
@@ -28,7 +29,7 @@ from polars_cumdev.method.location import (
     threshold,
 )
 from polars_cumdev.method.normalization import MIN_SCORES, normalized
-from polars_cumdev.method.prepare import Labels
+from polars_cumdev.method.prepare import Labels, schema_of
 from polars_cumdev.method.resolution import (
     FLOOR,
     RESOLUTION,
@@ -295,7 +296,7 @@ def with_location(
     )
     found = locate(points, keys, thresholds)
     if keys:
-        return summary.join(found, on=list(keys), how="left", nulls_equal=True)
+        return join_on_keys(summary, found, keys, schema_of(summary))
     return summary.join(found, how="cross")
 
 

@@ -282,7 +282,7 @@ def screen(
         if not isinstance(score, str):
             raise InvalidParameterError("`by=segments(...)` needs a score column, not covariates")
         compiled.check_engine(engine)
-        return screen_segments(frame, by, score, response, weight, variance=variance)
+        return screen_segments(frame, by, score, response, weight, variance=variance, level=level)
     frame, score, ordering = resolve_score(frame, score, weight)
     prepared = prepare_screen(frame, by, score, response, weight, variance)
     keys = prepared.keys

@@ -3,7 +3,8 @@
 Prints the summary (largest z, its family-wise p-value, the critical z, the
 minimum detectable ECCE and MCGrad's mce / mde), the strongest findings in
 words (new findings first), and the ranked table; ``--output`` saves the whole
-table, ``--out`` draws the funnel chart (:func:`polars_cumdev.charts.funnel`).
+table, ``--out`` draws the funnel chart (:func:`polars_cumdev.charts.funnel`), ``--report``
+writes the HTML page of :mod:`polars_cumdev.report.multicalibration`.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def _run(args: argparse.Namespace) -> None:
     from polars_cumdev.multicalibration.words import sentences
 
     target = check_out(args.out, CHART_SUFFIXES)
+    page = check_out(args.report, (".html",), source=args.path)
     categorical, numerical = _names(args.categorical), _names(args.numerical)
     frame = read_columns(args.path, args.score, args.response, args.weight)
     family = pc.segments(
@@ -78,6 +80,15 @@ def _run(args: argparse.Namespace) -> None:
         from polars_cumdev import charts
 
         save_chart(charts.funnel(table, level=args.level), target)
+    if page is not None:
+        from polars_cumdev.report.multicalibration import write_report
+
+        say(f"writing report {page} ...")
+        write_report(
+            table, frame.lazy(), list(family.features), args.score, args.response, args.weight,
+            path=page, top=args.findings, rows=args.rows * 5, level=args.level,
+            method=args.method, band=0.05, say=say,
+        )  # fmt: skip
 
 
 def add_command(commands: Any) -> None:
@@ -96,11 +107,17 @@ def add_command(commands: Any) -> None:
     command.add_argument(
         "--level", type=level_value, default=0.05, help="family-wise level (default 0.05)"
     )
-    command.add_argument("--method", choices=("holm", "bootstrap"), default="holm")
+    command.add_argument("--method", choices=("holm", "bootstrap", "stepdown"), default="holm")
     command.add_argument("--resamples", type=positive_int, default=999, help="bootstrap's B")
     command.add_argument("--seed", type=positive_int, default=0, help="bootstrap's seed")
     command.add_argument("--findings", type=positive_int, default=5, help="sentences printed")
     command.add_argument("--rows", type=positive_int, default=20, help=ROWS_HELP)
     command.add_argument("--output", default=None, metavar="FILE", help="save the table")
     command.add_argument("--out", default=None, metavar="FILE", help="funnel chart")
+    command.add_argument(
+        "--report",
+        default=None,
+        metavar="FILE.html",
+        help="write an HTML report: summary, funnel, findings in words, top segments drawn",
+    )
     command.set_defaults(run=_run)

@@ -52,6 +52,7 @@ are compiled again rather than failing every call (:mod:`polars_cumdev.kernel._c
 
 from polars_cumdev.kernel import curve, radix, ranks
 from polars_cumdev.kernel import events as _events
+from polars_cumdev.kernel import levels as _levels
 from polars_cumdev.kernel import location as _location
 from polars_cumdev.kernel import points as _points
 from polars_cumdev.kernel import prefix as _prefix
@@ -97,7 +98,7 @@ from polars_cumdev.kernel.walks import (
 )
 
 tolerate_damage(
-    curve, radix, ranks, _events, _location, _points, _prefix, _ranges, _segments, _walks
+    curve, radix, ranks, _events, _levels, _location, _points, _prefix, _ranges, _segments, _walks
 )
 
 __all__ = [

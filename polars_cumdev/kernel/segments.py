@@ -2,14 +2,23 @@
 
 For :mod:`polars_cumdev.multicalibration`: the rows, sorted by score, are
 walked once per feature subset (subsets in parallel, each owning its own
-segment numbers), each row updating the sums of the one segment of that
-subset it belongs to; the segment's number is the mixed-radix combination of
-the row's feature codes, formed on the fly, so nothing is stored per row and
-segment. The extremes of C = sum W (R - S) are sampled only where a segment's
-tie closes (the row's score differs from the last one seen in that segment, or
-the walk ends), so the range is the one of the tie-merged curve (method.md 1.1
-and 2): for calibration, merging a tie only hides the partial sums inside it.
-Memory is a few numbers per segment number.
+segment numbers), each row updating the running sum C = sum W (R - S) of the
+one segment of that subset it belongs to; the segment's number is the
+mixed-radix combination of the row's feature codes, formed on the fly, so
+nothing is stored per row and segment. The extremes of C are sampled only
+where a segment's tie closes (the row's score differs from the last one seen
+in that segment, or the walk ends), so the range is the one of the
+tie-merged curve (method.md 1.1 and 2): for calibration, merging a tie only
+hides the partial sums inside it.
+
+The additive sums (rows, W, sum W^2 S (1 - S), sum W R and the first row) do
+not need a walk per subset: :func:`cell_sums` gathers them once per cell of
+the full cross of the features, and each subset's table is a marginal of it
+(:func:`polars_cumdev.multicalibration.family.marginals`); only when that cross
+is too large are they summed in the walk itself. The bootstrap
+(:func:`segment_ranges`) walks a block of resamples at once, the scores and
+segment numbers shared and the resamples' sums side by side in memory.
+Memory is a few numbers per segment number (times the block of resamples).
 """
 
 from __future__ import annotations
@@ -19,7 +28,32 @@ from numba import njit, prange
 
 from polars_cumdev.kernel.prefix import F64, I64, JIT, Array, weight
 
-__all__ = ["segment_ranges"]
+__all__ = ["cell_sums", "segment_extremes", "segment_ranges", "segment_sums"]
+
+
+@njit(**JIT)
+def _number(codes: Array, features: I64, radices: I64, k: int, depth: int, i: int) -> int:
+    """Row i's segment number within subset k (mixed radix, last feature fastest)."""
+    g = 0
+    for j in range(depth):
+        f = features[k, j]
+        if f < 0:
+            break
+        g = g * radices[k, j] + np.int64(codes[f, i])
+    return g
+
+
+@njit(**JIT)
+def _first_three(features: I64, radices: I64, k: int) -> tuple[int, int, int, int, int, bool]:
+    """Subset k's first three features and the radices of the 2nd and 3rd (-1 and 1 past
+    its depth), and whether it has more than three (then numbered by :func:`_number`)."""
+    depth = features.shape[1]
+    f0 = features[k, 0]
+    f1 = features[k, 1] if depth > 1 else -1
+    f2 = features[k, 2] if depth > 2 else -1
+    r1 = radices[k, 1] if depth > 1 else 1
+    r2 = radices[k, 2] if depth > 2 else 1
+    return f0, f1, f2, r1, r2, depth > 3 and features[k, 3] >= 0
 
 
 @njit(**JIT, parallel=True)
@@ -29,13 +63,13 @@ def segment_ranges(
     radices: I64,
     bases: I64,
     s: Array,
-    r: Array,
+    bits: Array,
     w: Array,
     weighted: bool,
     scale: float,
     total: int,
 ) -> F64:
-    """W_g times the Kuiper range of C for every segment number of every subset.
+    """W_g times the Kuiper range of C for every segment number, for a block of resamples.
 
     Parameters
     ----------
@@ -46,52 +80,75 @@ def segment_ranges(
         (-1 past its depth) and its number of levels.
     bases
         Where each subset's segment numbers start in the output.
-    s, r, w, weighted, scale
+    s, w, weighted, scale
         As in :func:`polars_cumdev.kernel.calibration_groups`.
+    bits
+        Rows x B array of responses (0/1, one column per resample).
     total
         Number of segment numbers over all subsets.
 
     Returns
     -------
     numpy.ndarray
-        ``total`` x 2: W_g (max_k C_k - min_k C_k) with C_0 = 0 (unnormalized,
-        rescaled weights), and W_g.
+        ``total`` x B: W_g (max_k C_k - min_k C_k) with C_0 = 0
+        (unnormalized, rescaled weights), one column per resample.
     """
-    c = np.zeros(total)
-    top = np.zeros(total)
-    bottom = np.zeros(total)
-    mass = np.zeros(total)
-    last = np.full(total, np.nan)
+    rows, block = bits.shape
     subsets, depth = features.shape
-    rows = s.shape[0]
-    steps = np.empty(rows)
-    weights = np.empty(rows)
-    for i in range(rows):
-        weights[i] = weight(w, weighted, scale, i)
-        steps[i] = weights[i] * (float(r[i]) - float(s[i]))
+    c = np.zeros((total, block))
+    top = np.zeros((total, block))
+    bottom = np.zeros((total, block))
+    last = np.full(total, np.nan)
     for k in prange(subsets):  # subsets own disjoint segment numbers: no race
+        base = bases[k]
         for i in range(rows):
-            g = 0
-            for j in range(depth):
-                f = features[k, j]
-                if f < 0:
-                    break
-                g = g * radices[k, j] + int(codes[f, i])
-            g += bases[k]
+            g = base + _number(codes, features, radices, k, depth, i)
             si = float(s[i])
+            wi = weight(w, weighted, scale, i)
             if last[g] != si:  # a new tie opens: the one before is closed
-                if c[g] > top[g]:
-                    top[g] = c[g]
-                if c[g] < bottom[g]:
-                    bottom[g] = c[g]
+                for b in range(block):
+                    top[g, b] = max(top[g, b], c[g, b])
+                    bottom[g, b] = min(bottom[g, b], c[g, b])
                 last[g] = si
-            c[g] += steps[i]
-            mass[g] += weights[i]
-    out = np.empty((total, 2))
+            for b in range(block):
+                c[g, b] += wi * (float(bits[i, b]) - si)
+    out = np.empty((total, block))
     for g in range(total):
-        out[g, 0] = max(top[g], c[g]) - min(bottom[g], c[g])
-        out[g, 1] = mass[g]
+        for b in range(block):
+            out[g, b] = max(top[g, b], c[g, b]) - min(bottom[g, b], c[g, b])
     return out
+
+
+@njit(**JIT)
+def cell_sums(
+    codes: Array, radices: I64, s: Array, r: Array, w: Array, weighted: bool, scale: float
+) -> tuple[F64, I64]:
+    """The additive sums of every cell of the full cross of the features, in one pass.
+
+    ``radices[f]`` is feature f's number of levels; cells are numbered in
+    mixed radix (last feature fastest). Returns ``(sums, first)``: per cell
+    the rows, W, sum W^2 S (1 - S) and sum W R (rescaled weights), and the
+    cell's first row (-1 if empty).
+    """
+    features = radices.shape[0]
+    cells = 1
+    for f in range(features):
+        cells *= radices[f]
+    sums = np.zeros((cells, 4))
+    first = np.full(cells, -1, dtype=np.int64)
+    for i in range(s.shape[0]):
+        g = 0
+        for f in range(features):
+            g = g * radices[f] + np.int64(codes[f, i])
+        si = float(s[i])
+        wi = weight(w, weighted, scale, i)
+        if first[g] < 0:
+            first[g] = i
+        sums[g, 0] += 1.0
+        sums[g, 1] += wi
+        sums[g, 2] += wi * wi * si * (1.0 - si)
+        sums[g, 3] += wi * float(r[i])
+    return sums, first
 
 
 @njit(**JIT, parallel=True)
@@ -106,6 +163,7 @@ def segment_sums(
     weighted: bool,
     scale: float,
     total: int,
+    additive: bool,
 ) -> tuple[F64, I64, F64]:
     """Every segment's calibration sums in one walk (the layout of ``calibration_groups``).
 
@@ -116,8 +174,10 @@ def segment_sums(
     sum_j W_j^2 S_j (1 - S_j), which equals the merged form
     sum_k W'_k^2 f_k S'_k (1 - S'_k) of (50) of M. Tygert, "Cumulative deviation
     of a subpopulation from the full population"; the error columns are 0 as for
-    calibration. ``first[g]`` is the segment's first row (-1 if none), ``wr[g]``
-    the sum of W_j R_j.
+    calibration. ``first[g]`` is the segment's first row (-1 if none),
+    ``wr[g]`` the sum of W_j R_j. With ``additive`` false, the rows, W_g,
+    sigma^2's sum, ``first`` and ``wr`` are left at 0 (and -1): the caller
+    takes them from :func:`cell_sums`.
     """
     out = np.zeros((total, 12))
     first = np.full(total, -1, dtype=np.int64)
@@ -129,38 +189,107 @@ def segment_sums(
     subsets, depth = features.shape
     rows = s.shape[0]
     weights = np.empty(rows)
+    steps = np.empty(rows)
     for i in range(rows):
         weights[i] = weight(w, weighted, scale, i)
+        steps[i] = weights[i] * (float(r[i]) - float(s[i]))
     for k in prange(subsets):  # subsets own disjoint segment numbers: no race
+        base = bases[k]
+        f0, f1, f2, r1, r2, deep = _first_three(features, radices, k)
         for i in range(rows):
-            g = 0
-            for j in range(depth):
-                f = features[k, j]
-                if f < 0:
-                    break
-                g = g * radices[k, j] + int(codes[f, i])
-            g += bases[k]
+            if deep:
+                g = _number(codes, features, radices, k, depth, i)
+            else:
+                g = 0
+                if f0 >= 0:
+                    g = np.int64(codes[f0, i])
+                    if f1 >= 0:
+                        g = g * r1 + np.int64(codes[f1, i])
+                        if f2 >= 0:
+                            g = g * r2 + np.int64(codes[f2, i])
+            g += base
             si = float(s[i])
-            ri = float(r[i])
-            wi = weights[i]
-            if last[g] != si:
-                if first[g] < 0:
-                    first[g] = i
-                else:
-                    if c[g] > top[g]:
-                        top[g] = c[g]
-                    if c[g] < bottom[g]:
-                        bottom[g] = c[g]
+            seen = last[g]
+            if seen != si:
+                if seen == seen:  # not the segment's first row: the tie before closes
+                    cg = c[g]
+                    if cg > top[g]:
+                        top[g] = cg
+                    if cg < bottom[g]:
+                        bottom[g] = cg
                 out[g, 1] += 1.0
                 last[g] = si
-            c[g] += wi * (ri - si)
-            out[g, 0] += 1.0
-            out[g, 2] += wi
-            out[g, 6] += wi * wi * si * (1.0 - si)
-            wr[g] += wi * ri
+            c[g] += steps[i]
+            if additive:
+                wi = weights[i]
+                if first[g] < 0:
+                    first[g] = i
+                out[g, 0] += 1.0
+                out[g, 2] += wi
+                out[g, 6] += wi * wi * si * (1.0 - si)
+                wr[g] += wi * float(r[i])
     for g in range(total):
-        if first[g] >= 0:
+        if last[g] == last[g]:
             out[g, 3] = c[g]
             out[g, 4] = max(top[g], c[g])
             out[g, 5] = min(bottom[g], c[g])
     return out, first, wr
+
+
+@njit(**JIT, parallel=True)
+def segment_extremes(
+    codes: Array,
+    features: I64,
+    radices: I64,
+    bases: I64,
+    s: Array,
+    r: Array,
+    w: Array,
+    weighted: bool,
+    scale: float,
+    total: int,
+) -> F64:
+    """C_n, max C and min C (k >= 1) of every segment number when no two rows tie.
+
+    With every score distinct each row is a tie of its own in every segment,
+    so the extremes are taken after every row and no last score is kept:
+    :func:`segment_sums`' walk without its tie bookkeeping (the rest of its
+    sums come from :func:`cell_sums`). Returns ``total`` x 3 (unnormalized,
+    rescaled weights; 0 for a segment without rows).
+    """
+    subsets, depth = features.shape
+    rows = s.shape[0]
+    steps = np.empty(rows)
+    for i in range(rows):
+        steps[i] = weight(w, weighted, scale, i) * (float(r[i]) - float(s[i]))
+    c = np.zeros(total)
+    top = np.full(total, -np.inf)
+    bottom = np.full(total, np.inf)
+    for k in prange(subsets):  # subsets own disjoint segment numbers: no race
+        base = bases[k]
+        f0, f1, f2, r1, r2, deep = _first_three(features, radices, k)
+        for i in range(rows):
+            if deep:
+                g = _number(codes, features, radices, k, depth, i)
+            else:
+                g = 0
+                if f0 >= 0:
+                    g = np.int64(codes[f0, i])
+                    if f1 >= 0:
+                        g = g * r1 + np.int64(codes[f1, i])
+                        if f2 >= 0:
+                            g = g * r2 + np.int64(codes[f2, i])
+            g += base
+            cg = c[g] + steps[i]
+            c[g] = cg
+            if cg > top[g]:
+                top[g] = cg
+            if cg < bottom[g]:
+                bottom[g] = cg
+    out = np.zeros((total, 3))
+    for g in range(total):
+        if top[g] > -np.inf:
+            out[g, 0] = c[g]
+            out[g, 1] = top[g]
+            out[g, 2] = bottom[g]
+    return out

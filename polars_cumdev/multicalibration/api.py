@@ -28,7 +28,7 @@ from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Options, family_fr
 
 __all__ = ["MULTICALIBRATION_COLUMNS", "multicalibration", "subpop"]
 
-METHODS = ("holm", "bootstrap")
+METHODS = ("holm", "bootstrap", "stepdown")
 _CARRIED = ("depth", "condition", "response_mean", "_p_bootstrap", "critical_z", "tests", "dropped")
 #: Columns after the feature columns, in order.
 MULTICALIBRATION_COLUMNS = (
@@ -94,7 +94,9 @@ def multicalibration(
         (method.md 4), valid whatever the dependence between overlapping
         segments. ``"bootstrap"``: the single-step max-z parametric
         bootstrap under calibration (0/1 responses only;
-        :mod:`polars_cumdev.multicalibration.bootstrap`).
+        :mod:`polars_cumdev.multicalibration.bootstrap`). ``"stepdown"``: its
+        step-down version (Westfall and Young), never less powerful;
+        ``critical_z`` is then its first step's (the single-step one).
     resamples, seed
         The bootstrap's number of resamples B and its seed.
 
@@ -141,10 +143,10 @@ def multicalibration(
     schema = {**{f: pl.String() for f in features}, **EXTRA_SCHEMA, **SUMMARY_SCHEMA}
 
     def run(rows: compiled.Rows) -> pl.DataFrame:
-        if options.method == "bootstrap" and not compiled.facts(rows, "auto")[nm.BINARY]:
+        if options.method != "holm" and not compiled.facts(rows, "auto")[nm.BINARY]:
             raise InvalidValuesError(
-                f"method='bootstrap' redraws 0/1 responses, but response column {response!r} "
-                "has values other than 0 and 1; use method='holm'"
+                f"method={options.method!r} redraws 0/1 responses, but response column "
+                f"{response!r} has values other than 0 and 1; use method='holm'"
             )
         return family_frame(rows, segments, options)
 

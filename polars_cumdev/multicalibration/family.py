@@ -34,20 +34,22 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.errors import ColumnNotFoundError, ColumnTypeError, InvalidParameterError
+from polars_cumdev.multicalibration.levels import MISSING, OTHER, Coded, coded_features
 
 __all__ = [
+    "MISSING",
+    "OTHER",
     "Coded",
     "Segments",
     "coded_features",
     "enumerate_family",
     "layout",
+    "marginals",
     "segments",
     "subset_ids",
 ]
 
 Rules = Literal["cumdev", "mcgrad"]
-MISSING = "(missing)"
-OTHER = "(other)"
 
 
 @dataclass(frozen=True)
@@ -204,153 +206,6 @@ def segments(
     )
 
 
-@dataclass(frozen=True)
-class Coded:
-    """One feature's levels: a code per row, and per code a label and an SQL condition."""
-
-    codes: np.ndarray
-    labels: list[str]
-    conditions: list[str]
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _literal(value: object) -> str:
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int | float):
-        return repr(float(value)) if isinstance(value, float) else str(value)
-    return "'" + str(value).replace("'", "''") + "'"
-
-
-def _label(value: object) -> str:
-    return f"{value:.6g}" if isinstance(value, float) else str(value)
-
-
-def _first_order(codes: np.ndarray, count: int) -> np.ndarray:
-    """Rank of each code by first appearance along the rows (absent codes last)."""
-    seen = pl.Series(codes).unique(maintain_order=True).to_numpy()
-    rank = np.empty(count, dtype=np.int64)
-    rest = np.setdiff1d(np.arange(count), seen)
-    rank[np.concatenate([seen, rest]).astype(np.int64)] = np.arange(count)
-    return rank
-
-
-def _categorical(column: pl.Series, family: Segments) -> Coded:
-    name = _quote(column.name)
-    values = column.cast(pl.String) if column.dtype in (pl.Categorical,) else column
-    if isinstance(column.dtype, pl.Enum):
-        values = column.cast(pl.String)
-    mcgrad = family.rules == "mcgrad"
-    table = (
-        values.to_frame("v")
-        .with_row_index("i")
-        .group_by("v")
-        .agg(pl.len().alias("n"), pl.col("i").min().alias("first"))
-    )
-    if not mcgrad:
-        table = table.filter(pl.col("v").is_not_null())
-    tie = ["n", "first"] if mcgrad else ["n", "v"]
-    table = table.sort(tie, descending=[True, False], nulls_last=True)
-    distinct = table.get_column("v").to_list()
-    levels = family.levels_of(column.name)
-    pooled = len(distinct) > levels
-    kept = distinct[: levels - 1] if pooled else distinct
-    labels = [MISSING if v is None else _label(v) for v in kept]
-    conditions = [f"{name} IS NULL" if v is None else f"{name} = {_literal(v)}" for v in kept]
-    index = pl.Series([v for v in kept if v is not None], dtype=values.dtype)
-    codes_of = pl.Series(range(len(kept)), dtype=pl.Int32).filter(
-        pl.Series([v is not None for v in kept], dtype=pl.Boolean)
-    )
-    other = len(kept)
-    coded = values.replace_strict(index, codes_of, default=other, return_dtype=pl.Int32)
-    null_code = kept.index(None) if None in kept else None
-    if pooled:
-        labels.append(OTHER)
-        rest = ", ".join(_literal(v) for v in kept if v is not None)
-        nulls_pooled = mcgrad and None not in kept and values.null_count() > 0
-        inside = f"{name} NOT IN ({rest})" if rest else "TRUE"
-        if nulls_pooled:
-            conditions.append(f"({inside} OR {name} IS NULL)")
-            null_code = other
-        else:
-            conditions.append(f"({inside} AND {name} IS NOT NULL)")
-    if not mcgrad and values.null_count() > 0:
-        null_code = len(labels)
-        labels.append(MISSING)
-        conditions.append(f"{name} IS NULL")
-    codes = coded.to_numpy().astype(np.int32)
-    if null_code is not None:
-        codes[values.is_null().to_numpy()] = null_code
-    return Coded(codes, labels, conditions)
-
-
-def _numerical(column: pl.Series, family: Segments) -> Coded:
-    name = _quote(column.name)
-    x = column.cast(pl.Float64)
-    missing_expr = f"({name} IS NULL OR {name} = 'NaN'::float)"
-    if column.dtype.is_integer() or column.dtype == pl.Boolean:
-        missing_expr = f"{name} IS NULL"
-        if column.dtype == pl.Boolean:
-            x = column.cast(pl.Float64)
-    values = x.fill_nan(None).to_numpy(allow_copy=True).astype(np.float64)
-    missing = np.isnan(values)
-    present = values[~missing]
-    levels = family.levels_of(column.name)
-    few = pl.Series(present).n_unique() <= levels
-    distinct = np.unique(present) if few else present[:0]
-    literal = column.dtype.is_integer() or column.dtype == pl.Boolean
-    if few:
-        codes = np.searchsorted(distinct, values).astype(np.int32)
-        labels = [_label(int(v) if literal else float(v)) for v in distinct]
-        if column.dtype == pl.Boolean:
-            conditions = [f"{name} = {'TRUE' if v else 'FALSE'}" for v in distinct]
-        else:
-            conditions = [f"{name} = {_literal(int(v) if literal else float(v))}" for v in distinct]
-    else:
-        edges = np.unique(np.quantile(present, np.linspace(0.0, 1.0, levels + 1)))
-        codes = np.clip(np.searchsorted(edges, values, side="left") - 1, 0, None).astype(np.int32)
-        labels, conditions = [], []
-        for b in range(edges.shape[0] - 1):
-            low, high = float(edges[b]), float(edges[b + 1])
-            opening = "[" if b == 0 else "("
-            labels.append(f"{opening}{_label(low)}, {_label(high)}]")
-            relation = ">=" if b == 0 else ">"
-            conditions.append(f"({name} {relation} {_literal(low)} AND {name} <= {_literal(high)})")
-    if missing.any():
-        codes[missing] = len(labels)
-        labels.append(MISSING)
-        conditions.append(missing_expr)
-    return Coded(codes, labels, conditions)
-
-
-def coded_features(batch: pl.DataFrame, family: Segments) -> list[Coded]:
-    """Every feature of ``family`` coded on ``batch`` (the rows sorted by score).
-
-    Codes follow the enumeration order of the levels: the order above for
-    ``"cumdev"``, first appearance along the rows for ``"mcgrad"``.
-    """
-    coded = []
-    for name in family.features:
-        column = batch.get_column(name)
-        if name in family.categorical:
-            feature = _categorical(column, family)
-        else:
-            feature = _numerical(column, family)
-        if family.rules == "mcgrad" and feature.labels:
-            rank = _first_order(feature.codes, len(feature.labels))
-            order = np.argsort(rank)
-            feature = Coded(
-                rank[feature.codes].astype(np.int32),
-                [feature.labels[i] for i in order],
-                [feature.conditions[i] for i in order],
-            )
-        coded.append(feature)
-    return coded
-
-
 def subset_ids(
     coded: Sequence[Coded], subset: tuple[int, ...], rows: int
 ) -> tuple[np.ndarray, int]:
@@ -433,3 +288,23 @@ def layout(
         sizes[k] = int(np.prod(radices[k]))
     bases = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     return codes, features, radices, bases, int(sizes.sum())
+
+
+def marginals(
+    table: np.ndarray, first: np.ndarray, counts: np.ndarray, subset: tuple[int, ...]
+) -> tuple[np.ndarray, np.ndarray]:
+    """A subset's additive sums and first rows from those of the cells of the full cross.
+
+    ``table`` (cells x columns) and ``first`` are numbered in mixed radix
+    over every feature (``counts`` levels each, last fastest); the subset's
+    segments are unions of cells, numbered as :func:`subset_ids` numbers
+    them. Sums add up; a segment's first row is its cells' earliest (-1 when
+    every cell is empty).
+    """
+    shape = tuple(int(c) for c in counts)
+    others = tuple(f for f in range(len(shape)) if f not in subset)
+    sums = table.reshape(*shape, table.shape[1]).sum(axis=others)
+    rows = np.where(first < 0, np.iinfo(np.int64).max, first).reshape(shape).min(axis=others)
+    size = int(np.prod([shape[f] for f in subset], dtype=np.int64))
+    rows = np.where(rows == np.iinfo(np.int64).max, -1, rows).reshape(size)
+    return sums.reshape(size, table.shape[1]), rows

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from polars_cumdev.errors import EmptySubpopulationError
 from polars_cumdev.method import compiled
 from polars_cumdev.method.familywise import critical_z, holm_numpy
 from polars_cumdev.method.location import LOCATION_COLUMNS
@@ -32,8 +33,12 @@ from polars_cumdev.multicalibration.family import (
     coded_features,
     enumerate_family,
     layout,
+    marginals,
     subset_ids,
 )
+
+#: Largest cross of the features whose cells hold the additive sums (else the walk sums them).
+MAX_CELLS = 1 << 20
 
 __all__ = ["EXTRA_SCHEMA", "Options", "Walked", "assemble", "family_frame"]
 
@@ -59,31 +64,48 @@ class Options:
     seed: int = 0
 
 
-def _labels(coded: list[Coded], subset: tuple[int, ...], numbers: np.ndarray, family: Segments):
-    """Feature label columns and the SQL condition of the segments ``numbers`` of ``subset``."""
-    columns: dict[str, pl.Series] = {
-        name: pl.Series(name, [None] * numbers.shape[0], dtype=pl.String)
-        for name in family.features
-    }
-    parts = []
-    rest = numbers.astype(np.int64)
-    levels = {}
-    for f in reversed(subset):
-        count = len(coded[f].labels)
-        levels[f] = rest % count
-        rest = rest // count
-    for f in subset:
-        name = family.features[f]
-        labels = np.array(coded[f].labels, dtype=object)[levels[f]]
-        columns[name] = pl.Series(name, labels.tolist(), dtype=pl.String)
-        conditions = np.array(coded[f].conditions, dtype=object)[levels[f]]
-        parts.append(pl.Series(conditions.tolist(), dtype=pl.String))
+def _labels(
+    coded: list[Coded],
+    subsets: list[tuple[int, ...]],
+    which: np.ndarray,
+    numbers: np.ndarray,
+    family: Segments,
+) -> tuple[dict[str, pl.Series], pl.Series]:
+    """Feature label columns and SQL conditions of segments ``numbers`` of subsets ``which``.
+
+    Vectorized over the segments: each feature's level is the segment number's
+    digit at that feature's place (mixed radix, last feature fastest), null
+    where the subset does not hold the feature.
+    """
+    count = len(coded)
+    place = np.zeros((len(subsets), max(count, 1)), dtype=np.int64)  # 0: feature not held
+    for k, subset in enumerate(subsets):
+        stride = 1
+        for f in reversed(subset):
+            place[k, f] = stride
+            stride *= len(coded[f].labels)
+    columns, parts = {}, []
+    for f, name in enumerate(family.features):
+        stride = place[which, f]
+        held = stride > 0
+        level = np.where(held, numbers // np.maximum(stride, 1) % len(coded[f].labels), 0)
+        labels = pl.Series(coded[f].labels, dtype=pl.String)
+        conditions = pl.Series(coded[f].conditions, dtype=pl.String)
+        index = pl.Series(level, dtype=pl.UInt32)
+        mask = pl.Series(held)
+        columns[name] = labels.gather(index).zip_with(mask, pl.Series([None], dtype=pl.String))
+        columns[name] = columns[name].alias(name)
+        parts.append(conditions.gather(index).zip_with(mask, pl.Series([None], dtype=pl.String)))
     if parts:
-        condition = pl.DataFrame(parts).select(pl.concat_str(pl.all(), separator=" AND "))
-        condition = condition.to_series().alias("condition")
+        condition = (
+            pl.DataFrame({str(i): p for i, p in enumerate(parts)})
+            .select(pl.concat_str(pl.all(), separator=" AND ", ignore_nulls=True))
+            .to_series()
+        )
+        condition = condition.replace("", "TRUE")
     else:
-        condition = pl.Series("condition", ["TRUE"] * numbers.shape[0], dtype=pl.String)
-    return columns, condition
+        condition = pl.Series(["TRUE"] * numbers.shape[0], dtype=pl.String)
+    return columns, condition.alias("condition")
 
 
 @dataclass(frozen=True)
@@ -98,16 +120,40 @@ class Walked:
 def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.DataFrame:
     """Per segment: feature labels, the layout of ``summarize`` and :data:`EXTRA_SCHEMA`.
 
-    Calibration (method.md 2): every subset's sums from one compiled walk.
+    Calibration (method.md 2): every subset's ranges from one compiled walk,
+    the additive sums from one pass over the cells of the features' cross.
     """
-    from polars_cumdev.kernel.segments import segment_sums
+    from polars_cumdev import kernel as k_
+    from polars_cumdev.kernel.segments import cell_sums, segment_extremes, segment_sums
+    from polars_cumdev.kernel.walks import GROUP_COLUMNS
 
     coded = coded_features(rows.batch, family)
     subsets = family.subsets()
     codes, features, radices, bases, total = layout(coded, subsets)
-    sums, firsts, wr = segment_sums(
-        codes, features, radices, bases, rows.s, rows.r, rows.w, rows.weighted, rows.scale, total
-    )
+    counts = np.array([len(c.labels) for c in coded], dtype=np.int64)
+    cells = int(np.prod(counts, dtype=np.float64)) if coded else 1
+    additive = cells > MAX_CELLS
+    columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
+    distinct = not additive and bool(np.all(rows.s[1:] != rows.s[:-1]))
+    if distinct:  # no ties: every row is a tie of its own, no tie bookkeeping
+        sums = np.zeros((total, GROUP_COLUMNS))
+        sums[:, [k_.C_LAST, k_.C_MAX, k_.C_MIN]] = segment_extremes(
+            codes, features, radices, bases, *columns, total
+        )
+        firsts, wr = np.full(total, -1, dtype=np.int64), np.zeros(total)
+    else:
+        sums, firsts, wr = segment_sums(codes, features, radices, bases, *columns, total, additive)
+    if not additive:
+        table, first = cell_sums(codes[: len(coded)], counts, *columns)
+        for k, subset in enumerate(subsets):
+            span = slice(bases[k], bases[k] + int(np.prod(radices[k])))
+            parts, firsts[span] = marginals(table, first, counts, subset)
+            sums[span, k_.N_ROWS] = parts[:, 0]
+            sums[span, k_.WEIGHT] = parts[:, 1]
+            sums[span, k_.SIGMA_B] = parts[:, 2]
+            wr[span] = parts[:, 3]
+            if distinct:
+                sums[span, k_.N_SCORES] = parts[:, 0]
     ends = np.append(bases[1:], total)
     spans = list(zip(bases, ends, strict=True))
     walked = Walked(
@@ -137,13 +183,20 @@ def assemble(
     :func:`polars_cumdev.compiled.facts`).
     """
     from polars_cumdev import kernel as k
+    from polars_cumdev.kernel.walks import GROUP_COLUMNS
 
     n = rows.batch.height
     kept, dropped = enumerate_family([o[:, k.N_ROWS] for o in walked.out], family)
+    if not any(x.shape[0] for x in kept):
+        largest = max((int(o[:, k.N_ROWS].max(initial=0)) for o in walked.out), default=0)
+        raise EmptySubpopulationError(
+            f"no segment has min_rows={family.min_rows} rows (the largest segment examined "
+            f"has {largest}), so the family is empty; lower min_rows or use fewer features"
+        )
 
     # z and p of every kept segment, as normalize will find them, to choose where to locate.
     outs = [walked.out[i][kept[i]] for i in range(len(subsets))]
-    stacked = np.concatenate(outs) if outs else np.zeros((0, k.GROUP_COLUMNS))
+    stacked = np.concatenate(outs) if outs else np.zeros((0, GROUP_COLUMNS))
     column = k.SIGMA_B if binary else k.SIGMA_E
     with np.errstate(invalid="ignore", divide="ignore"):
         root = np.sqrt(np.maximum(stacked[:, column], 0.0))
@@ -151,53 +204,61 @@ def assemble(
         z = np.where(root > 0.0, ranges / root, np.nan)
     tests = int(np.count_nonzero(~np.isnan(z)))
     p_boot = np.full(z.shape, np.nan)
-    if options.method == "bootstrap":
+    if options.method in ("bootstrap", "stepdown"):
         defined = ~np.isnan(z)
         starts = np.concatenate([[0], np.cumsum([len(x) for x in kept])])
         numbers = [kept[i][defined[starts[i] : starts[i + 1]]] for i in range(len(subsets))]
+        observed = z[defined] if options.method == "stepdown" else None
         found = bootstrap.maxima(
             coded, subsets, numbers, root[defined], rows.s, rows.w, rows.weighted,
-            rows.scale, options.resamples, options.seed,
+            rows.scale, options.resamples, options.seed, observed=observed,
         )  # fmt: skip
-        p_boot[defined] = bootstrap.adjusted(z[defined], found)
+        if observed is None:
+            p_boot[defined] = bootstrap.adjusted(z[defined], found)
+        else:
+            found, counts = found
+            p_boot[defined] = bootstrap.stepdown(observed, counts, options.resamples)
         family_p, critical = p_boot, bootstrap.critical(found, options.level)
     else:
         family_p = holm_numpy(np.asarray(kuiper_pvalue(z), dtype=np.float64))
         critical = critical_z(options.level, tests)
     significant = family_p <= options.level
 
-    frames, start = [], 0
-    for i, subset in enumerate(subsets):
-        numbers = kept[i]
-        if numbers.shape[0] == 0:
+    located = {c: np.full(z.shape[0], np.nan) for c in LOCATION_COLUMNS}
+    starts = np.concatenate([[0], np.cumsum([x.shape[0] for x in kept])]).astype(np.int64)
+    for i, subset in enumerate(subsets):  # only subsets with a significant segment
+        a, b = starts[i], starts[i + 1]
+        if not significant[a:b].any():
             continue
-        out, first = walked.out[i], walked.first[i]
-        stop = start + numbers.shape[0]
-        located = {c: np.full(numbers.shape[0], np.nan) for c in LOCATION_COLUMNS}
-        if significant[start:stop].any():
-            ids, _ = subset_ids(coded, subset, n)
-            chosen = np.full(first.shape[0], -1, dtype=np.int64)
-            picked = numbers[significant[start:stop]]
-            chosen[picked] = first[picked]
-            found = compiled.location(rows, ids, 0, out, chosen, binary, prefix)
-            located = {c: v[numbers] for c, v in found.items()}
-        body = compiled.summary_frame(
-            rows, [], out[numbers], first[numbers], {**(constants or {}), **located}
-        )
-        labels, condition = _labels(coded, subset, numbers, family)
-        extra = pl.DataFrame(
-            {
-                "depth": np.full(numbers.shape[0], len(subset), dtype=np.int32),
-                "condition": condition,
-                "response_mean": walked.response_sums[i][numbers] / out[numbers, k.WEIGHT],
-                "_p_bootstrap": p_boot[start:stop],
-                "critical_z": np.full(numbers.shape[0], critical),
-                "tests": np.full(numbers.shape[0], tests, dtype=np.int64),
-                "dropped": np.full(numbers.shape[0], dropped, dtype=np.int64),
-            }
-        ).with_columns(pl.col("_p_bootstrap").fill_nan(None))
-        frames.append(pl.concat([pl.DataFrame(labels), extra, body], how="horizontal"))
-        start = stop
+        numbers, out, first = kept[i], walked.out[i], walked.first[i]
+        ids, _ = subset_ids(coded, subset, n)
+        chosen = np.full(first.shape[0], -1, dtype=np.int64)
+        picked = numbers[significant[a:b]]
+        chosen[picked] = first[picked]
+        found = compiled.location(rows, ids, 0, out, chosen, binary, prefix)
+        for c in LOCATION_COLUMNS:
+            located[c][a:b] = found[c][numbers]
+    which = np.repeat(np.arange(len(subsets)), np.diff(starts))
+    numbers = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
+    firsts = [walked.first[i][kept[i]] for i in range(len(subsets))]
+    first = np.concatenate(firsts) if firsts else np.zeros(0, dtype=np.int64)
+    response = [walked.response_sums[i][kept[i]] for i in range(len(subsets))]
+    body = compiled.summary_frame(rows, [], stacked, first, {**(constants or {}), **located})
+    labels, condition = _labels(coded, subsets, which, numbers, family)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = (np.concatenate(response) if response else np.zeros(0)) / stacked[:, k.WEIGHT]
+    extra = pl.DataFrame(
+        {
+            "depth": np.array([len(s) for s in subsets], dtype=np.int32)[which],
+            "condition": condition,
+            "response_mean": mean,
+            "_p_bootstrap": p_boot,
+            "critical_z": np.full(numbers.shape[0], critical),
+            "tests": np.full(numbers.shape[0], tests, dtype=np.int64),
+            "dropped": np.full(numbers.shape[0], dropped, dtype=np.int64),
+        }
+    ).with_columns(pl.col("_p_bootstrap").fill_nan(None))
+    frame = pl.concat([pl.DataFrame(labels), extra, body], how="horizontal")
     schema = {
         **{f: pl.String() for f in family.features},
         **EXTRA_SCHEMA,
@@ -207,6 +268,4 @@ def assemble(
             for c, v in (constants or {}).items()
         },
     }
-    if not frames:
-        return pl.DataFrame(schema=schema)
-    return pl.concat(frames, how="vertical").select(list(schema)).cast(schema)
+    return frame.select(list(schema)).cast(schema)

@@ -8,6 +8,7 @@ Each forwards to the analysis that implements it (:mod:`polars_cumdev.calibratio
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -16,6 +17,7 @@ from polars_cumdev import binned, calibration, corp
 from polars_cumdev.method.expressions import Column
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.namespace.base import F, Methods
+from polars_cumdev.progress import Progress
 
 __all__ = ["CalibrationMethods"]
 
@@ -130,6 +132,34 @@ class CalibrationMethods(Methods[F]):
                 seed=seed,
             )
         )
+
+    def multicalibration_report(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        segments: object,
+        path: str | Path,
+        top: int = 5,
+        level: float = 0.05,
+        method: str = "holm",
+        resamples: int = 999,
+        seed: int = 0,
+        progress: Progress = False,
+    ) -> Path:
+        """Write an HTML page auditing every segment of a family (summary, funnel, drill-downs).
+
+        See :func:`polars_cumdev.report.multicalibration.multicalibration_report`; runs the
+        queries it needs at once, on a LazyFrame too, and returns the path written.
+        """
+        from polars_cumdev.report.multicalibration import multicalibration_report
+
+        return multicalibration_report(
+            self._frame, score, response, weight, segments=segments,  # type: ignore[arg-type]
+            path=path, top=top, level=level, method=method, resamples=resamples, seed=seed,
+            progress=progress,
+        )  # fmt: skip
 
     def corp(
         self,

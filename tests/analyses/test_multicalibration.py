@@ -288,7 +288,7 @@ def _null_rate(method: str, sims: int) -> float:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("method", ["holm", "bootstrap"])
+@pytest.mark.parametrize("method", ["holm", "bootstrap", "stepdown"])
 def test_familywise_error_under_calibration(method):
     sims = 300
     rate = _null_rate(method, sims)

@@ -1,0 +1,238 @@
+"""Each segment feature's levels, and every row's level code, on the rows sorted by score.
+
+The rules are those of :func:`polars_cumdev.segments` (see
+:mod:`~polars_cumdev.multicalibration.family`): a categorical feature keeps its
+``levels - 1`` most frequent values and pools the rest into ``(other)``; a
+numerical feature is cut at its quantiles k / ``levels`` (raw values when it
+has at most ``levels`` distinct ones); nulls are ``(missing)``
+(multicalibration-mcgrad.md, section a, for the ``"mcgrad"`` rules). A level's
+label is the value as text; when a real value reads like one of the made-up
+labels, the made-up label gets more parentheses (``((missing))``), so one
+label never names two levels. Each feature costs one pass or two over its
+column (:mod:`polars_cumdev.kernel.levels`); integer features of a small range
+are counted without hashing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import polars as pl
+
+__all__ = ["MISSING", "OTHER", "Coded", "coded_features"]
+
+MISSING = "(missing)"
+OTHER = "(other)"
+#: Widest value range of an integer feature counted directly (else hashed by Polars).
+_DIRECT = 1 << 16
+
+
+class Segments(Protocol):
+    """What the coding reads of a :class:`~polars_cumdev.multicalibration.family.Segments`."""
+
+    rules: str
+    categorical: tuple[str, ...]
+
+    @property
+    def features(self) -> tuple[str, ...]: ...
+
+    def levels_of(self, name: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class Coded:
+    """One feature's levels: a code per row, and per code a label and an SQL condition."""
+
+    codes: np.ndarray
+    labels: list[str]
+    conditions: list[str]
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(value: object) -> str:
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int | float):
+        return repr(float(value)) if isinstance(value, float) else str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _label(value: object) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else str(value)
+
+
+def _made_up(label: str, real: set[str]) -> str:
+    """``label`` ("(missing)" or "(other)") wrapped in parentheses until no real level has it."""
+    while label in real:
+        label = f"({label})"
+    return label
+
+
+def _table(values: pl.Series) -> tuple[pl.DataFrame, int | None]:
+    """Per distinct value (nulls included): its rows ``n`` and first row ``first``.
+
+    Also the smallest value of an integer feature counted directly (else None).
+    """
+    if values.dtype.is_integer() and values.len() > 0 and values.null_count() < values.len():
+        low, high = values.min(), values.max()
+        if int(high) - int(low) < _DIRECT:
+            from polars_cumdev.kernel.levels import integer_counts
+
+            present = values.drop_nulls() if values.null_count() else values
+            # row numbers of the present values, to report first rows along all rows
+            x = np.ascontiguousarray(present.to_numpy())
+            counts, first = integer_counts(x, int(low), int(high) - int(low) + 1)
+            if values.null_count():
+                rows = np.flatnonzero(values.is_not_null().to_numpy())
+                first = np.where(first >= 0, rows[np.maximum(first, 0)], -1)
+            seen = counts > 0
+            table = pl.DataFrame(
+                {
+                    "v": pl.Series(np.arange(low, high + 1)[seen]).cast(values.dtype),
+                    "n": counts[seen].astype(np.uint32),
+                    "first": first[seen].astype(np.uint32),
+                }
+            )
+            if values.null_count():
+                nulls = pl.DataFrame(
+                    {
+                        "v": pl.Series([None], dtype=values.dtype),
+                        "n": pl.Series([values.null_count()], dtype=pl.UInt32),
+                        "first": pl.Series([values.is_null().arg_max()], dtype=pl.UInt32),
+                    }
+                )
+                table = pl.concat([table, nulls])
+            return table, int(low)
+    table = (
+        values.to_frame("v")
+        .with_row_index("i")
+        .group_by("v")
+        .agg(pl.len().cast(pl.UInt32).alias("n"), pl.col("i").min().cast(pl.UInt32).alias("first"))
+    )
+    return table, None
+
+
+def _categorical(column: pl.Series, family: Segments) -> Coded:
+    name = _quote(column.name)
+    values = column
+    if column.dtype == pl.Categorical or isinstance(column.dtype, pl.Enum):
+        values = column.cast(pl.String)
+    mcgrad = family.rules == "mcgrad"
+    table, low = _table(values)
+    if not mcgrad:
+        table = table.filter(pl.col("v").is_not_null())
+    tie = ["n", "first"] if mcgrad else ["n", "v"]
+    table = table.sort(tie, descending=[True, False], nulls_last=True)
+    distinct = table.get_column("v").to_list()
+    levels = family.levels_of(column.name)
+    pooled = len(distinct) > levels
+    kept = distinct[: levels - 1] if pooled else distinct
+    real = {_label(v) for v in kept if v is not None}
+    missing_label, other_label = _made_up(MISSING, real), _made_up(OTHER, real)
+    labels = [missing_label if v is None else _label(v) for v in kept]
+    conditions = [f"{name} IS NULL" if v is None else f"{name} = {_literal(v)}" for v in kept]
+    other = len(kept)
+    if low is not None:  # a lookup table by value: no hashing
+        lookup = np.full(int(values.max()) - low + 1, other, dtype=np.int32)
+        for code, v in enumerate(kept):
+            if v is not None:
+                lookup[int(v) - low] = code
+        from polars_cumdev.kernel.levels import remap
+
+        x = values.fill_null(low) if values.null_count() else values
+        codes = remap(np.ascontiguousarray(x.to_numpy()), lookup, low)
+    else:
+        index = pl.Series([v for v in kept if v is not None], dtype=values.dtype)
+        codes_of = pl.Series(range(len(kept)), dtype=pl.Int32).filter(
+            pl.Series([v is not None for v in kept], dtype=pl.Boolean)
+        )
+        coded = values.replace_strict(index, codes_of, default=other, return_dtype=pl.Int32)
+        codes = coded.to_numpy().astype(np.int32)
+    null_code = kept.index(None) if None in kept else None
+    if pooled:
+        labels.append(other_label)
+        rest = ", ".join(_literal(v) for v in kept if v is not None)
+        nulls_pooled = mcgrad and None not in kept and values.null_count() > 0
+        inside = f"{name} NOT IN ({rest})" if rest else "TRUE"
+        if nulls_pooled:
+            conditions.append(f"({inside} OR {name} IS NULL)")
+            null_code = other
+        else:
+            conditions.append(f"({inside} AND {name} IS NOT NULL)")
+    if not mcgrad and values.null_count() > 0:
+        null_code = len(labels)
+        labels.append(missing_label)
+        conditions.append(f"{name} IS NULL")
+    if null_code is not None:
+        codes[values.is_null().to_numpy()] = null_code
+    return Coded(codes, labels, conditions)
+
+
+def _numerical(column: pl.Series, family: Segments) -> Coded:
+    from polars_cumdev.kernel.levels import bin_codes, few_values
+
+    name = _quote(column.name)
+    missing_expr = f"({name} IS NULL OR {name} = 'NaN'::float)"
+    literal = column.dtype.is_integer() or column.dtype == pl.Boolean
+    if literal:
+        missing_expr = f"{name} IS NULL"
+    values = np.ascontiguousarray(column.cast(pl.Float64).to_numpy(), dtype=np.float64)
+    levels = family.levels_of(column.name)
+    distinct = few_values(values, levels)
+    if distinct.shape[0] <= levels:
+        codes = bin_codes(values, distinct, 0, distinct.shape[0])
+        labels = [_label(int(v) if literal else float(v)) for v in distinct]
+        if column.dtype == pl.Boolean:
+            conditions = [f"{name} = {'TRUE' if v else 'FALSE'}" for v in distinct]
+        else:
+            conditions = [f"{name} = {_literal(int(v) if literal else float(v))}" for v in distinct]
+    else:
+        missing = np.isnan(values)
+        present = values[~missing] if missing.any() else values
+        # k / levels for k = 1 ... levels - 1 (the ends are the extremes, exactly as np.quantile)
+        inner = np.quantile(present, np.linspace(0.0, 1.0, levels + 1)[1:-1])
+        edges = np.unique(np.concatenate([[present.min()], inner, [present.max()]]))
+        codes = bin_codes(values, edges, -1, edges.shape[0] - 1)
+        labels, conditions = [], []
+        for b in range(edges.shape[0] - 1):
+            low, high = float(edges[b]), float(edges[b + 1])
+            opening = "[" if b == 0 else "("
+            labels.append(f"{opening}{_label(low)}, {_label(high)}]")
+            relation = ">=" if b == 0 else ">"
+            conditions.append(f"({name} {relation} {_literal(low)} AND {name} <= {_literal(high)})")
+    if (codes == len(labels)).any():
+        labels.append(MISSING)
+        conditions.append(missing_expr)
+    return Coded(codes, labels, conditions)
+
+
+def coded_features(batch: pl.DataFrame, family: Segments) -> list[Coded]:
+    """Every feature of ``family`` coded on ``batch`` (the rows sorted by score).
+
+    Codes follow the enumeration order of the levels: the order above for
+    ``"cumdev"``, first appearance along the rows for ``"mcgrad"``.
+    """
+    from polars_cumdev.kernel.levels import first_appearance, remap
+
+    coded = []
+    for name in family.features:
+        column = batch.get_column(name)
+        if name in family.categorical:
+            feature = _categorical(column, family)
+        else:
+            feature = _numerical(column, family)
+        if family.rules == "mcgrad" and feature.labels:
+            rank = first_appearance(feature.codes, len(feature.labels))
+            order = np.argsort(rank)
+            feature = Coded(
+                remap(feature.codes, rank.astype(np.int32), 0),
+                [feature.labels[i] for i in order],
+                [feature.conditions[i] for i in order],
+            )
+        coded.append(feature)
+    return coded

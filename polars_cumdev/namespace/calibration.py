@@ -156,7 +156,8 @@ class CalibrationMethods(Methods[F]):
         from polars_cumdev.report.multicalibration import multicalibration_report
 
         return multicalibration_report(
-            self._frame, score, response, weight, segments=segments,  # type: ignore[arg-type]
+            self._data(score, response, weight, segments),
+            score, response, weight, segments=segments,  # type: ignore[arg-type]
             path=path, top=top, level=level, method=method, resamples=resamples, seed=seed,
             progress=progress,
         )  # fmt: skip

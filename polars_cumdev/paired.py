@@ -52,6 +52,7 @@ from polars_cumdev.method.prepare import (
     prepare,
     schema_of,
 )
+from polars_cumdev.method.resolution import merged_error
 from polars_cumdev.method.statistics import (
     MIN_SCORES,
     RMAX,
@@ -87,7 +88,7 @@ PAIRED_CURVE_COLUMNS = (
 # The second response travels as the reference column of the accumulation:
 # C_k = sum a_j (RESPONSE_j - REFERENCE_j) is then "first minus second".
 _SECOND = nm.REFERENCE
-_BINARY_FRAME = {nm.BINARY: True, RMAX: 1.0}
+_GAP = f"{nm.PREFIX}gap"
 _SIGMA_ZERO_PAIRED = {
     "empirical": "sigma is 0 (the two responses agree at every score): z undefined",
     "bernoulli": "sigma is 0 (every averaged response is exactly 0 or 1): z undefined",
@@ -156,10 +157,30 @@ def _sigma_term(variance: str) -> pl.Expr:
     return a * a * pl.col(nm.TIE) * (q * (1.0 - q) + r * (1.0 - r))
 
 
+def _rounding(variance: str) -> tuple[pl.Expr, pl.Expr]:
+    """Per point, bounds of the rounding errors of a_k (Q~_k - R~_k) and of its sigma^2 term.
+
+    Both averages carry :func:`merged_error` (with ``RMAX``, the largest
+    |response| of either column); the bounds go into :func:`summarize`, so
+    :func:`polars_cumdev.method.resolution.resolved` applies the screen's rule.
+    """
+    a, f = pl.col(nm.A_STEP), pl.col(nm.TIE)
+    q, r = pl.col(nm.RESPONSE), pl.col(_SECOND)
+    delta = 2.0 * merged_error(pl.col(RMAX), exact=pl.col(_GAP) == 0.0)
+    if variance == "empirical":
+        spread = a * a * (2.0 * (q - r).abs() * delta + delta * delta)
+    else:
+        spread = a * a * f * ((2.0 + 2.0 * q.abs() + 2.0 * r.abs()) * delta + 2.0 * delta * delta)
+    return a * delta, spread + 8.0 * 2.0**-52 * _sigma_term(variance).abs()
+
+
 def _accumulated(prepared: Prepared, fraction: float = 1.0) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """Merged, accumulated points of every group (A_k, C_k), and the weights' scale."""
     rows, scale = rescale(prepared.gated())
-    points = merge_ties(sort_by_score(rows, [_SECOND]), prepared.keys, extra=[_SECOND])
+    # The mean |Q - R| of a tie is 0 when its rows agree pairwise: then both
+    # averages are the same sums of the same values, and their difference is exact.
+    rows = rows.with_columns((pl.col(nm.RESPONSE) - pl.col(_SECOND)).abs().alias(_GAP))
+    points = merge_ties(sort_by_score(rows, [_SECOND]), prepared.keys, extra=[_SECOND, _GAP])
     return accumulate(points, prepared.keys, fraction=fraction), scale
 
 
@@ -236,9 +257,13 @@ def paired(
     prepared = _prepare(frame, score, first, second, weight, by, variance)
     keys = prepared.keys
     accumulated, scale = _accumulated(prepared)
-    binary = pl.LazyFrame([_BINARY_FRAME])
+    largest = pl.max_horizontal(pl.col(nm.RESPONSE).abs().max(), pl.col(_SECOND).abs().max())
+    binary = prepared.gated().select(pl.lit(True).alias(nm.BINARY), largest.alias(RMAX))
+    accumulated = accumulated.join(binary.select(RMAX), how="cross", maintain_order="left")
     term = _sigma_term(variance)
-    summary = summarize(accumulated, keys, empirical=False, bernoulli_term=term)
+    summary = summarize(
+        accumulated, keys, empirical=False, bernoulli_term=term, errors=_rounding(variance)
+    )
     stats = with_location(summary, accumulated, keys, binary)
     out = normalize(
         stats,

@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
-from polars_cumdev.calibration.targets import TERM, Target
+from polars_cumdev.calibration.targets import GAP, TERM, Target
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
@@ -105,9 +105,27 @@ def _accumulated(
     ordered: pl.LazyFrame, keys: Sequence[str], target: Target, fraction: float = 1.0
 ) -> pl.LazyFrame:
     """Merged, accumulated points with each one's term of sigma^2 (``TERM``)."""
-    points = target.with_reference(merge_ties(ordered, keys))
+    gap = [] if target.errors is None else [GAP]
+    if gap:  # mean |R - S| of a tie: 0 when its responses equal the prediction (kept exactly)
+        ordered = ordered.with_columns((pl.col(nm.RESPONSE) - pl.col(nm.SCORE)).abs().alias(GAP))
+    points = target.with_reference(merge_ties(ordered, keys, extra=gap))
     accumulated = accumulate(points, keys, reference=nm.REFERENCE, fraction=fraction)
+    if target.errors is not None:
+        largest = _facts(ordered, target).select(RMAX)
+        accumulated = accumulated.join(largest, how="cross", maintain_order="left")
     return target.with_term(accumulated, list(keys))
+
+
+def _facts(ordered: pl.LazyFrame, target: Target) -> pl.LazyFrame:
+    """The one-row frame :func:`normalize` takes: Bernoulli's sigma, and the scale of C.
+
+    Probabilities and quantile hits lie in [0, 1]; a predicted mean's
+    responses are measured by their largest |R|, as in the screen.
+    """
+    if target.errors is None:
+        return pl.LazyFrame([_BERNOULLI])
+    largest = pl.col(nm.RESPONSE).abs().max().alias(RMAX)
+    return ordered.select(pl.lit(True).alias(nm.BINARY), largest)
 
 
 def _polars_summary(
@@ -116,9 +134,14 @@ def _polars_summary(
     """Per-group statistics by the Polars stages (rows sorted by score), with the location."""
     accumulated = _accumulated(ordered, keys, target).cache()
     summary = summarize(
-        accumulated, keys, reference=nm.REFERENCE, empirical=False, bernoulli_term=pl.col(TERM)
+        accumulated,
+        keys,
+        reference=nm.REFERENCE,
+        empirical=False,
+        bernoulli_term=pl.col(TERM),
+        errors=target.errors,
     )
-    return with_location(summary, accumulated, keys, pl.LazyFrame([_BERNOULLI]))
+    return with_location(summary, accumulated, keys, _facts(ordered, target))
 
 
 def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
@@ -220,6 +243,7 @@ def calibration(
     if choice == "polars":
         ordered, scale = _rows(prepared, target)
         stats = _polars_summary(ordered, keys, target)
+        bernoulli = _facts(ordered, target)
     else:
         stats, scale = _summary_node(prepared, choice), None
     out = normalize(

@@ -43,12 +43,19 @@ import polars as pl
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.accumulate import per_group
+from polars_cumdev.method.resolution import merged_error
+from polars_cumdev.method.statistics import RMAX
 
 __all__ = ["TARGETS", "TERM", "Target", "check_target"]
 
 TARGETS = ("probability", "mean", "quantile")
 #: Each point's term a_k^2 f_k v_k of sigma^2.
 TERM = f"{nm.PREFIX}sigma_term"
+#: Bounds of the rounding errors of TERM and of a_k (R'_k - ref_k) (predicted means).
+TERM_ERROR = f"{nm.PREFIX}sigma_term_error"
+C_TERM_ERROR = f"{nm.PREFIX}c_term_error"
+#: Each merged point's mean |R - S| (predicted means), 0 when R' = S' exactly.
+GAP = f"{nm.PREFIX}gap"
 _UNIT = (0.0, 1.0)
 
 
@@ -90,13 +97,43 @@ class Target:
         e = pl.col(nm.RESPONSE) - pl.col(nm.SCORE)
         f = pl.col(nm.TIE)
         d = per_group((e.shift(-1) - e) ** 2 / (f + f.shift(-1)), keys)
-        d_name = f"{nm.PREFIX}successive"
-        v = pl.mean_horizontal(per_group(pl.col(d_name).shift(1), keys), pl.col(d_name))
-        return (
-            accumulated.with_columns(d.alias(d_name))
-            .with_columns((a2f * v.fill_null(0.0)).alias(TERM))
-            .drop(d_name)
+        # Rounding: e_k errs by R'_k's bound (the score is exact), so a difference
+        # of consecutive residuals by the sum of two; propagated into d and v.
+        delta = merged_error(pl.col(RMAX), exact=pl.col(GAP) == 0.0)
+        both = per_group(delta.shift(-1), keys) + delta
+        d_err = per_group(
+            (2.0 * (e.shift(-1) - e).abs() * both + both * both) / (f + f.shift(-1)), keys
         )
+        d_name, err_name = f"{nm.PREFIX}successive", f"{nm.PREFIX}successive_error"
+        v = pl.mean_horizontal(per_group(pl.col(d_name).shift(1), keys), pl.col(d_name))
+        v_err = pl.mean_horizontal(per_group(pl.col(err_name).shift(1), keys), pl.col(err_name))
+        term = a2f * v.fill_null(0.0)
+        return (
+            accumulated.with_columns(d.alias(d_name), d_err.alias(err_name))
+            .with_columns(
+                term.alias(TERM),
+                (a2f * v_err.fill_null(0.0) + 8.0 * 2.0**-52 * term.abs()).alias(TERM_ERROR),
+                (pl.col(nm.A_STEP) * delta).alias(C_TERM_ERROR),
+            )
+            .drop(d_name, err_name)
+        )
+
+    @property
+    def errors(self) -> tuple[pl.Expr, pl.Expr] | None:
+        """Per point, bounds of the rounding errors of C's and sigma^2's terms (None: exact).
+
+        Only the predicted mean estimates its sigma from the responses
+        themselves, so that residuals agreeing except for rounding would give
+        a sigma of rounding noise; its bounds (from :func:`merged_error`, with
+        ``RMAX`` joined to the points) let
+        :func:`polars_cumdev.method.resolution.resolved` judge it as it judges
+        the screen. A probability or quantile's sigma^2 is a sum of
+        a^2 f p (1 - p) with p the prediction or level itself, far above the
+        rounding of the averages compared with it.
+        """
+        if self.name != "mean":
+            return None
+        return pl.col(C_TERM_ERROR), pl.col(TERM_ERROR)
 
     @property
     def sigma_zero(self) -> str | None:

@@ -474,7 +474,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cumdev: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if not _memory_exhausted(exc):
+            raise
+        print(
+            "cumdev: error: out of memory (a Python allocation failed); give the process more "
+            "memory, or convert the input to Parquet and screen it range by range",
+            file=sys.stderr,
+        )
+        return 2
     return 0
+
+
+def _memory_exhausted(exc: BaseException | None) -> bool:
+    """Whether ``exc`` is, or was caused by, a MemoryError (Polars wraps one from a callback)."""
+    for _ in range(20):
+        if exc is None:
+            return False
+        if isinstance(exc, MemoryError):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 if __name__ == "__main__":  # pragma: no cover

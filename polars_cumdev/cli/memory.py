@@ -26,6 +26,7 @@ from pathlib import Path
 from polars_cumdev.errors import CumdevError
 
 __all__ = [
+    "ADDRESS_SHARE",
     "FACTOR",
     "ROW_BYTES",
     "budget",
@@ -41,6 +42,8 @@ FACTOR = {"text": 10.0, "binary": 30.0}
 #: Bytes of memory a screened row takes in the range step (measured: about 520 MiB
 #: above the interpreter for a range of 1e6 rows; rounded up).
 ROW_BYTES = 600
+#: An address-space limit (``RLIMIT_AS``, ``RLIMIT_DATA``) counts as this fraction of memory.
+ADDRESS_SHARE = 2
 _TEXT = (".csv", ".tsv", ".txt", ".ndjson", ".jsonl")
 _ENV = "POLARS_CUMDEV_MEMORY"
 
@@ -75,7 +78,12 @@ def budget() -> int | None:
     limits = [_available(), _cgroup()]
     for kind in (resource.RLIMIT_AS, resource.RLIMIT_DATA):
         soft, _ = resource.getrlimit(kind)
-        limits.append(None if soft == resource.RLIM_INFINITY else soft)
+        # These cap address space, not memory in use: Polars' and jemalloc's
+        # reservations and the threads' stacks count too, and an allocation
+        # past the cap aborts the process. Measured: under RLIMIT_DATA of 1200 MiB
+        # the in-memory screen of a 74 MiB CSV (2.5M rows, ~10x its size in
+        # use) aborted; half the cap is what the estimates may plan with.
+        limits.append(None if soft == resource.RLIM_INFINITY else soft // ADDRESS_SHARE)
     known = [value for value in limits if value is not None and value > 0]
     return min(known) if known else None
 

@@ -23,7 +23,13 @@ import polars as pl
 
 from polars_cumdev.errors import ColumnNotFoundError, ColumnTypeError, CumdevError, first_line
 
-__all__ = ["PARQUET_SUFFIXES", "check_parquet_files", "parquet_files"]
+__all__ = [
+    "PARQUET_SUFFIXES",
+    "check_parquet_files",
+    "parquet_files",
+    "read_schema",
+    "unreadable",
+]
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _GLOB = "*?["
@@ -57,6 +63,16 @@ def parquet_files(source: str | Path | Sequence[str | Path]) -> list[str]:
     return files
 
 
+def read_schema(file: str) -> pl.Schema:
+    """The schema in a Parquet file's footer, or a CumdevError naming the file."""
+    try:
+        return pl.read_parquet_schema(file)
+    except (OSError, pl.exceptions.PolarsError) as exc:
+        raise CumdevError(
+            f"cannot read {file}: not a readable Parquet file ({first_line(exc)})"
+        ) from None
+
+
 def check_parquet_files(files: Sequence[str], columns: Sequence[str]) -> pl.Schema:
     """Check that every file is Parquet and holds ``columns`` with one dtype each.
 
@@ -66,12 +82,7 @@ def check_parquet_files(files: Sequence[str], columns: Sequence[str]) -> pl.Sche
     wanted = list(dict.fromkeys(columns))
     first: tuple[str, pl.Schema] | None = None
     for file in files:
-        try:
-            schema = pl.read_parquet_schema(file)
-        except (OSError, pl.exceptions.PolarsError) as exc:
-            raise CumdevError(
-                f"cannot read {file}: not a readable Parquet file ({first_line(exc)})"
-            ) from None
+        schema = read_schema(file)
         missing = [c for c in wanted if c not in schema]
         if missing:
             raise ColumnNotFoundError(
@@ -88,3 +99,23 @@ def check_parquet_files(files: Sequence[str], columns: Sequence[str]) -> pl.Sche
                 )
     assert first is not None
     return first[1]
+
+
+def unreadable(files: Sequence[str], columns: Sequence[str], exc: BaseException) -> CumdevError:
+    """The error to raise when reading ``files`` failed with ``exc`` behind sound footers.
+
+    A data page damaged behind a sound footer is found only when the data is
+    read, and Polars' and PyArrow's messages do not say which file held it.
+    Each file's ``columns`` are read again, one file at a time in bounded
+    memory (a streaming count), until one fails: that file is named. Only
+    called once a read has failed, so a sound data set pays nothing.
+    """
+    wanted = list(dict.fromkeys(columns))
+    for file in files:
+        try:
+            counts = [pl.col(c).null_count() for c in wanted] or [pl.len()]
+            pl.scan_parquet(file).select(counts).collect(engine="streaming")
+        except (OSError, pl.exceptions.PolarsError) as again:
+            return CumdevError(f"cannot read {file}: damaged Parquet data ({first_line(again)})")
+    where = files[0] if len(files) == 1 else f"the input ({len(files)} files)"
+    return CumdevError(f"cannot read {where}: {first_line(exc)}")

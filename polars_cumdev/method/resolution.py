@@ -24,6 +24,7 @@ __all__ = [
     "RESOLUTION",
     "ROUNDING_LEVEL",
     "Resolved",
+    "merged_error",
     "resolved",
     "uneven_means",
     "unresolved_sigma",
@@ -155,6 +156,29 @@ def resolved(
         sigma2_error.is_finite() & (sigma2_error <= RESOLUTION * sigma * sigma)
     )
     return Resolved(c_ok, c_floor, sigma_ok)
+
+
+def merged_error(magnitude: pl.Expr, exact: pl.Expr | None = None) -> pl.Expr:
+    """A bound of the rounding error of a merged point's average of responses.
+
+    A tie of m rows (``_names.ROWS``) is averaged as sum(W R) / sum(W), one
+    value at a time (:func:`polars_cumdev.method.ties.merge_ties`): its error
+    is below (m + 3) units of 2^-52 times the largest |R| of the tie, which
+    ``magnitude`` (e.g. the largest |R| of the data) bounds. A
+    single row keeps its response exactly: 0; so does a point where ``exact``
+    is true (e.g. the tie's rows all agree with what the average is compared
+    with, so that both sides are the same arithmetic on the same values).
+
+    Analyses without bins (calibration of predicted means, paired samples)
+    sum a_k times these bounds into the bound of C's error and propagate them
+    into sigma^2's, so that :func:`resolved` judges them as it judges the
+    screen: averages that agree except for rounding (responses 0.2 and 0.4 in
+    every tie of predictions 0.3) come out unresolved, not as a z-score of
+    rounding noise.
+    """
+    rows = pl.col(nm.ROWS)
+    inexact = rows > 1 if exact is None else (rows > 1) & ~exact
+    return pl.when(inexact).then((rows + 3).cast(pl.Float64) * 2.0**-52 * magnitude).otherwise(0.0)
 
 
 def uneven_means(labels: Labels) -> str:

@@ -20,6 +20,7 @@ import polars as pl
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.findings import LEVEL, findings
+from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.location import (
     LOCATION_COLUMNS,
     LOCATION_SCHEMA,
@@ -28,7 +29,7 @@ from polars_cumdev.method.location import (
     threshold,
 )
 from polars_cumdev.method.normalization import MIN_SCORES, normalized
-from polars_cumdev.method.prepare import Labels
+from polars_cumdev.method.prepare import Labels, schema_of
 from polars_cumdev.method.resolution import (
     FLOOR,
     RESOLUTION,
@@ -210,6 +211,7 @@ def summarize(
     reference: str = nm.REFERENCE,
     empirical: bool = True,
     bernoulli_term: pl.Expr | None = None,
+    errors: tuple[pl.Expr, pl.Expr] | None = None,
 ) -> pl.LazyFrame:
     """Per-group Kuiper D (13), Kolmogorov-Smirnov G (12), C_n and both sigma candidates.
 
@@ -232,6 +234,12 @@ def summarize(
         Each point's term of the sigma^2 that :func:`normalize` takes for
         binary responses; by default (31)'s, from :func:`sigma_terms`.
         Paired samples pass theirs (paired-and-covariates 1, step 4).
+    errors
+        Without bins (``empirical`` false): each point's terms whose sums
+        bound the rounding errors of C and of the sigma^2 of
+        ``bernoulli_term`` (:func:`polars_cumdev.method.resolution.merged_error`),
+        so that :func:`resolved` judges these analyses as it judges the screen;
+        none: bounds of 0 (the point's sums are exact).
 
     Returns
     -------
@@ -250,7 +258,8 @@ def summarize(
         errors = [ordered_sum(t) for t in error_terms()]
         overflows = pl.col(nm.OVERFLOW).sum()
     else:
-        errors = [pl.lit(0.0)] * 3
+        given = [ordered_sum(e) for e in errors] if errors else [pl.lit(0.0)] * 2
+        errors = [*given, pl.lit(0.0)]
         overflows = pl.lit(0)
     bounds = [
         e.alias(n) for e, n in zip(errors, (C_ERROR, SIGMA_B_ERROR, SIGMA_E_ERROR), strict=True)
@@ -287,7 +296,7 @@ def with_location(
     )
     found = locate(points, keys, thresholds)
     if keys:
-        return summary.join(found, on=list(keys), how="left", nulls_equal=True)
+        return join_on_keys(summary, found, keys, schema_of(summary))
     return summary.join(found, how="cross")
 
 

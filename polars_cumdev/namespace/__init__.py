@@ -12,8 +12,9 @@ from typing import overload
 
 import polars as pl
 
+from polars_cumdev.engines.scans import check_scans
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.namespace.base import F
+from polars_cumdev.namespace.base import F, column_names
 from polars_cumdev.namespace.calibration import CalibrationMethods
 from polars_cumdev.namespace.subpopulations import SubpopulationMethods
 
@@ -46,6 +47,13 @@ class CumdevFrame(CumdevNamespace[pl.DataFrame]):
 @pl.api.register_lazyframe_namespace("cumdev")
 class CumdevLazyFrame(CumdevNamespace[pl.LazyFrame]):
     """``lf.cumdev``: lazy results that chain into further queries."""
+
+    def _data(self, *columns: object) -> pl.LazyFrame:
+        # The Parquet files the user's query reads are checked against each
+        # other for the used columns now, from their footers: a file that does
+        # not agree would fail inside Polars, raw, when the result is collected.
+        check_scans(self._frame, column_names(columns))
+        return self._frame
 
     def _out(self, result: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
         return result.lazy()

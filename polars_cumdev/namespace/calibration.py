@@ -50,7 +50,7 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             calibration.calibration(
-                self._frame,
+                self._data(score, response, weight, by),
                 score,
                 response,
                 weight,
@@ -86,7 +86,7 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             calibration.calibration_curve(
-                self._frame,
+                self._data(score, response, weight, subpop),
                 score,
                 response,
                 weight,
@@ -121,7 +121,7 @@ class CalibrationMethods(Methods[F]):
 
         return self._out(
             multicalibration(
-                self._frame,
+                self._data(score, response, weight, segments),
                 score,
                 response,
                 weight,
@@ -156,7 +156,8 @@ class CalibrationMethods(Methods[F]):
         from polars_cumdev.report.multicalibration import multicalibration_report
 
         return multicalibration_report(
-            self._frame, score, response, weight, segments=segments,  # type: ignore[arg-type]
+            self._data(score, response, weight, segments),
+            score, response, weight, segments=segments,  # type: ignore[arg-type]
             path=path, top=top, level=level, method=method, resamples=resamples, seed=seed,
             progress=progress,
         )  # fmt: skip
@@ -174,7 +175,9 @@ class CalibrationMethods(Methods[F]):
         See :func:`polars_cumdev.corp.decomposition.corp` (Dimitriadis, Gneiting and
         Jordan, PNAS 2021).
         """
-        return self._out(corp.corp(self._frame, score, response, weight, by=by))
+        return self._out(
+            corp.corp(self._data(score, response, weight, by), score, response, weight, by=by)
+        )
 
     def corp_curve(
         self,
@@ -193,7 +196,7 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             corp.corp_curve(
-                self._frame,
+                self._data(score, response, weight, by),
                 score,
                 response,
                 weight,
@@ -225,7 +228,7 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             binned.reliability(
-                self._frame,
+                self._data(score, response, weight, subpop),
                 score,
                 response,
                 weight,
@@ -259,7 +262,7 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             binned.ece(
-                self._frame,
+                self._data(score, response, weight, by),
                 score,
                 response,
                 weight,
@@ -289,7 +292,7 @@ class CalibrationMethods(Methods[F]):
         """
         return self._out(
             binned.ece_sweep(
-                self._frame,
+                self._data(score, response, weight, by),
                 score,
                 response,
                 weight,
@@ -322,7 +325,7 @@ class CalibrationMethods(Methods[F]):
 
         return self._out(
             drift.calibration_drift(
-                self._frame,
+                self._data(score, response, weight, time, by),
                 score,
                 response,
                 weight,

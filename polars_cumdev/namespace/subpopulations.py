@@ -43,7 +43,7 @@ class SubpopulationMethods(Methods[F]):
         """
         return self._out(
             subpopulation.screen(
-                self._frame,
+                self._data(by, score, response, weight),
                 by,
                 score,
                 response,
@@ -74,7 +74,7 @@ class SubpopulationMethods(Methods[F]):
         """
         return self._out(
             subpopulation.curve(
-                self._frame,
+                self._data(subpop, score, response, weight),
                 subpop,
                 score,
                 response,
@@ -106,7 +106,7 @@ class SubpopulationMethods(Methods[F]):
         """
         return self._out(
             compare.compare(
-                self._frame,
+                self._data(first, second, score, response, weight),
                 first,
                 second,
                 score,
@@ -139,7 +139,7 @@ class SubpopulationMethods(Methods[F]):
         """
         return self._out(
             compare.compare_curve(
-                self._frame,
+                self._data(first, second, score, response, weight),
                 first,
                 second,
                 score,
@@ -172,7 +172,7 @@ class SubpopulationMethods(Methods[F]):
         """
         return self._out(
             compare.compare_all(
-                self._frame,
+                self._data(by, score, response, weight),
                 by,
                 reference,
                 score,
@@ -205,7 +205,16 @@ class SubpopulationMethods(Methods[F]):
         from polars_cumdev.paired import paired
 
         return self._out(
-            paired(self._frame, score, first, second, weight, by=by, variance=variance, level=level)
+            paired(
+                self._data(score, first, second, weight, by),
+                score,
+                first,
+                second,
+                weight,
+                by=by,
+                variance=variance,
+                level=level,
+            )
         )
 
     def paired_curve(
@@ -229,7 +238,7 @@ class SubpopulationMethods(Methods[F]):
 
         return self._out(
             paired_curve(
-                self._frame,
+                self._data(score, first, second, weight, subpop),
                 score,
                 first,
                 second,
@@ -263,7 +272,7 @@ class SubpopulationMethods(Methods[F]):
         from polars_cumdev import report
 
         return report.report(
-            self._frame,
+            self._data(by, score, response, weight),
             by,
             score,
             response,

@@ -81,3 +81,18 @@ def test_a_frame_whose_only_key_is_nan_is_one_group_on_both_engines(rows: int) -
         kernel = df.cumdev.screen(by=by, score="s", response="r", engine="kernel")
         assert kernel.height == plan.height == 1
         assert kernel.select("n", "n_scores").rows() == plan.select("n", "n_scores").rows()
+
+
+@pytest.mark.parametrize("analysis", ["calibration polars", "calibration kernel", "paired"])
+def test_a_frame_whose_only_key_is_nan(analysis):
+    """Found by random fuzzing: Polars' in-memory join lost the one group keyed NaN.
+
+    (A screen of one group is the full population against itself: nothing to locate.)
+    """
+    run = ANALYSES[analysis]
+    frame = _frame().filter(pl.col("g").is_nan())
+    with_nan = run(frame).row(0, named=True)
+    with_two = run(frame.with_columns(pl.col("g").fill_nan(2.0))).row(0, named=True)
+    assert with_nan["from_score"] is not None, with_nan
+    for name in ("from_score", "to_score", "note"):
+        assert with_nan[name] == with_two[name], name

@@ -37,9 +37,23 @@ def _part(seed: int, n: int = 300) -> pl.DataFrame:
 def _write(folder: Path, case: str) -> tuple[str, str | None]:
     """The data set of ``case`` in ``folder``: (path to screen, words the error must hold)."""
     folder.mkdir()
-    _part(1).write_parquet(folder / "a.parquet")
+    first = _part(1)
+    if case == "string score first":
+        first = first.with_columns(pl.col("s").cast(pl.String))
+    first.write_parquet(folder / "a.parquet")
     odd = folder / "b.parquet"
     second = _part(2)
+    if case == "string score first":
+        second.write_parquet(odd)
+        return str(folder), "column 's' is Float64 in"
+    if case == "damaged data page":
+        # The footer is sound; the bytes of the column chunks are not.
+        second.write_parquet(odd, compression="uncompressed", statistics=False)
+        data = bytearray(odd.read_bytes())
+        for i in range(8, len(data) // 2):
+            data[i] = (data[i] * 7 + 13) % 256
+        odd.write_bytes(bytes(data))
+        return str(folder), "cannot read"
     if case == "float32 score":
         second.with_columns(pl.col("s").cast(pl.Float32)).write_parquet(odd)
         return str(folder), "column 's' is Float32 in"
@@ -65,6 +79,8 @@ def _write(folder: Path, case: str) -> tuple[str, str | None]:
 CASES = [
     "float32 score",
     "string score",
+    "string score first",
+    "damaged data page",
     "missing weight",
     "extra column",
     "corrupt file",
@@ -89,8 +105,8 @@ def _check(
         screen(path)
     message = str(caught.value)
     assert words in message, message
-    if "b.parquet" in words or words.endswith(" in"):
-        assert "b.parquet" in message
+    if words.endswith(" in") or words == "cannot read":
+        assert "b.parquet" in message, message
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -107,8 +123,8 @@ def test_command_line_spark_path_checks_before_spark(
     tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path, words = _write(tmp_path / "data", case)
-    if words is None:
-        return  # the accepted case needs Spark itself: see test_cluster_spark.py
+    if words is None or case == "damaged data page":
+        return  # these need Spark itself (sound footers): see test_cluster_spark.py
     args = ["screen", path, "--by", "g", "--score", "s", "--response", "r", "--weight", "w"]
     code = main([*args, "--engine", "spark"])
     err = capsys.readouterr().err

@@ -99,3 +99,72 @@ def test_other_commands_refuse_up_front(big_csv: Path, command: list[str]) -> No
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("cumdev: error: cannot run")
     assert "MiB" in lines[0] and "range by range" in lines[0]
+
+
+# --------------------------------------------------------------------------
+# A real cap (issue 25, item 8): the command in a process whose address space
+# for data is limited (RLIMIT_DATA, set before the interpreter starts), not a
+# budget given through the environment.
+# --------------------------------------------------------------------------
+
+CAP = 1200 * 2**20  # bytes of RLIMIT_DATA: the interpreter, Polars and a range fit
+
+
+@pytest.fixture(scope="module")
+def larger_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2.5M rows, 74 MiB: the in-memory screen needs about 1.6 GiB (it aborted under CAP)."""
+    rng = np.random.default_rng(8)
+    n = 2_500_000
+    score = rng.normal(size=n).round(3)
+    frame = pl.DataFrame(
+        {
+            "g": rng.integers(0, 6, n),
+            "s": score,
+            "r": (rng.uniform(size=n) < 1 / (1 + np.exp(-score))).astype(float),
+            "w": rng.uniform(0.5, 2.0, n),
+        }
+    )
+    path = tmp_path_factory.mktemp("capped") / "larger.csv"
+    frame.write_csv(path)
+    return path
+
+
+def _capped(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (CAP, CAP))
+
+    env = {k: v for k, v in os.environ.items() if k != "POLARS_CUMDEV_MEMORY"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["POLARS_MAX_THREADS"] = "2"  # thread stacks count against the cap: as on CI
+    return subprocess.run(
+        [sys.executable, "-m", "polars_cumdev.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        preexec_fn=limit,
+    )
+
+
+@pytest.mark.slow
+def test_under_a_real_memory_cap(larger_csv: Path) -> None:
+    # A command that needs every row refuses up front, in one line.
+    done = _capped("calibration", str(larger_csv), "--score", "s", "--response", "r",
+                   cwd=larger_csv.parent)  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.startswith("cumdev: error: cannot run `cumdev calibration` in memory")
+    # The screen goes range by range and finishes (before: it ran in memory, aborted by Rust).
+    done = _capped(
+        "screen", str(larger_csv), "--by", "g", "--score", "s", "--response", "r", "--weight", "w",
+        "--rows", "0", "--output", "table.parquet", "--progress", cwd=larger_csv.parent,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "range by range (out of core)" in done.stderr and "Traceback" not in done.stderr
+    actual = pl.read_parquet(larger_csv.parent / "table.parquet").sort("g")
+    expected = pl.read_csv(larger_csv).cumdev.screen("g", "s", "r", "w").sort("g")
+    assert actual["n"].to_list() == expected["n"].to_list()
+    for name in ("kuiper", "ks", "sigma", "kuiper_p"):
+        np.testing.assert_allclose(actual[name], expected[name], rtol=1e-9)

@@ -33,7 +33,7 @@ from polars_cumdev.engines.cluster import require, steps
 from polars_cumdev.engines.cluster.checks import count_below
 from polars_cumdev.engines.cluster.probe import probe_dask
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
-from polars_cumdev.engines.files import check_parquet_files, parquet_files
+from polars_cumdev.engines.files import check_parquet_files, parquet_files, unreadable
 from polars_cumdev.engines.partitioned import SAMPLE_SIZE
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.findings import LEVEL
@@ -97,7 +97,10 @@ def _from_pandas(frame: Any, columns: Sequence[str]) -> pl.DataFrame:
 def _read_row_groups(path: str, groups: Sequence[int], columns: Sequence[str]) -> pl.DataFrame:
     import pyarrow.parquet as pq
 
-    table = pq.ParquetFile(path).read_row_groups(list(groups), columns=list(columns))
+    try:
+        table = pq.ParquetFile(path).read_row_groups(list(groups), columns=list(columns))
+    except (OSError, ValueError) as exc:  # a data page damaged behind a sound footer
+        raise unreadable([path], columns, exc) from None
     return pl.from_arrow(table)
 
 
@@ -121,7 +124,7 @@ def _parquet_parts(paths: Sequence[str]) -> list[tuple[str, list[int]]]:
     return parts
 
 
-def _load(client: Any, source: Any, request_of) -> tuple[list[Any], Request]:
+def _load(client: Any, source: Any, request_of, names: Sequence[str]) -> tuple[list[Any], Request]:
     """Futures of the parts as Polars frames (kept on the workers) and the request."""
     require("pyarrow", "dask")
     if hasattr(source, "to_delayed") and hasattr(source, "_meta"):
@@ -134,8 +137,10 @@ def _load(client: Any, source: Any, request_of) -> tuple[list[Any], Request]:
         return parts, request
     if isinstance(source, str | Path | list | tuple):
         paths = parquet_files(source)
+        # The files are checked against each other first (the in-process
+        # screen's check and message), then the first one's schema is judged.
+        check_parquet_files(paths, names)
         request = request_of(pl.scan_parquet(paths[:1]).collect_schema())
-        check_parquet_files(paths, request.columns)
         specs = _parquet_parts(paths)
         parts = [
             client.submit(_read_row_groups, p, g, request.columns, pure=False) for p, g in specs
@@ -180,6 +185,12 @@ def _request_maker(kind: Kind, by, score, response, weight, variance):
     return make
 
 
+def _names(by, score, response, weight) -> list[str]:
+    """The column names a call uses (the columns every Parquet file must agree on)."""
+    keys = [] if by is None else [by] if isinstance(by, str) else list(by)
+    return [c for c in [*keys, score, response, weight] if isinstance(c, str)]
+
+
 def screen(
     source: Any,
     by: str | Sequence[str],
@@ -198,7 +209,7 @@ def screen(
     make = _request_maker("screen", by, score, response, weight, variance)
     with _client(scheduler) as client:
         probe_dask(client)
-        parts, request = _load(client, source, make)
+        parts, request = _load(client, source, make, _names(by, score, response, weight))
         target = SAMPLE_SIZE // max(1, len(parts))
         sampled = client.gather(client.map(_sample, parts, request=request, target=target))
         samples = [s for _, s in sampled]
@@ -273,7 +284,7 @@ def calibration(
     make = _request_maker("calibration", by, score, response, weight, "auto")
     with _client(scheduler) as client:
         probe_dask(client)
-        parts, request = _load(client, source, make)
+        parts, request = _load(client, source, make, _names(by, score, response, weight))
         buckets = max(1, sum(client.nthreads().values())) if request.keys else 1
         split = client.map(_by_group, parts, request=request, buckets=buckets)
         tasks = []

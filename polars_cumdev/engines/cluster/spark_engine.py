@@ -31,6 +31,7 @@ from typing import Any
 import polars as pl
 
 from polars_cumdev.engines.cluster import require, steps
+from polars_cumdev.engines.cluster.failures import spark_errors
 from polars_cumdev.engines.cluster.probe import probe_spark
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
 from polars_cumdev.errors import CumdevError
@@ -223,6 +224,7 @@ def _without_pandas_warning(function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @_without_pandas_warning
+@spark_errors
 def screen(
     sdf: Any,
     by: str | Sequence[str],
@@ -303,6 +305,7 @@ def screen(
 
 
 @_without_pandas_warning
+@spark_errors
 def calibration(
     sdf: Any,
     score: str,

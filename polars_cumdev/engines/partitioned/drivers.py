@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from polars_cumdev.engines.cluster.checks import raise_tally, tally
-from polars_cumdev.engines.files import check_parquet_files, parquet_files
+from polars_cumdev.engines.files import check_parquet_files, parquet_files, unreadable
 from polars_cumdev.engines.partitioned.cells import cell_summaries, plan_ranges
 from polars_cumdev.engines.partitioned.columns import Engine
 from polars_cumdev.engines.partitioned.cuts import cut_points, range_filter
@@ -17,7 +17,6 @@ from polars_cumdev.engines.partitioned.joining import aggregate, combine_cells, 
 from polars_cumdev.engines.partitioned.locating import flag, gather, stitch, with_located
 from polars_cumdev.engines.partitioned.points import range_points
 from polars_cumdev.engines.partitioned.step import RangeResult, range_step
-from polars_cumdev.errors import CumdevError, first_line
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.prepare import FrameLike, Prepared
 from polars_cumdev.progress import Progress, reporting
@@ -208,7 +207,8 @@ def screen_parquet(
     files = parquet_files(path_or_glob)
     keys = [by] if isinstance(by, str) else list(by)
     used = [*keys, score, response, *([weight] if weight is not None else [])]
-    check_parquet_files(files, [c for c in used if isinstance(c, str)])
+    names = [c for c in used if isinstance(c, str)]
+    check_parquet_files(files, names)
     source = pl.scan_parquet(files, extra_columns="ignore")
     prepared = prepare_screen(source, by, score, response, weight, variance)
     try:
@@ -225,5 +225,4 @@ def screen_parquet(
             progress=progress,
         )
     except pl.exceptions.PolarsError as exc:  # e.g. a data page damaged behind a sound footer
-        where = files[0] if len(files) == 1 else f"one of {len(files)} files"
-        raise CumdevError(f"cannot read {where}: {first_line(exc)}") from None
+        raise unreadable(files, names, exc) from None

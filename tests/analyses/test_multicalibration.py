@@ -316,6 +316,7 @@ def test_screen_by_segments_equals_screen_of_each_segment(weights):
     assert quiet["from_score"].null_count() == quiet.height
 
 
+@pytest.mark.slow
 def test_feature_levels_override_levels():
     frame, _ = _data(13, weights=False, soft=False)
     family = segments(["a"], ["c"], depth=1, min_rows=1, feature_levels={"a": 10})

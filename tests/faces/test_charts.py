@@ -345,6 +345,7 @@ def test_cumulative_rejects_bad_input() -> None:
 # ---------------------------------------------------------------- reliability
 
 
+@pytest.mark.slow
 def test_reliability_layers_and_colours() -> None:
     chart = reliability(make_reliability(), title="reliability diagram: region R1")
     spec = chart.to_dict()

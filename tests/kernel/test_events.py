@@ -36,7 +36,10 @@ def _data(rows: int, groups: int, scores: str, seed: int):
 @pytest.mark.parametrize("scores", ["continuous", "ties", "mixed"])
 @pytest.mark.parametrize("groups", [1, 7, 300])
 @pytest.mark.parametrize("weighted", [True, False])
-@pytest.mark.parametrize(("batch", "threads"), [(events.QUEUE, 2), (64, 2), (64, 1), (1, 2)])
+@pytest.mark.parametrize(
+    ("batch", "threads"),
+    [(events.QUEUE, 2), (64, 2), (64, 1), pytest.param(1, 2, marks=pytest.mark.slow)],
+)
 def test_events_equal_the_prefix_table_walk(monkeypatch, scores, groups, weighted, batch, threads):
     monkeypatch.setattr(events, "TWO_THREADS", 0)  # a second thread even on small data
     # 5,000 rows: one batch of closings (events.QUEUE), or many batches closed on a

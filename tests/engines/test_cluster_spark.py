@@ -139,11 +139,6 @@ def test_files_spark_cannot_read_give_one_line_naming_the_file(spark, tmp_path, 
         assert "b.parquet" in message and "\n" not in message and " at org." not in message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect (issue 25, item 9): the Spark screen's last bits change between 1 "
-    "and 3 input partitions at a fixed number of ranges (Dask's do not); cause not found yet",
-)
 def test_same_bits_under_shuffles_and_partitions(spark):
     """Issue 25, item 9: the Spark screen's bits do not depend on row order or partitioning."""
     df = make_data(13, rows=2000)

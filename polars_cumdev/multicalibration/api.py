@@ -30,24 +30,37 @@ __all__ = ["MULTICALIBRATION_COLUMNS", "multicalibration", "subpop"]
 
 METHODS = ("holm", "bootstrap", "stepdown")
 _CARRIED = ("depth", "condition", "response_mean", "_p_bootstrap", "critical_z", "tests", "dropped")
+
+
+def family_columns(statistics: tuple[str, ...]) -> tuple[str, ...]:
+    """A family table's columns after the feature columns, around an analysis' statistics.
+
+    The same for the audit (``statistics`` = the calibration columns) and for
+    the screen of segments (the screen's columns): depth, the statistics
+    without their location and note, the family-wise columns, the location,
+    the parent/child redundancy, and the note last.
+    """
+    return (
+        "depth",
+        *[c for c in statistics if c not in (*LOCATION_COLUMNS, "note")],
+        "response_mean",
+        "p_family",
+        *LOCATION_COLUMNS,
+        "parent_z",
+        "parent",
+        "child_z",
+        "child",
+        "finding",
+        "condition",
+        "critical_z",
+        "tests",
+        "dropped",
+        "note",
+    )
+
+
 #: Columns after the feature columns, in order.
-MULTICALIBRATION_COLUMNS = (
-    "depth",
-    *[c for c in CALIBRATION_COLUMNS if c not in (*LOCATION_COLUMNS, "note")],
-    "response_mean",
-    "p_family",
-    *LOCATION_COLUMNS,
-    "parent_z",
-    "parent",
-    "child_z",
-    "child",
-    "finding",
-    "condition",
-    "critical_z",
-    "tests",
-    "dropped",
-    "note",
-)
+MULTICALIBRATION_COLUMNS = family_columns(CALIBRATION_COLUMNS)
 
 
 def _check(level: object, method: object, resamples: object, seed: object) -> Options:

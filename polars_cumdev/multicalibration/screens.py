@@ -29,7 +29,7 @@ from polars_cumdev.method.statistics import (
     check_variance,
     normalize,
 )
-from polars_cumdev.multicalibration.api import _check
+from polars_cumdev.multicalibration.api import _check, family_columns
 from polars_cumdev.multicalibration.family import Segments, coded_features, subset_ids
 from polars_cumdev.multicalibration.redundancy import with_parents
 from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Walked, assemble
@@ -38,23 +38,7 @@ __all__ = ["SEGMENT_SCREEN_COLUMNS", "screen_segments"]
 
 _CARRIED = ("depth", "condition", "response_mean", "critical_z", "tests", "dropped")
 #: Columns after the feature columns, in order.
-SEGMENT_SCREEN_COLUMNS = (
-    "depth",
-    *[c for c in STATISTIC_COLUMNS if c not in (*LOCATION_COLUMNS, "note")],
-    "response_mean",
-    "p_family",
-    *LOCATION_COLUMNS,
-    "parent_z",
-    "parent",
-    "child_z",
-    "child",
-    "finding",
-    "condition",
-    "critical_z",
-    "tests",
-    "dropped",
-    "note",
-)
+SEGMENT_SCREEN_COLUMNS = family_columns(STATISTIC_COLUMNS)
 
 
 def screen_segments(

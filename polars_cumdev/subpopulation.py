@@ -139,8 +139,13 @@ def _binned(full: pl.LazyFrame, subpopulation: pl.LazyFrame, keys: Sequence[str]
 def _polars_summary(
     ordered: pl.LazyFrame, keys: Sequence[str], binary: pl.LazyFrame
 ) -> pl.LazyFrame:
-    """The screen's per-group statistics by the Polars stages (rows sorted by score)."""
-    accumulated = accumulate(_binned(ordered, ordered, keys), keys)
+    """The screen's per-group statistics by the Polars stages (rows sorted by score).
+
+    The accumulated points are cached: the summary and the location both read
+    them, and without the cache the query ran the bins (two sorts and an
+    as-of join) twice.
+    """
+    accumulated = accumulate(_binned(ordered, ordered, keys), keys).cache()
     return with_location(summarize(accumulated, keys), accumulated, keys, binary)
 
 

@@ -38,14 +38,27 @@ def sort_by_score(frame: pl.LazyFrame, extra: Sequence[str] = ()) -> pl.LazyFram
     return frame.sort([*CANONICAL, *extra]).cache()
 
 
-def group_rows(ordered: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
+def group_rows(
+    ordered: pl.LazyFrame, keys: Sequence[str], schema: pl.Schema | None = None
+) -> pl.LazyFrame:
     """Rows sorted by score, regrouped so that every group's rows are contiguous.
 
     A stable sort by the keys alone: each group keeps its rows in increasing
     order of score, and every run of one (keys, score) becomes contiguous.
     Sorting by a few integer-like keys is much cheaper than by the score.
+    A string key is sorted by its categorical code instead of its text (a
+    third of the time on the census screen's 41 counties): the groups come
+    out in another order, each one's rows as they were, which no sum or
+    statistic depends on. ``schema`` is ``ordered``'s, when the caller has it.
     """
-    return ordered.sort(list(keys), maintain_order=True, nulls_last=True) if keys else ordered
+    if not keys:
+        return ordered
+    schema = schema if schema is not None else ordered.collect_schema()
+    columns = [
+        pl.col(k).cast(pl.Categorical).to_physical() if schema[k] == pl.String else pl.col(k)
+        for k in keys
+    ]
+    return ordered.sort(columns, maintain_order=True, nulls_last=True)
 
 
 def merge_ties(
@@ -96,10 +109,10 @@ def merge_ties(
     keys = list(keys)
     tie = [*keys, nm.SCORE]
     averaged = [nm.RESPONSE, *extra]
-    rows = group_rows(frame, keys).select(
+    schema = frame.collect_schema()  # (one look-up: each resolves the whole plan)
+    rows = group_rows(frame, keys, schema).select(
         *tie, nm.WEIGHT, *averaged, boundary(tie, 1).alias(_FIRST)
     )
-    schema = rows.collect_schema()
     out = {name: schema[name] for name in tie}
     out |= {nm.WEIGHT: pl.Float64(), **{c: pl.Float64() for c in averaged}}
     out |= {nm.TIE: pl.Float64(), nm.ROWS: pl.Int64()}
@@ -118,6 +131,14 @@ def _merged(
         return pl.DataFrame(schema=schema)
     first = batch.get_column(_FIRST).to_numpy()
     starts = np.flatnonzero(first)
+    if starts.size == batch.height:  # no tie (continuous scores): every row is its own point
+        return batch.select(
+            *tie,
+            nm.WEIGHT,
+            *averaged,
+            pl.lit(1.0, dtype=pl.Float64).alias(nm.TIE),
+            pl.lit(1, dtype=pl.Int64).alias(nm.ROWS),
+        ).select(list(schema))
     w = batch.get_column(nm.WEIGHT).to_numpy()
     counts = np.diff(np.append(starts, batch.height))
     sw = np.add.reduceat(w, starts)

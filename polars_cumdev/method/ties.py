@@ -131,19 +131,36 @@ def _merged(
         return pl.DataFrame(schema=schema)
     first = batch.get_column(_FIRST).to_numpy()
     starts = np.flatnonzero(first)
-    if starts.size == batch.height:  # no tie (continuous scores): every row is its own point
-        return batch.select(
-            *tie,
-            nm.WEIGHT,
-            *averaged,
-            pl.lit(1.0, dtype=pl.Float64).alias(nm.TIE),
-            pl.lit(1, dtype=pl.Int64).alias(nm.ROWS),
-        ).select(list(schema))
     w = batch.get_column(nm.WEIGHT).to_numpy()
     counts = np.diff(np.append(starts, batch.height))
+    if starts.size == batch.height:  # no tie (continuous scores): every row is its own point
+        columns = {nm.WEIGHT: w, **{name: batch.get_column(name).to_numpy() for name in averaged}}
+        factor = np.ones(batch.height)
+    else:
+        columns, factor = _tie_sums(batch, first, starts, w, averaged)
+    # (The keys gathered, not passed through: a key column keeping the sorted flag of the
+    # regrouping made a later join lose a group keyed NaN.)
+    keys = batch.select(tie)[pl.Series(starts)]
+    body = pl.DataFrame(
+        {
+            **columns,
+            nm.TIE: np.where(counts == 1, 1.0, factor),
+            nm.ROWS: counts.astype(np.int64),
+        }
+    )
+    return pl.concat([keys, body], how="horizontal").select(list(schema))
+
+
+def _tie_sums(
+    batch: pl.DataFrame,
+    first: np.ndarray,
+    starts: np.ndarray,
+    w: np.ndarray,
+    averaged: Sequence[str],
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """W', the averages R' (and ``averaged``'s others) and the tie factors, summed over each tie."""
     sw = np.add.reduceat(w, starts)
-    single = counts == 1
-    columns: dict[str, object] = {}
+    columns = {nm.WEIGHT: sw}
     for name in averaged:
         values = batch.get_column(name).to_numpy()
         # No change of response inside a tie (after its first row): the tie keeps
@@ -156,13 +173,4 @@ def _merged(
         columns[name] = np.where(same, values[starts], mean)
     with np.errstate(invalid="ignore", over="ignore"):
         factor = np.add.reduceat(w * w, starts) / (sw * sw)
-    keys = batch.select(tie)[pl.Series(starts)]
-    body = pl.DataFrame(
-        {
-            nm.WEIGHT: sw,
-            **columns,
-            nm.TIE: np.where(single, 1.0, factor),
-            nm.ROWS: counts.astype(np.int64),
-        }
-    )
-    return pl.concat([keys, body], how="horizontal").select(list(schema))
+    return columns, factor

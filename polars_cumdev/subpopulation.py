@@ -7,6 +7,7 @@ on frames delegates here.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import polars as pl
@@ -133,7 +134,8 @@ def prepare_screen(
 
 def _binned(full: pl.LazyFrame, subpopulation: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
     """Merged points of ``subpopulation`` with their bins in ``full`` (both sorted by score)."""
-    return locate_bins(merge_ties(subpopulation, keys), full_population_prefix(full), keys)
+    points = merge_ties(subpopulation, keys, any_group_order=True)  # (the screen sorts its result)
+    return locate_bins(points, full_population_prefix(full), keys)
 
 
 def _polars_summary(
@@ -279,9 +281,10 @@ def screen(
         and ``note`` (why a statistic or the stretch is null). Sorted by ``kuiper_z``, largest
         first.
     """
-    from polars_cumdev.multicalibration.family import Segments
-
-    if isinstance(by, Segments):  # every intersection: polars_cumdev.multicalibration.screens
+    # A family of segments can only exist once its module is loaded: no import of the
+    # multicalibration package (a tenth of a fresh process's first screen) otherwise.
+    family = sys.modules.get("polars_cumdev.multicalibration.family")
+    if family is not None and isinstance(by, family.Segments):  # every intersection
         from polars_cumdev.multicalibration.screens import screen_segments
 
         if not isinstance(score, str):

@@ -46,23 +46,32 @@ def group_rows(
     A stable sort by the keys alone: each group keeps its rows in increasing
     order of score, and every run of one (keys, score) becomes contiguous.
     Sorting by a few integer-like keys is much cheaper than by the score.
-    A string key is sorted by its categorical code instead of its text (a
-    third of the time on the census screen's 41 counties): the groups come
-    out in another order, each one's rows as they were, which no sum or
-    statistic depends on. ``schema`` is ``ordered``'s, when the caller has it.
+
+    With ``schema`` (``ordered``'s), a string key is sorted by its
+    categorical code instead of its text (a third of the time on the census
+    screen's 41 counties): the groups then come in another order, each one's
+    rows as they were. For callers whose results do not depend on the order
+    of the groups (:func:`merge_ties`); without it the groups are in the
+    order of their keys (the CORP bands draw their resamples group after
+    group).
     """
     if not keys:
         return ordered
-    schema = schema if schema is not None else ordered.collect_schema()
     columns = [
-        pl.col(k).cast(pl.Categorical).to_physical() if schema[k] == pl.String else pl.col(k)
+        pl.col(k).cast(pl.Categorical).to_physical()
+        if schema is not None and schema[k] == pl.String
+        else pl.col(k)
         for k in keys
     ]
     return ordered.sort(columns, maintain_order=True, nulls_last=True)
 
 
 def merge_ties(
-    frame: pl.LazyFrame, keys: Sequence[str] = (), *, extra: Sequence[str] = ()
+    frame: pl.LazyFrame,
+    keys: Sequence[str] = (),
+    *,
+    extra: Sequence[str] = (),
+    any_group_order: bool = False,
 ) -> pl.LazyFrame:
     """Collapse each (group, score) to one point, in increasing order of score per group.
 
@@ -97,6 +106,10 @@ def merge_ties(
     extra
         Further float64 columns averaged with the weights like ``RESPONSE``
         (the second response of paired samples, :mod:`polars_cumdev.paired`).
+    any_group_order
+        Whether the groups may come in any order (string keys are then
+        regrouped by their categorical codes, :func:`group_rows`); by
+        default they come in the order of their keys.
 
     Returns
     -------
@@ -110,7 +123,7 @@ def merge_ties(
     tie = [*keys, nm.SCORE]
     averaged = [nm.RESPONSE, *extra]
     schema = frame.collect_schema()  # (one look-up: each resolves the whole plan)
-    rows = group_rows(frame, keys, schema).select(
+    rows = group_rows(frame, keys, schema if any_group_order else None).select(
         *tie, nm.WEIGHT, *averaged, boundary(tie, 1).alias(_FIRST)
     )
     out = {name: schema[name] for name in tie}

@@ -130,14 +130,15 @@ def _q(x: _Array) -> _Array:
         return tail - np.exp(-t * t) * lost * _INV_SQRT_PI
 
 
-def _log_q(x: _Array) -> _Array:
+def _log_q(x: _Array, q: _Array | None = None) -> _Array:
     """ln Q(x), Q the standard normal upper tail, for x >= 1 (inf allowed).
 
     Below ``_SERIES`` the logarithm of :func:`_q`. From there on the
     asymptotic (Mills-ratio) series ln(phi(x) / x) + ln(sum_j (-1)^j
     (2j - 1)!! / x^(2j)): at x = 30 its term j = 12 is below 1e-24, and
     beyond ``_ASYMPTOTIC`` the sum is 1 to double precision (its first term
-    alone is kept, which avoids 1 / x^2 underflowing to a subnormal).
+    alone is kept, which avoids 1 / x^2 underflowing to a subnormal). ``q``:
+    :func:`_q` of ``x``, when the caller has it.
     """
     series = x >= _SERIES
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -148,7 +149,7 @@ def _log_q(x: _Array) -> _Array:
         for j in range(1, _MILLS_TERMS + 1):
             term = term * (-(2.0 * j - 1.0) * v)
             total = total + term
-        direct = np.log(_q(np.where(series, 0.0, x)))
+        direct = np.log(_q(np.where(series, 0.0, x)) if q is None else q)
     return np.where(series, mills + np.log(total), direct)
 
 
@@ -164,12 +165,18 @@ def _tail(x: _Array, lead: float, terms: tuple[tuple[float, float], ...]) -> tup
     and exp(ln p) covers the rest of the way to the underflow of p (x ~ 38.5).
     """
     capped = np.minimum(x, _RATIO_CAP)
-    log_q_capped = _log_q(capped)
+    # Q and ln Q at x, min(x, cap) and every m_j min(x, cap), in one pass (each pass
+    # of the special function has a fixed cost far above its cost per value).
+    n = x.size
+    points = np.concatenate([x, capped, *(multiple * capped for _, multiple in terms)])
+    q = _q(points)
+    log_q = _log_q(points, q)
+    log_q_capped = log_q[n : 2 * n]
     s = np.zeros_like(x)
-    for coefficient, multiple in terms:
-        s += coefficient * np.exp(_log_q(multiple * capped) - log_q_capped)
-    log_p = math.log(lead) + _log_q(x) + np.log1p(s)
-    p = lead * _q(x) * (1.0 + s)
+    for j, (coefficient, _) in enumerate(terms):
+        s += coefficient * np.exp(log_q[(2 + j) * n : (3 + j) * n] - log_q_capped)
+    log_p = math.log(lead) + log_q[:n] + np.log1p(s)
+    p = lead * q[:n] * (1.0 + s)
     normal = p >= _SMALLEST_NORMAL
     # Where p is a normal double its own logarithm is the closer one (no cancellation
     # between ln(lead) and ln Q near the crossover).

@@ -223,7 +223,12 @@ def located(
     return {name: np.where(found, values, np.nan) for name, values in columns.items()}
 
 
-def locate(points: pl.LazyFrame, keys: Sequence[str], thresholds: pl.LazyFrame) -> pl.LazyFrame:
+def locate(
+    points: pl.LazyFrame,
+    keys: Sequence[str],
+    thresholds: pl.LazyFrame,
+    schema: pl.Schema | None = None,
+) -> pl.LazyFrame:
     """Every group's located stretch from its accumulated points.
 
     Parameters
@@ -236,6 +241,8 @@ def locate(points: pl.LazyFrame, keys: Sequence[str], thresholds: pl.LazyFrame) 
         Grouping columns.
     thresholds
         One row per group: the keys and ``THRESHOLD`` (T).
+    schema
+        ``points``' schema (its keys' types are read), when the caller has it.
 
     Returns
     -------
@@ -251,7 +258,7 @@ def locate(points: pl.LazyFrame, keys: Sequence[str], thresholds: pl.LazyFrame) 
         )
     else:
         joined = points.select(columns).join(thresholds, how="cross", maintain_order="left")
-    source = schema_of(points)
+    source = schema if schema is not None else schema_of(points)
     schema = {**{k: source[k] for k in keys}, **LOCATION_SCHEMA}
 
     def run(batch: pl.DataFrame) -> pl.DataFrame:

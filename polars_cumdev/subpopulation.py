@@ -143,9 +143,7 @@ def _polars_summary(
 ) -> pl.LazyFrame:
     """The screen's per-group statistics by the Polars stages (rows sorted by score).
 
-    The accumulated points are cached: the summary and the location both read
-    them, and without the cache the query ran the bins (two sorts and an
-    as-of join) twice.
+    (Cached points: the summary and the location both read them.)
     """
     accumulated = accumulate(_binned(ordered, ordered, keys), keys).cache()
     return with_location(summarize(accumulated, keys), accumulated, keys, binary)
@@ -281,8 +279,7 @@ def screen(
         and ``note`` (why a statistic or the stretch is null). Sorted by ``kuiper_z``, largest
         first.
     """
-    # A family of segments can only exist once its module is loaded: no import of the
-    # multicalibration package (a tenth of a fresh process's first screen) otherwise.
+    # Segments exist only once their module is loaded: else no import of that package.
     family = sys.modules.get("polars_cumdev.multicalibration.family")
     if family is not None and isinstance(by, family.Segments):  # every intersection
         from polars_cumdev.multicalibration.screens import screen_segments

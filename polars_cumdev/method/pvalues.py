@@ -22,8 +22,8 @@ z = 1e4, where the p-value itself is far below the smallest double.
 
 Both public functions are vectorized with NumPy; the only Python loops run
 over a fixed, small number of series terms. The normal tail comes from
-Polars' ``erfc``, so no SciPy import is needed (SciPy's Brent solver is
-imported for the critical values only).
+:mod:`polars_cumdev.method.normal_tail` (Polars' ``erfc``, no SciPy import;
+SciPy's Brent solver is imported for the critical values only).
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from polars_cumdev.method.normal_tail import log_q as _log_q
+from polars_cumdev.method.normal_tail import q as _q
 
 __all__ = ["ks_critical", "ks_pvalue", "kuiper_critical", "kuiper_pvalue"]
 
@@ -59,14 +62,6 @@ _KUIPER_TAIL_TERMS = 10  # k = 1..10; already the k = 7 term is 7 Q(10.5) / Q(1.
 _TINY = 1e-3
 
 _SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
-_HALF_LN_2PI = 0.5 * math.log(2.0 * math.pi)
-_ASYMPTOTIC = 1e8  # ln Q(x) = ln(phi(x) / x) + O(1 / x**2) beyond this
-_SERIES = 30.0  # ln Q from the asymptotic series from here on (Q(30) ~ 5e-198)
-_MILLS_TERMS = 12
-_SQRT_HALF = math.sqrt(0.5)
-_SPLIT = 134217729.0  # 2^27 + 1, Veltkamp's splitting constant for doubles
-_Q_UNDERFLOW = 40.0  # Q(x) is 0 in double precision beyond this
-_INV_SQRT_PI = 1.0 / math.sqrt(math.pi)
 _RATIO_CAP = 50.0  # Q(2 x) / Q(x) < exp(-3700) beyond this
 
 _Array = npt.NDArray[np.float64]
@@ -91,66 +86,6 @@ def _kuiper_cdf(x: _Array) -> _Array:
         h2 = (k + 0.5) ** 2 * _PI2
         total += (8.0 * v + 2.0 / h2) * np.exp(-2.0 * h2 * v)
     return total
-
-
-def _product_error(a: _Array, b: float) -> _Array:
-    """The rounding error of the product a * b, exactly (Veltkamp's split, Dekker's product)."""
-    product = a * b
-    a_hi = _SPLIT * a - (_SPLIT * a - a)
-    b_hi = _SPLIT * b - (_SPLIT * b - b)
-    a_lo, b_lo = a - a_hi, b - b_hi
-    return ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
-
-
-# sqrt(1/2) - _SQRT_HALF: (h + l)^2 = 1/2 gives l = (1/2 - h^2) / (2 h), with h^2 exact.
-_SQRT_HALF_LO = float(
-    (0.5 - _SQRT_HALF * _SQRT_HALF - _product_error(np.array([_SQRT_HALF]), _SQRT_HALF)[0])
-    / (2.0 * _SQRT_HALF)
-)
-
-
-def _q(x: _Array) -> _Array:
-    """Q(x) = erfc(x / sqrt 2) / 2, the standard normal upper tail (0 once it underflows).
-
-    From Polars' ``erfc`` (the C library's, within about two ulps of its
-    argument's value), with a first-order correction for the rounding of
-    t = x / sqrt 2 itself, which alone would cost up to 2e-13 relative at
-    x = 37: Q(x) = erfc(t) / 2 - exp(-t^2) d / sqrt(pi) with d the part of
-    x / sqrt 2 that t lost. (SciPy's special functions would cost a fresh
-    process a third of a second or more to import, several times a small
-    screen's whole work.)
-    """
-    import polars as pl
-
-    t = x * _SQRT_HALF
-    tail = pl.Series(t, dtype=pl.Float64).erfc().to_numpy() * 0.5
-    near = np.where(x < _Q_UNDERFLOW, x, 0.0)  # (no overflow in the split; Q is 0 beyond)
-    lost = _product_error(near, _SQRT_HALF) + near * _SQRT_HALF_LO
-    with np.errstate(under="ignore", over="ignore"):
-        return tail - np.exp(-t * t) * lost * _INV_SQRT_PI
-
-
-def _log_q(x: _Array, q: _Array | None = None) -> _Array:
-    """ln Q(x), Q the standard normal upper tail, for x >= 1 (inf allowed).
-
-    Below ``_SERIES`` the logarithm of :func:`_q`. From there on the
-    asymptotic (Mills-ratio) series ln(phi(x) / x) + ln(sum_j (-1)^j
-    (2j - 1)!! / x^(2j)): at x = 30 its term j = 12 is below 1e-24, and
-    beyond ``_ASYMPTOTIC`` the sum is 1 to double precision (its first term
-    alone is kept, which avoids 1 / x^2 underflowing to a subnormal). ``q``:
-    :func:`_q` of ``x``, when the caller has it.
-    """
-    series = x >= _SERIES
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        mills = -0.5 * x * x - np.log(x) - _HALF_LN_2PI
-        v = 1.0 / np.where(x > _ASYMPTOTIC, np.inf, x * x)
-        total = np.ones_like(x)
-        term = np.ones_like(x)
-        for j in range(1, _MILLS_TERMS + 1):
-            term = term * (-(2.0 * j - 1.0) * v)
-            total = total + term
-        direct = np.log(_q(np.where(series, 0.0, x)) if q is None else q)
-    return np.where(series, mills + np.log(total), direct)
 
 
 def _tail(x: _Array, lead: float, terms: tuple[tuple[float, float], ...]) -> tuple[_Array, _Array]:

@@ -11,7 +11,7 @@ from numpy.testing import assert_allclose
 from reference_location import shortest_stretch
 
 from polars_cumdev.kernel.location import stretches
-from polars_cumdev.method.location import stretches_numpy
+from polars_cumdev.method.location import _searched, stretches_numpy
 
 
 def _search(curves, thresholds, function=stretches):
@@ -62,6 +62,12 @@ def test_several_groups_at_once_and_no_threshold():
     expected = [shortest_stretch(a, c, t) for (a, c), t in zip(curves, thresholds, strict=True)]
     assert _compiled(curves, thresholds) == expected
     assert expected[3] is not None and expected[0] is None
+    # The screens' NumPy search leaves the groups with T <= 0 or NaN out (issue 22).
+    assert _search(curves, thresholds, _searched_numpy) == expected
+
+
+def _searched_numpy(starts, a, c, thresholds):
+    return _searched(starts, a, c, thresholds, False)
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])

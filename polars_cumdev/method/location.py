@@ -32,6 +32,7 @@ import polars as pl
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import kernel_loader
 from polars_cumdev.method.findings import LEVEL, check_level, is_significant
+from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.normalization import normalized
 from polars_cumdev.method.prepare import schema_of
 from polars_cumdev.method.pvalues import kuiper_pvalue
@@ -252,13 +253,13 @@ def locate(
     """
     keys = list(keys)
     columns = [*keys, nm.SCORE, nm.A, nm.CUMDIFF]
-    if keys:
-        joined = points.select(columns).join(
-            thresholds, on=keys, how="left", nulls_equal=True, maintain_order="left"
+    source = schema if schema is not None else schema_of(points)
+    if keys:  # a group keyed NaN is matched too (method/keys.py)
+        joined = join_on_keys(
+            points.select(columns), thresholds, keys, source, maintain_order="left"
         )
     else:
         joined = points.select(columns).join(thresholds, how="cross", maintain_order="left")
-    source = schema if schema is not None else schema_of(points)
     schema = {**{k: source[k] for k in keys}, **LOCATION_SCHEMA}
 
     def run(batch: pl.DataFrame) -> pl.DataFrame:

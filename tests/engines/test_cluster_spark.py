@@ -36,6 +36,9 @@ if shutil.which("java") is None:  # pragma: no cover - CI installs Java
     )
 
 import polars_cumdev.spark as cspark  # noqa: E402
+from polars_cumdev.engines.cluster import steps  # noqa: E402
+from polars_cumdev.engines.partitioned import cuts as cutting  # noqa: E402
+from polars_cumdev.partitioned import screen_partitioned  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -139,15 +142,27 @@ def test_files_spark_cannot_read_give_one_line_naming_the_file(spark, tmp_path, 
         assert "b.parquet" in message and "\n" not in message and " at org." not in message
 
 
-def test_same_bits_under_shuffles_and_partitions(spark):
-    """Issue 25, item 9: the Spark screen's bits do not depend on row order or partitioning."""
-    df = make_data(13, rows=2000)
+@pytest.mark.parametrize("ranges", [4, None])
+def test_same_bits_under_shuffles_and_partitions(spark, monkeypatch, ranges):
+    """Issue 25, item 9: the Spark screen's bits do not depend on row order or partitioning.
+
+    More distinct scores than the (here small) sample of the cut points: a
+    sample that depends on the partitioning (Spark's seeded Bernoulli sample
+    of each partition) would change the last bits. With the same cuts the
+    in-process partitioned screen, hence the Dask screen, gives the same bits.
+    """
+    monkeypatch.setattr(cutting, "SAMPLE_SIZE", 500)
+    df = make_data(13, rows=3000)
+    assert df["s"].n_unique() > 500
     first = None
-    for k, partitions, ranges in [(0, 1, 4), (1, 3, 4), (2, 5, 4)]:
+    for k, partitions in [(0, 1), (1, 3), (2, 7)]:
         shuffled = df.sample(fraction=1.0, shuffle=True, seed=k)
         frame = to_spark(spark, shuffled, partitions)
         out = cspark.screen(frame, "g", "s", "r", "w", ranges=ranges).sort("g", nulls_last=True)
         if first is None:
             first = out
         assert out.equals(first), (k, partitions, ranges)
+    count = steps.default_ranges(df.height) if ranges is None else ranges
+    local = screen_partitioned(df, "g", "s", "r", "w", ranges=count)
+    assert local.sort("g", nulls_last=True).equals(first)
     assert_frames_close(screen_expected(df), first, ["g"])

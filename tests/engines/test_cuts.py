@@ -12,6 +12,8 @@ depend on the row order or on how the rows are split into batches.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import polars as pl
 import pytest
@@ -79,7 +81,7 @@ def test_the_merged_sample_of_any_split_is_the_naive_sample_of_the_whole(seed, s
     s = scores(seed, 2000)
     expected = naive_sample(s, size)
     edges = [0, *sorted(splits), s.size]
-    pieces = [pl.Series(s[a:b]) for a, b in zip(edges, edges[1:], strict=False)]
+    pieces = [pl.Series(s[a:b]) for a, b in itertools.pairwise(edges)]
     samples = [cutting.sample_scores(p, size) for p in pieces]
     assert as_dict(cutting.merge_samples(samples, size)) == expected
     assert as_dict(cutting.merge_samples(samples[::-1], size)) == expected

@@ -127,7 +127,9 @@ def default_ranges(rows: int) -> int:
 
 
 def sample_scores(chunk: pl.DataFrame, request: Request, size: int) -> pl.DataFrame:
-    """A batch's sample of distinct finite scores for the cuts (:mod:`~polars_cumdev.engines.partitioned.cuts`).
+    """A batch's sample of distinct finite scores for the cut points.
+
+    See :mod:`polars_cumdev.engines.partitioned.cuts`.
 
     ``size`` is the sample size (:data:`polars_cumdev.engines.partitioned.SAMPLE_SIZE`,
     read on the driver). The samples of all batches merge, in any grouping

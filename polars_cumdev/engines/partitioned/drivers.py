@@ -114,9 +114,7 @@ def _ranges(
         for r in sorted(locating.ranges):
             rows = frame.filter(range_filter(plan.cuts, r))
             cells_r = locating.for_range(r)
-            outputs.append(
-                range_points(rows, plan, cells_r, engine=range_engine, compiled=kernel)
-            )
+            outputs.append(range_points(rows, plan, cells_r, engine=range_engine, compiled=kernel))
             note(f"located, range {r + 1}/{plan.ranges}")
         stats = with_located(plan, stats, stitch(locating, *gather(outputs)))
         note(f"pass 2: {locating.groups.height} groups located")

@@ -27,6 +27,7 @@ from polars_cumdev.method import _names as nm
 __all__ = [
     "SAMPLE_SIZE",
     "cut_points",
+    "largest_key",
     "merge_samples",
     "quantile_cuts",
     "range_filter",
@@ -84,19 +85,26 @@ def score_keys(values: np.ndarray) -> np.ndarray:
     The finalizer of SplitMix64 (Steele, Lea and Flood 2014): a function of the
     value alone, the same on every machine, process and engine.
     """
-    bits = (np.ascontiguousarray(values, dtype=np.float64) + 0.0).view(np.uint64)
-    z = bits + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+    z = (np.ascontiguousarray(values, dtype=np.float64) + 0.0).view(np.uint64)
+    z += np.uint64(0x9E3779B97F4A7C15)
+    z ^= z >> np.uint64(30)
+    z *= np.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> np.uint64(27)
+    z *= np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return z
 
 
 def _bottom(counts: pl.DataFrame, size: int) -> pl.DataFrame:
     """The ``size`` rows of ``counts`` (distinct scores) of smallest key; ties by score."""
     if counts.height <= size:
         return counts.sort(nm.SCORE)
-    keys = pl.Series(_KEY, score_keys(counts.get_column(nm.SCORE).to_numpy()))
-    kept = counts.with_columns(keys).sort([_KEY, nm.SCORE]).head(size)
+    keys = score_keys(counts.get_column(nm.SCORE).to_numpy())
+    # Every row whose key is at most the size-th smallest, then the exact order.
+    kth = np.partition(keys, size - 1)[size - 1]
+    near = keys <= kth
+    kept = counts.filter(pl.Series(near)).with_columns(pl.Series(_KEY, keys[near]))
+    kept = kept.sort([_KEY, nm.SCORE]).head(size)
     return kept.drop(_KEY).sort(nm.SCORE)
 
 
@@ -104,19 +112,37 @@ def _empty_sample() -> pl.DataFrame:
     return pl.DataFrame(schema={nm.SCORE: pl.Float64, _COUNT: pl.Int64})
 
 
-def sample_scores(scores: pl.Series, size: int | None = None) -> pl.DataFrame:
+def _counts(values: np.ndarray) -> pl.DataFrame:
+    counts = pl.Series(nm.SCORE, values).value_counts(name=_COUNT)
+    return counts.with_columns(pl.col(_COUNT).cast(pl.Int64))
+
+
+def sample_scores(
+    scores: pl.Series, size: int | None = None, *, below: int | None = None
+) -> pl.DataFrame:
     """A batch's sample: its distinct finite scores of smallest key, with their row counts.
 
-    ``size`` defaults to :data:`SAMPLE_SIZE`. Returns a frame of ``SCORE``
-    (Float64, -0.0 as 0.0) and a row count, sorted by score.
+    ``size`` defaults to :data:`SAMPLE_SIZE`. ``below``, when given, is a key
+    no kept score exceeds (the largest key of a full sample merged so far:
+    a score of larger key cannot enter the merged sample). Returns a frame of
+    ``SCORE`` (Float64, -0.0 as 0.0) and a row count, sorted by score.
     """
     size = SAMPLE_SIZE if size is None else size
-    s = scores.cast(pl.Float64).rename(nm.SCORE)
-    s = s.filter(s.is_finite()) + 0.0
-    if not s.len():
+    values = scores.cast(pl.Float64).to_numpy()
+    values = values[np.isfinite(values)] + 0.0
+    if below is not None:
+        values = values[score_keys(values) <= np.uint64(below)]
+    if not values.size:
         return _empty_sample()
-    counts = s.value_counts(name=_COUNT).with_columns(pl.col(_COUNT).cast(pl.Int64))
-    return _bottom(counts, size)
+    return _bottom(_counts(values), size)
+
+
+def largest_key(sample: pl.DataFrame, size: int | None = None) -> int | None:
+    """The largest key of a full sample (a bound for :func:`sample_scores`), else None."""
+    size = SAMPLE_SIZE if size is None else size
+    if sample.height < size:
+        return None
+    return int(score_keys(sample.get_column(nm.SCORE).to_numpy()).max())
 
 
 def merge_samples(samples: Iterable[pl.DataFrame], size: int | None = None) -> pl.DataFrame:
@@ -197,7 +223,10 @@ def cut_points(
     if count == 1:
         return []
     scores = frame.select(pl.col(column))
+    size = SAMPLE_SIZE
     sample = _empty_sample()
     for batch in scores.collect_batches(chunk_size=_BATCH_ROWS, engine=engine):
-        sample = merge_samples([sample, sample_scores(batch.get_column(column))])
+        found = sample_scores(batch.get_column(column), size, below=largest_key(sample, size))
+        if found.height:
+            sample = merge_samples([sample, found], size)
     return quantile_cuts(sample, count)

@@ -36,6 +36,7 @@ from polars_cumdev.engines.cluster import require, steps
 from polars_cumdev.engines.cluster.failures import spark_errors
 from polars_cumdev.engines.cluster.probe import probe_spark
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
+from polars_cumdev.engines.cluster.spark_files import check_spark_files
 from polars_cumdev.engines.partitioned import cuts as cutting
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.method.findings import LEVEL
@@ -210,6 +211,11 @@ def _routes(spark: Any, count: int) -> list[int]:
 def _request(kind: Kind, sdf: Any, by, score, response, weight, variance) -> Request:
     require("pyspark", "spark")
     require("pyarrow", "spark")
+    keys = [] if by is None else [by] if isinstance(by, str) else list(by)
+    names = [c for c in [*keys, score, response, weight] if isinstance(c, str)]
+    # The files behind the frame are checked against each other first, as the
+    # in-process Parquet screen and the Dask engine check them (same message).
+    check_spark_files(sdf, names)
     return make_request(kind, _polars_schema(sdf), by, score, response, weight, variance)
 
 

@@ -141,9 +141,9 @@ def _count_below(data: Any, weight: str | None):
 def _cuts(data: Any, score: str, ranges: int | Sequence[float] | None, rows: int) -> list[float]:
     """Cut points: quantiles of the bottom-k sample of the distinct scores.
 
-    Each partition's sample (:func:`polars_cumdev.engines.cluster.steps.sample_scores`,
-    of the score column only) comes to the driver as one small row, and the
-    driver merges them one at a time as they arrive
+    Each partition's sample (:func:`polars_cumdev.engines.partitioned.cuts.sample_scores`,
+    of the score column only) is one small row; the executors merge them in
+    a tree and the driver gets the merged sample
     (:mod:`polars_cumdev.engines.partitioned.cuts`): the cuts depend on the
     data alone, not on its partitioning, its row order or the cluster.
     """
@@ -165,9 +165,16 @@ def _cuts(data: Any, score: str, ranges: int | Sequence[float] | None, rows: int
             found = cutting.sample_scores(scores, size)
             yield _payload([{"range": -1, _PAYLOAD: steps.pack(found)}])
 
-    payloads = data.select(score).mapInArrow(sample, _SPARK_SCHEMA).toLocalIterator()
-    samples = (steps.unpack(row[_PAYLOAD]) for row in payloads)
-    return steps.cuts_from_sample(samples, ranges, size)
+    def merge(left: bytes, right: bytes) -> bytes:
+        joined = cutting.merge_samples([steps.unpack(left), steps.unpack(right)], size)
+        return steps.pack(joined)
+
+    payloads = data.select(score).mapInArrow(sample, _SPARK_SCHEMA).rdd.map(lambda row: row[1])
+    # Merged in a tree on the executors (the merge is exact, so its order does
+    # not matter): the driver receives one sample, whatever the partitions.
+    empty = steps.pack(cutting.merge_samples([]))
+    merged = payloads.treeAggregate(empty, merge, merge, depth=2)
+    return cutting.quantile_cuts(steps.unpack(merged), ranges)
 
 
 def _range_of(score: Any, cuts: Sequence[float]) -> Any:

@@ -123,7 +123,10 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
     Calibration (method.md 2): every subset's ranges from one compiled walk,
     the additive sums from one pass over the cells of the features' cross.
     """
+    import numba
+
     from polars_cumdev import kernel as k_
+    from polars_cumdev.kernel.cells import TABLE_LIMIT, cell_extremes, cell_numbers, cell_segments
     from polars_cumdev.kernel.segments import cell_sums, segment_extremes, segment_sums
     from polars_cumdev.kernel.walks import GROUP_COLUMNS
 
@@ -135,7 +138,15 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
     additive = cells > MAX_CELLS
     columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
     distinct = not additive and bool(np.all(rows.s[1:] != rows.s[:-1]))
-    if distinct:  # no ties: every row is a tie of its own, no tie bookkeeping
+    if not additive and cells * len(subsets) <= TABLE_LIMIT:  # all subsets in one pass
+        sums = np.zeros((total, GROUP_COLUMNS))
+        table = cell_segments(counts, features, radices, bases)
+        cell = cell_numbers(codes[: len(coded)], counts)
+        threads = numba.get_num_threads()
+        found = cell_extremes(table, cell, *columns, total, not distinct, threads)
+        sums[:, [k_.N_SCORES, k_.C_LAST, k_.C_MAX, k_.C_MIN]] = found
+        firsts, wr = np.full(total, -1, dtype=np.int64), np.zeros(total)
+    elif distinct:  # no ties: every row is a tie of its own, no tie bookkeeping
         sums = np.zeros((total, GROUP_COLUMNS))
         sums[:, [k_.C_LAST, k_.C_MAX, k_.C_MIN]] = segment_extremes(
             codes, features, radices, bases, *columns, total

@@ -141,6 +141,7 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
     if not additive and cells * len(subsets) <= TABLE_LIMIT:  # all subsets in one pass
         sums = np.zeros((total, GROUP_COLUMNS))
         table = cell_segments(counts, features, radices, bases)
+        table = table.astype(np.int16) if total <= np.iinfo(np.int16).max else table
         cell = cell_numbers(codes[: len(coded)], counts)
         threads = numba.get_num_threads()
         found = cell_extremes(table, cell, *columns, total, not distinct, threads)

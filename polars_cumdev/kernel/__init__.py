@@ -55,6 +55,7 @@ temporary directory is used, said in one line on stderr, and cache files cut sho
 are compiled again rather than failing every call (:mod:`polars_cumdev.kernel._cache`).
 """
 
+from polars_cumdev.kernel import cells as _cells
 from polars_cumdev.kernel import curve, radix, ranks, tieorder
 from polars_cumdev.kernel import events as _events
 from polars_cumdev.kernel import levels as _levels
@@ -107,6 +108,7 @@ tolerate_damage(
     radix,
     ranks,
     tieorder,
+    _cells,
     _events,
     _levels,
     _location,

@@ -35,6 +35,7 @@ from polars_cumdev.errors import CumdevError, InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.kernel_loader import available, kernel
 from polars_cumdev.method.prepare import Prepared, raise_failures
+from polars_cumdev.method.score_order import by_score
 from polars_cumdev.method.weights import SCALE, rescale, scale_factor
 
 __all__ = [
@@ -202,11 +203,12 @@ def node(
 
     def run(batch: pl.DataFrame) -> pl.DataFrame:
         # Sorted here, on the whole batch in memory: the streaming engine's sort of the
-        # plan costs about 2.3 times as much (benchmarks/multicalibration.py, Polars 2.1).
+        # plan costs about 2.3 times as much (benchmarks/multicalibration.py, Polars 2.1),
+        # and a radix sort of the score half of Polars' (:mod:`score_order`).
         # By score alone; _read then puts ties in a canonical order (by weight, then
         # response: :func:`_canonical`), so that the kernel's sums add the same values
         # in the same order whatever the input's row order.
-        return function(_read(batch.sort(score), prepared))
+        return function(_read(by_score(batch, score), prepared))
 
     return prepared.source.select(columns).map_batches(
         run, schema=pl.Schema(schema), streamable=False

@@ -21,7 +21,7 @@ from typing import Protocol
 import numpy as np
 import polars as pl
 
-__all__ = ["MISSING", "OTHER", "Coded", "coded_features"]
+__all__ = ["MISSING", "OTHER", "Coded", "coded_features", "quantile_cuts"]
 
 MISSING = "(missing)"
 OTHER = "(other)"
@@ -173,6 +173,41 @@ def _categorical(column: pl.Series, family: Segments) -> Coded:
     return Coded(codes, labels, conditions)
 
 
+def quantile_cuts(values: np.ndarray, levels: int) -> np.ndarray:
+    """The smallest value, the quantiles k / ``levels`` (0 < k < ``levels``), the largest.
+
+    Of the non-NaN values of ``values`` (float64, at least one), distinct and
+    sorted: the same numbers as ``np.quantile(present, k / levels)`` (its
+    default linear method, whose steps are repeated here; a zero is never
+    -0.0, which labels would print), from the order
+    statistics of :func:`polars_cumdev.kernel.levels.order_statistics`
+    (histograms, no sort or partition of the column).
+    """
+    from polars_cumdev.kernel.levels import order_statistics
+
+    q = np.linspace(0.0, 1.0, levels + 1)[1:-1]
+    n = values.shape[0] - int(np.count_nonzero(np.isnan(values)))
+    virtual = (n - 1) * q
+    previous = np.floor(virtual)
+    following = previous + 1
+    above = virtual >= n - 1
+    previous[above], following[above] = n - 1, n - 1
+    below = virtual < 0
+    previous[below], following[below] = 0, 0
+    previous, following = previous.astype(np.intp), following.astype(np.intp)
+    # numpy's gamma is taken from the index -1 (its last element) where above
+    gamma = virtual - np.where(above, -1, previous)
+    ranks = np.unique(np.concatenate([previous, following]))
+    found, _, low, high = order_statistics(values, ranks.astype(np.int64))
+    found, low, high = found + 0.0, low + 0.0, high + 0.0  # -0.0 reads 0.0, whatever the order
+    a = found[np.searchsorted(ranks, previous)]
+    b = found[np.searchsorted(ranks, following)]
+    difference = b - a
+    inner = a + difference * gamma
+    np.subtract(b, difference * (1 - gamma), out=inner, where=gamma >= 0.5)
+    return np.unique(np.concatenate([[low], inner, [high]]))
+
+
 def _numerical(column: pl.Series, family: Segments) -> Coded:
     from polars_cumdev.kernel.levels import bin_codes, few_values
 
@@ -192,11 +227,7 @@ def _numerical(column: pl.Series, family: Segments) -> Coded:
         else:
             conditions = [f"{name} = {_literal(int(v) if literal else float(v))}" for v in distinct]
     else:
-        missing = np.isnan(values)
-        present = values[~missing] if missing.any() else values
-        # k / levels for k = 1 ... levels - 1 (the ends are the extremes, exactly as np.quantile)
-        inner = np.quantile(present, np.linspace(0.0, 1.0, levels + 1)[1:-1])
-        edges = np.unique(np.concatenate([[present.min()], inner, [present.max()]]))
+        edges = quantile_cuts(values, levels)
         codes = bin_codes(values, edges, -1, edges.shape[0] - 1)
         labels, conditions = [], []
         for b in range(edges.shape[0] - 1):

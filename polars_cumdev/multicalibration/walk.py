@@ -2,14 +2,17 @@
 
 Inside one node of the lazy plan (:func:`polars_cumdev.compiled.node`): the
 rows arrive sorted by score; each feature is coded once
-(:func:`~polars_cumdev.multicalibration.family.coded_features`); then, for
-each feature subset (a partition of the rows), each row's segment number is
-formed on the fly and its sums updated,
-in one walk for all subsets at once
-(:func:`polars_cumdev.kernel.segments.segment_sums`), the sums
+(:func:`~polars_cumdev.multicalibration.family.coded_features`). The
+additive sums (rows, W, sigma^2's sum, W R) come from one pass over the cells
+of the features' full cross, each subset's a marginal of it; they tell which
+segments the family keeps. Then one walk over the rows updates, for every
+row, the running sum C and its extremes of its segment in every subset that
+holds a kept segment (:func:`polars_cumdev.kernel.cells.cell_extremes`, a
+table of cells x subsets giving the segment numbers): the sums
 ``calibration(by=...)`` gets from :func:`polars_cumdev.kernel.calibration_groups`
-for one grouping. The located stretch
-is searched only in the segments significant family-wise
+for one grouping. When the cross is too large to tabulate, the walk runs per
+subset (:func:`polars_cumdev.kernel.segments.segment_sums`). The located
+stretch is searched only in the segments significant family-wise
 (:func:`polars_cumdev.compiled.location`, a second walk of those subsets).
 """
 
@@ -117,14 +120,45 @@ class Walked:
     response_sums: list[np.ndarray]  # sum of W R per segment number (rescaled weights)
 
 
+def _cross_sums(
+    sums: np.ndarray,
+    firsts: np.ndarray,
+    wr: np.ndarray,
+    codes: np.ndarray,
+    counts: np.ndarray,
+    subsets: list[tuple[int, ...]],
+    bases: np.ndarray,
+    columns: tuple,
+    distinct: bool,
+) -> None:
+    """Fill every segment's additive sums (rows, W, sigma^2's sum, W R, first row) from one
+    pass over the cells of the features' cross, each subset's a marginal of it."""
+    from polars_cumdev import kernel as k_
+    from polars_cumdev.kernel.segments import cell_sums
+
+    table, first = cell_sums(codes, counts, *columns)
+    for k, subset in enumerate(subsets):
+        span = slice(bases[k], bases[k] + int(np.prod([counts[f] for f in subset])))
+        parts, firsts[span] = marginals(table, first, counts, subset)
+        sums[span, k_.N_ROWS] = parts[:, 0]
+        sums[span, k_.WEIGHT] = parts[:, 1]
+        sums[span, k_.SIGMA_B] = parts[:, 2]
+        wr[span] = parts[:, 3]
+        if distinct:
+            sums[span, k_.N_SCORES] = parts[:, 0]
+
+
 def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.DataFrame:
     """Per segment: feature labels, the layout of ``summarize`` and :data:`EXTRA_SCHEMA`.
 
     Calibration (method.md 2): every subset's ranges from one compiled walk,
     the additive sums from one pass over the cells of the features' cross.
     """
+    import numba
+
     from polars_cumdev import kernel as k_
-    from polars_cumdev.kernel.segments import cell_sums, segment_extremes, segment_sums
+    from polars_cumdev.kernel.cells import TABLE_LIMIT, cell_extremes, cell_numbers, cell_segments
+    from polars_cumdev.kernel.segments import segment_extremes, segment_sums
     from polars_cumdev.kernel.walks import GROUP_COLUMNS
 
     coded = coded_features(rows.batch, family)
@@ -135,7 +169,24 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
     additive = cells > MAX_CELLS
     columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
     distinct = not additive and bool(np.all(rows.s[1:] != rows.s[:-1]))
-    if distinct:  # no ties: every row is a tie of its own, no tie bookkeeping
+    own = codes[: len(coded)]  # the features' rows of the code matrix
+    spans = list(zip(bases, np.append(bases[1:], total), strict=True))
+    tabulated = not additive and cells * len(subsets) <= TABLE_LIMIT
+    if tabulated:  # all subsets in one pass, the subsets without a kept segment left out
+        sums = np.zeros((total, GROUP_COLUMNS))
+        firsts, wr = np.full(total, -1, dtype=np.int64), np.zeros(total)
+        _cross_sums(sums, firsts, wr, own, counts, subsets, bases, columns, distinct)
+        kept, _ = enumerate_family([sums[a:b, k_.N_ROWS] for a, b in spans], family)
+        walk = np.array([x.shape[0] > 0 for x in kept], dtype=bool)
+        table = cell_segments(counts, features[walk], radices[walk], bases[walk])
+        table = table.astype(np.int16) if total <= np.iinfo(np.int16).max else table
+        cell = cell_numbers(own, counts)
+        threads = numba.get_num_threads()
+        found = cell_extremes(table, cell, *columns, total, not distinct, threads)
+        sums[:, [k_.C_LAST, k_.C_MAX, k_.C_MIN]] = found[:, 1:]
+        if not distinct:
+            sums[:, k_.N_SCORES] = found[:, 0]
+    elif distinct:  # no ties: every row is a tie of its own, no tie bookkeeping
         sums = np.zeros((total, GROUP_COLUMNS))
         sums[:, [k_.C_LAST, k_.C_MAX, k_.C_MIN]] = segment_extremes(
             codes, features, radices, bases, *columns, total
@@ -143,19 +194,8 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
         firsts, wr = np.full(total, -1, dtype=np.int64), np.zeros(total)
     else:
         sums, firsts, wr = segment_sums(codes, features, radices, bases, *columns, total, additive)
-    if not additive:
-        table, first = cell_sums(codes[: len(coded)], counts, *columns)
-        for k, subset in enumerate(subsets):
-            span = slice(bases[k], bases[k] + int(np.prod(radices[k])))
-            parts, firsts[span] = marginals(table, first, counts, subset)
-            sums[span, k_.N_ROWS] = parts[:, 0]
-            sums[span, k_.WEIGHT] = parts[:, 1]
-            sums[span, k_.SIGMA_B] = parts[:, 2]
-            wr[span] = parts[:, 3]
-            if distinct:
-                sums[span, k_.N_SCORES] = parts[:, 0]
-    ends = np.append(bases[1:], total)
-    spans = list(zip(bases, ends, strict=True))
+    if not additive and not tabulated:
+        _cross_sums(sums, firsts, wr, own, counts, subsets, bases, columns, distinct)
     walked = Walked(
         [sums[a:b] for a, b in spans], [firsts[a:b] for a, b in spans], [wr[a:b] for a, b in spans]
     )

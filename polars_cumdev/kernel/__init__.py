@@ -55,6 +55,7 @@ temporary directory is used, said in one line on stderr, and cache files cut sho
 are compiled again rather than failing every call (:mod:`polars_cumdev.kernel._cache`).
 """
 
+from polars_cumdev.kernel import boundaries as _boundaries
 from polars_cumdev.kernel import curve, radix, ranks, tieorder
 from polars_cumdev.kernel import events as _events
 from polars_cumdev.kernel import levels as _levels
@@ -63,6 +64,7 @@ from polars_cumdev.kernel import points as _points
 from polars_cumdev.kernel import prefix as _prefix
 from polars_cumdev.kernel import ranges as _ranges
 from polars_cumdev.kernel import segments as _segments
+from polars_cumdev.kernel import split as _split
 from polars_cumdev.kernel import walks as _walks
 from polars_cumdev.kernel._cache import tolerate_damage
 from polars_cumdev.kernel.events import screen_events
@@ -107,6 +109,7 @@ tolerate_damage(
     radix,
     ranks,
     tieorder,
+    _boundaries,
     _events,
     _levels,
     _location,
@@ -114,6 +117,7 @@ tolerate_damage(
     _prefix,
     _ranges,
     _segments,
+    _split,
     _walks,
 )
 

@@ -159,8 +159,9 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
         k = compiled.kernel()
         starts = np.zeros(count + 1, dtype=np.int64)
         np.cumsum(k.tie_counts(ids, offset, rows.s, count), out=starts[1:])
-        out, first, curves = k.calibration_curves(
-            ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count, starts
+        threads = 2 if rows.s.shape[0] >= k.TWO_THREADS else 1
+        out, first, curves = k.calibration_walk(
+            ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count, starts, threads
         )
         per_point = np.repeat(out[:, k.WEIGHT], np.diff(starts))
         recorded = (starts, curves[0] / per_point, curves[1] / per_point, curves[2])

@@ -84,6 +84,7 @@ from polars_cumdev.kernel.points import (
 )
 from polars_cumdev.kernel.prefix import TABLE_COLUMNS, prefix_table, response_facts
 from polars_cumdev.kernel.ranges import range_cells
+from polars_cumdev.kernel.split import TWO_THREADS, calibration_walk
 from polars_cumdev.kernel.walks import (
     C_LAST,
     C_MAX,
@@ -144,9 +145,11 @@ __all__ = [
     "SIGMA_B",
     "SIGMA_E",
     "TABLE_COLUMNS",
+    "TWO_THREADS",
     "WEIGHT",
     "calibration_curves",
     "calibration_groups",
+    "calibration_walk",
     "curve",
     "group_curves",
     "group_points",

@@ -23,9 +23,9 @@ import numpy as np
 from numba import njit
 
 from polars_cumdev.kernel.prefix import I64, JIT, Array, midpoint
-from polars_cumdev.kernel.split import owners
+from polars_cumdev.kernel.split import group_rows, owners
 
-__all__ = ["boundaries", "file_closings", "group_rows"]
+__all__ = ["boundaries", "file_closings"]
 
 
 @njit(**JIT)
@@ -82,15 +82,6 @@ def boundaries(
         tie_row[g] = i
         points[g] += 1
     return points, first
-
-
-@njit(**JIT)
-def group_rows(gid: Array, offset: int, groups: int) -> I64:
-    """Each group's number of rows."""
-    rows = np.zeros(groups, dtype=np.int64)
-    for i in range(gid.shape[0]):
-        rows[int(gid[i]) - offset] += 1
-    return rows
 
 
 def file_closings(

@@ -53,7 +53,7 @@ from polars_cumdev.kernel.prefix import (
     moments_between,
     weight,
 )
-from polars_cumdev.kernel.split import main_share, owners
+from polars_cumdev.kernel.split import TWO_THREADS, main_share, owners
 from polars_cumdev.kernel.walks import (
     C_LAST,
     C_MAX,
@@ -73,7 +73,6 @@ __all__ = ["boundaries", "screen_events", "sweep"]
 # snapshot of the running sums it ends at.
 Q_SCORE, Q_W, Q_WR, Q_WW, Q_FIRST, Q_ROWS, Q_MIXED, Q_GROUP, Q_SNAP = range(9)
 QUEUE = 16384
-TWO_THREADS = 1 << 20  # fewer rows: the batches are closed on the calling thread
 
 
 @njit(**JIT)

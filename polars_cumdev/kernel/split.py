@@ -11,12 +11,25 @@ closes about ``share`` of the points.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from numba import njit
 
-from polars_cumdev.kernel.prefix import I64, JIT
+from polars_cumdev.kernel.prefix import I64, JIT, TABLE_COLUMNS, Array
+from polars_cumdev.kernel.walks import _walk, calibration_curves
 
-__all__ = ["FLUSH_COST", "main_share", "owners"]
+__all__ = [
+    "FLUSH_COST",
+    "TWO_THREADS",
+    "calibration_walk",
+    "group_rows",
+    "main_share",
+    "owners",
+]
+
+#: Fewest rows for which the walks use a second thread (below, one walks everything).
+TWO_THREADS = 1 << 20
 
 #: Time to close one point over the time to carry the running sums past one row
 #: (:mod:`polars_cumdev.kernel.events`; measured at 1e7 rows, continuous scores).
@@ -60,3 +73,66 @@ def owners(points: I64, share: float) -> np.ndarray:
         else:
             load1 += p
     return owner
+
+
+@njit(**JIT)
+def group_rows(gid: Array, offset: int, groups: int) -> I64:
+    """Each group's number of rows."""
+    rows = np.zeros(groups, dtype=np.int64)
+    for i in range(gid.shape[0]):
+        rows[int(gid[i]) - offset] += 1
+    return rows
+
+
+@njit(**JIT)
+def _calibration_share(
+    gid: Array,
+    offset: int,
+    s: Array,
+    r: Array,
+    w: Array,
+    weighted: bool,
+    scale: float,
+    groups: int,
+    starts: I64,
+    curves: np.ndarray,
+    mine: np.ndarray,
+) -> tuple[np.ndarray, I64]:
+    """The walk of :func:`calibration_curves` for the groups of ``mine`` only."""
+    scores, table = np.empty(0), np.empty((0, TABLE_COLUMNS))
+    return _walk(
+        gid, offset, s, r, w, weighted, scale, groups, 0.0, scores, table, False, mine, starts,
+        curves,
+    )  # fmt: skip
+
+
+def calibration_walk(
+    gid: np.ndarray,
+    offset: int,
+    s: np.ndarray,
+    r: np.ndarray,
+    w: np.ndarray,
+    weighted: bool,
+    scale: float,
+    groups: int,
+    starts: np.ndarray,
+    threads: int = 2,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`polars_cumdev.kernel.calibration_curves` on one thread or two (``threads``).
+
+    On two, each thread walks all rows and closes the points of its groups
+    (split by their rows, :func:`owners`); the results are the same bits.
+    """
+    if threads < 2:
+        return calibration_curves(gid, offset, s, r, w, weighted, scale, groups, starts)
+    owner = owners(group_rows(gid, offset, groups), 0.5)
+    curves = np.empty((3, starts[-1]))
+    columns = (gid, offset, s, r, w, weighted, scale, groups, starts, curves)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        other = pool.submit(_calibration_share, *columns, owner == 1)
+        out, first = _calibration_share(*columns, owner == 0)
+        out_1, first_1 = other.result()
+    mine = owner == 1
+    out[mine] = out_1[mine]
+    first[mine] = first_1[mine]
+    return out, first, curves

@@ -164,7 +164,8 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
             ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count, starts, threads
         )
         per_point = np.repeat(out[:, k.WEIGHT], np.diff(starts))
-        recorded = (starts, curves[0] / per_point, curves[1] / per_point, curves[2])
+        curves[:2] /= per_point  # (in place: no copy of the curves at 1e7 points)
+        recorded = (starts, curves[0], curves[1], curves[2])
         found = compiled.location(rows, ids, offset, out, first, True, recorded=recorded)
         return compiled.summary_frame(rows, keys, out, first, found).select(list(schema))
 

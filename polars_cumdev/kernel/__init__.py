@@ -84,7 +84,7 @@ from polars_cumdev.kernel.points import (
 )
 from polars_cumdev.kernel.prefix import TABLE_COLUMNS, prefix_table, response_facts
 from polars_cumdev.kernel.ranges import range_cells
-from polars_cumdev.kernel.split import TWO_THREADS, calibration_walk
+from polars_cumdev.kernel.split import TWO_THREADS, calibration_walk, split_stretches
 from polars_cumdev.kernel.walks import (
     C_LAST,
     C_MAX,
@@ -160,6 +160,7 @@ __all__ = [
     "response_facts",
     "screen_events",
     "screen_groups",
+    "split_stretches",
     "stretches",
     "stretches_from",
     "tie_counts",

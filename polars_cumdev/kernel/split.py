@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
+from polars_cumdev.kernel.location import stretches
 from polars_cumdev.kernel.prefix import I64, JIT, TABLE_COLUMNS, Array
 from polars_cumdev.kernel.walks import _walk, calibration_curves
 
@@ -26,6 +27,7 @@ __all__ = [
     "group_rows",
     "main_share",
     "owners",
+    "split_stretches",
 ]
 
 #: Fewest rows for which the walks use a second thread (below, one walks everything).
@@ -136,3 +138,32 @@ def calibration_walk(
     out[mine] = out_1[mine]
     first[mine] = first_1[mine]
     return out, first, curves
+
+
+def split_stretches(
+    starts: np.ndarray,
+    a: np.ndarray,
+    c: np.ndarray,
+    thresholds: np.ndarray,
+    threads: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`polars_cumdev.kernel.stretches` on one thread or two.
+
+    ``threads`` None: two from :data:`TWO_THREADS` points. On two, each
+    thread searches the curves of its groups (split by their points; the
+    other thread's thresholds are NaN, which :func:`stretches` skips): the
+    same stretches, group by group.
+    """
+    if threads is None:
+        threads = 2 if a.shape[0] >= TWO_THREADS else 1
+    if threads < 2:
+        return stretches(starts, a, c, thresholds)
+    searched = np.where(thresholds > 0.0, np.diff(starts), 0).astype(np.int64)
+    mine = owners(searched, 0.5) == 1
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        other = pool.submit(stretches, starts, a, c, np.where(mine, thresholds, np.nan))
+        lower, upper = stretches(starts, a, c, np.where(mine, np.nan, thresholds))
+        lower_1, upper_1 = other.result()
+    lower[mine] = lower_1[mine]
+    upper[mine] = upper_1[mine]
+    return lower, upper

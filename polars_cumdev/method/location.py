@@ -176,7 +176,7 @@ def located(
     if (a.size < NUMPY_POINTS and not compiled_search) or not kernel_loader.available():
         lower, upper = stretches_numpy(*arrays)
     else:
-        lower, upper = kernel_loader.kernel().stretches(*arrays)
+        lower, upper = kernel_loader.kernel().split_stretches(*arrays)  # two threads if large
     found = upper >= 0
     head = starts[:-1]
     hi = np.where(found, head + upper, 0)

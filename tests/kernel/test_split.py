@@ -117,3 +117,22 @@ def test_split_walks_equal_one_thread_end_to_end(monkeypatch):
     monkeypatch.setattr(k, "TWO_THREADS", 0)
     assert df.cumdev.screen(**options).equals(one_screen)
     assert df.cumdev.calibration("s", "r", "w", by="g", engine="kernel").equals(one_calibration)
+
+
+@pytest.mark.parametrize("groups", [1, 5, 200])
+def test_split_stretches_find_the_stretches_of_one_thread(groups):
+    rng = np.random.default_rng(groups)
+    share = 1.0 / np.arange(1, groups + 1) ** 1.1
+    counts = rng.multinomial(5000, share / share.sum())
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    a = np.concatenate([np.cumsum(rng.random(n)) for n in counts])
+    c = np.concatenate([np.cumsum(rng.normal(0.0, 1.0, n)) for n in counts])
+    thresholds = rng.uniform(0.5, 6.0, groups)
+    thresholds[1::3] = np.nan  # not searched
+    thresholds[2::5] = -1.0
+    reference = k.stretches(starts, a, c, thresholds)
+    assert (reference[1] >= 0).any()
+    for threads in (1, 2):
+        found = k.split_stretches(starts, a, c, thresholds, threads)
+        for x, y in zip(reference, found, strict=True):
+            np.testing.assert_array_equal(x, y)

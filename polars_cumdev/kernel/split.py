@@ -18,7 +18,7 @@ from numba import njit
 
 from polars_cumdev.kernel.location import stretches
 from polars_cumdev.kernel.prefix import I64, JIT, TABLE_COLUMNS, Array
-from polars_cumdev.kernel.walks import _walk, calibration_curves
+from polars_cumdev.kernel.walks import WEIGHT, _walk, calibration_curves
 
 __all__ = [
     "FLUSH_COST",
@@ -108,6 +108,16 @@ def _calibration_share(
     )  # fmt: skip
 
 
+@njit(**JIT)
+def _divide_by_weight(out: np.ndarray, starts: I64, curves: np.ndarray) -> None:
+    """Rows W_g A_k and W_g C_k of every group's curve divided by its W_g, in place."""
+    for g in range(out.shape[0]):
+        total = out[g, WEIGHT]
+        for k in range(starts[g], starts[g + 1]):
+            curves[0, k] /= total
+            curves[1, k] /= total
+
+
 def calibration_walk(
     gid: np.ndarray,
     offset: int,
@@ -119,14 +129,22 @@ def calibration_walk(
     groups: int,
     starts: np.ndarray,
     threads: int = 2,
+    divided: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`polars_cumdev.kernel.calibration_curves` on one thread or two (``threads``).
 
     On two, each thread walks all rows and closes the points of its groups
     (split by their rows, :func:`owners`); the results are the same bits.
+    With ``divided``, the rows A_k and C_k of the curves are divided by the
+    group's W_g (in place).
     """
     if threads < 2:
-        return calibration_curves(gid, offset, s, r, w, weighted, scale, groups, starts)
+        out, first, curves = calibration_curves(
+            gid, offset, s, r, w, weighted, scale, groups, starts
+        )
+        if divided:
+            _divide_by_weight(out, starts, curves)
+        return out, first, curves
     owner = owners(group_rows(gid, offset, groups), 0.5)
     curves = np.empty((3, starts[-1]))
     columns = (gid, offset, s, r, w, weighted, scale, groups, starts, curves)
@@ -137,6 +155,8 @@ def calibration_walk(
     mine = owner == 1
     out[mine] = out_1[mine]
     first[mine] = first_1[mine]
+    if divided:
+        _divide_by_weight(out, starts, curves)
     return out, first, curves
 
 

@@ -34,17 +34,18 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from common import MIB, make_frame
+from common import MIB, make_frame, score_kind
 
 import polars_cumdev  # noqa: F401
 
 ARGS = {"by": "group", "score": "score", "response": "response", "weight": "weight"}
 
 
-def write(rows: int, groups: int, folder: Path) -> Path:
-    path = folder / f"cluster_{rows}_{groups}.parquet"
+def write(rows: int, groups: int, folder: Path, scores: str) -> Path:
+    path = folder / f"cluster_{rows}_{groups}_{scores}.parquet"
     if not path.exists():
-        make_frame(rows, groups).write_parquet(path, row_group_size=1_000_000)
+        frame = make_frame(rows, groups, decimals=score_kind(scores))
+        frame.write_parquet(path, row_group_size=1_000_000)
     return path
 
 
@@ -147,17 +148,22 @@ def main() -> None:
     parser.add_argument("--groups", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--engines", default="kernel,polars,dask,spark")
+    parser.add_argument(
+        "--scores",
+        default="continuous",
+        help="continuous (every score distinct, the default), 5-decimal or 3-decimal",
+    )
     parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "cumdev_cluster"))
     args = parser.parse_args()
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
     engines = args.engines.split(",")
-    print(f"load average before: {os.getloadavg()}; cores: {os.cpu_count()}")
+    print(f"load average before: {os.getloadavg()}; cores: {os.cpu_count()}; {args.scores} scores")
     header = "| rows | engine | start s | first s | warm s | shuffle B/row | peak MiB | rel. diff |"
     lines = [header, "| " + " | ".join(["---"] * 8) + " |"]
     for text in args.rows.split(","):
         rows = int(float(text))
-        path = write(rows, args.groups, folder)
+        path = write(rows, args.groups, folder, args.scores)
         base = in_process(path, "auto")
         runs = {"in-process": base}
         if "polars" in engines:

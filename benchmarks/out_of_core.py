@@ -8,7 +8,8 @@ Usage::
 1. Writes the data set (once; reused when the directory already holds the
    same parameters): ``rows`` rows of the benchmark population of
    :func:`common.make_frame` (Int32 group with Zipf-like sizes, Float64
-   score with ties, Float64 weight, Int8 0/1 response), as one Parquet file
+   score, every value distinct unless ``--scores 5-decimal`` or
+   ``3-decimal``, Float64 weight, Int8 0/1 response), as one Parquet file
    per ``--file-rows`` rows, each in row groups of 1M rows, generated chunk
    by chunk. Free disk space is checked first; the row count is scaled down
    (and the script says so) when the files would not fit.
@@ -52,9 +53,17 @@ BYTES_PER_ROW = 20  # Parquet, measured on this population (about 17-18); kept w
 ROW_GROUP = 1_000_000
 
 
-def write_dataset(directory: Path, rows: int, groups: int, file_rows: int, seed: int) -> None:
+def write_dataset(
+    directory: Path, rows: int, groups: int, file_rows: int, seed: int, scores: str
+) -> None:
     marker = directory / "params.json"
-    params = {"rows": rows, "groups": groups, "file_rows": file_rows, "seed": seed}
+    params = {
+        "rows": rows,
+        "groups": groups,
+        "file_rows": file_rows,
+        "seed": seed,
+        "scores": scores,
+    }
     if marker.exists() and json.loads(marker.read_text()) == params:
         print(f"reusing {directory} ({rows:,} rows)")
         return
@@ -64,7 +73,9 @@ def write_dataset(directory: Path, rows: int, groups: int, file_rows: int, seed:
     start = time.perf_counter()
     for part, first in enumerate(range(0, rows, file_rows)):
         size = min(file_rows, rows - first)
-        df = common.make_frame(size, groups, seed=seed, stream=part + 1)
+        df = common.make_frame(
+            size, groups, seed=seed, stream=part + 1, decimals=common.score_kind(scores)
+        )
         df.write_parquet(directory / f"part-{part:04d}.parquet", row_group_size=ROW_GROUP)
         del df
     marker.write_text(json.dumps(params))
@@ -205,6 +216,11 @@ def main() -> None:
         default=None,
         help="memory: a cgroup limit (default when possible); address: RLIMIT_AS (ulimit -v)",
     )
+    parser.add_argument(
+        "--scores",
+        default="continuous",
+        help="continuous (every score distinct, the default), 5-decimal or 3-decimal",
+    )
     parser.add_argument("--ranges", type=int, default=None, help="default: about 4M rows each")
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--skip", nargs="*", default=[], choices=["partitioned", "one-pass"])
@@ -236,7 +252,7 @@ def main() -> None:
         rows = scaled
     print(common.machine())
     print(f"disk free at {directory.parent}: {free / common.GIB:.0f} GiB")
-    write_dataset(directory, rows, args.groups, int(args.file_rows), seed=2024)
+    write_dataset(directory, rows, args.groups, int(args.file_rows), seed=2024, scores=args.scores)
     glob = str(directory / "*.parquet")
     cap = int(args.cap_gib * common.GIB)
     cap_kind = args.cap_kind or ("memory" if cgroup_available() else "address")

@@ -17,7 +17,8 @@ and ``--quantile ALPHA`` for predicted quantiles of a real response
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from polars_cumdev.cli import memory
 from polars_cumdev.cli.arguments import (
@@ -44,6 +45,9 @@ from polars_cumdev.cli.output import (
 )
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.groups import group_selection, top_group
+
+if TYPE_CHECKING:
+    import polars as pl
 
 __all__ = ["add_command"]
 
@@ -177,30 +181,17 @@ def _run(args: argparse.Namespace) -> None:
         ).collect()
         save_table(fitted, str(target), target.suffix.lower().lstrip("."))
         return
-    points = subset.cumdev.calibration_curve(
-        score=args.score,
-        response=args.response,
-        weight=args.weight,
-        fraction=args.fraction,
-        level=args.level,
-    ).collect()
-    points, line = drawn_as_ranked(points, row, args.level, judged)
-    if data_out:
-        save_table(points, str(target), target.suffix.lower().lstrip("."))
-        return
-    from polars_cumdev import charts
-
-    chart = charts.cumulative(
-        points,
+    _draw(
+        args,
+        subset,
+        target,
+        (row, judged),
         subject=f"calibration of {args.score}, {label}",
         score_label=args.score,
-        y_label=f"cumulative {args.response} minus {args.score}",
-        kind="calibration",
-        band=args.band,
-        significance=line,
     )
-    save_chart(chart, target)
     if args.corp:  # the CORP diagram beside it: FILE-corp.SUFFIX
+        from polars_cumdev import charts
+
         fitted = subset.cumdev.corp_curve(
             score=args.score, response=args.response, weight=args.weight, **corp_args
         )
@@ -266,31 +257,58 @@ def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
             extra = {"class_": row["class"]}
         what = "class" if classwise else "group"
         say(f"drawing the {what} with the largest ECCE-R z ({label}) ...")
+    score = args.score if isinstance(args.score, str) else "probability"
+    if options["kind"] == "top-label":
+        score = "top probability"
+    elif classwise:
+        score = f"probability of {extra['class_']}"
+    _draw(
+        args,
+        subset,
+        target,
+        (row, judged),
+        subject=f"calibration ({options['kind'] or options['target']}), {label}",
+        score_label=score,
+        options={**options, **extra},
+    )
+
+
+def _draw(
+    args: argparse.Namespace,
+    subset: pl.LazyFrame,
+    target: Path,
+    ranked: tuple[dict[str, Any] | None, str],
+    *,
+    subject: str,
+    score_label: str,
+    options: dict[str, Any] | None = None,
+) -> None:
+    """The drawn group's calibration curve, saved as data or as a chart at ``target``.
+
+    ``ranked`` is the group's row of the table and the column that judges it
+    there (its p-value, or its q-value among several groups): the chart
+    states a finding only where that column supports one.
+    """
     points = subset.cumdev.calibration_curve(
         score=args.score,
         response=args.response,
         weight=args.weight,
         fraction=args.fraction,
         level=args.level,
-        **options,
-        **extra,
+        **(options or {}),
     ).collect()
+    row, judged = ranked
     points, line = drawn_as_ranked(points, row, args.level, judged)
     if target.suffix.lower() in DATA_SUFFIXES:
         save_table(points, str(target), target.suffix.lower().lstrip("."))
         return
     from polars_cumdev import charts
 
-    score = args.score if isinstance(args.score, str) else "probability"
-    if options["kind"] == "top-label":
-        score = "top probability"
-    elif classwise:
-        score = f"probability of {extra['class_']}"
     chart = charts.cumulative(
         points.drop("class", strict=False),
-        subject=f"calibration ({options['kind'] or options['target']}), {label}",
-        score_label=score,
-        y_label=_y_label(args, score),
+        subject=subject,
+        score_label=score_label,
+        y_label=_y_label(args, score_label),
         kind="calibration",
         band=args.band,
         significance=line,

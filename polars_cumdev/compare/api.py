@@ -172,7 +172,7 @@ def compare(
         ``"empirical"`` (step 6, from the differences of neighbouring centred
         differences; any responses; twice the page's sigma, which is half
         the null spread of C and rejects about 60% of null comparisons at
-        the 5% level: see ``polars_cumdev.compare.steps``) or ``"score"`` (the Bernoulli form, the
+        the 5% level: see ``polars_cumdev.compare.sigma``) or ``"score"`` (the Bernoulli form, the
         scores being the success probabilities: sigma = 2 sqrt(sum v_k^2 t_k
         (1 - t_k)) with t_k the weighted-average score of the block the k-th
         difference is centred on; the selected scores must lie in [0, 1]).

@@ -13,13 +13,10 @@ from polars_cumdev.compare.columns import (
     _C_ABS_TERM,
     _C_ERR_TERM,
     _C_ERROR,
-    _C_FLOOR,
-    _C_OK,
     _COUNT,
     _D,
     _D_ERR,
     _G,
-    _INVALID,
     _LEFT,
     _M_FIRST,
     _M_SECOND,
@@ -36,7 +33,6 @@ from polars_cumdev.compare.columns import (
     _SIGMA2,
     _SIGMA2_ERR,
     _SIGMA2_ERROR,
-    _SIGMA_OK,
     _SOURCE,
     _SW,
     _T,
@@ -45,40 +41,15 @@ from polars_cumdev.compare.columns import (
     _V_RAW,
     _Options,
 )
-from polars_cumdev.compare.dither import (
-    _dithered,
-)
+from polars_cumdev.compare.dither import _dithered
+from polars_cumdev.compare.neighbours import _U, _neighbour, _over
+from polars_cumdev.compare.sigma import _sigma_error_term, _sigma_term
+from polars_cumdev.compare.verdict import _finish
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method.location import LOCATION_COLUMNS, THRESHOLD, locate, threshold
+from polars_cumdev.method.location import THRESHOLD, locate, threshold
 from polars_cumdev.method.prepare import Labels
-from polars_cumdev.method.resolution import (
-    ROUNDING_LEVEL,
-    resolved,
-    uneven_means,
-    unresolved_sigma,
-)
-from polars_cumdev.method.statistics import NOT_LOCATED, pvalue_columns
 from polars_cumdev.method.sums import ordered_sum
 from polars_cumdev.method.ties import merge_ties, sort_by_score
-
-# A unit of rounding with a margin (twice 2^-53), for the error bounds below.
-_U = 2.0**-52
-
-
-def _over(expr: pl.Expr) -> pl.Expr:
-    return expr.over(_G)
-
-
-def _neighbour(expr: pl.Expr, offset: int) -> pl.Expr:
-    """``expr`` on the row ``offset`` rows away if that row is in the same group, else null.
-
-    The frame must hold each group's rows contiguously (it is sorted by
-    group). A plain shift with a test on the group column is much cheaper than
-    ``shift(...).over(group)`` when there are many groups. (At the two ends
-    of the frame the shifted value is null anyway, whatever the test says.)
-    """
-    g = pl.col(_G)
-    return pl.when(g.eq_missing(g.shift(offset))).then(expr.shift(offset))
 
 
 @dataclass(frozen=True)
@@ -247,56 +218,6 @@ def _accumulate(blocks: pl.LazyFrame, options: _Options) -> pl.LazyFrame:
     )
 
 
-def _sigma_error_term(options: _Options) -> pl.Expr:
-    """A bound of the rounding error of each point's :func:`_sigma_term`.
-
-    Empirical: e_k carries the errors of d_k and d_{k+1}, so e_k^2 errs by at
-    most 2 |e_k| err + err^2. Score: the block's average score errs by a few
-    units of rounding (scores in [0, 1]), and t (1 - t) by that times |1 - 2t|.
-    Plus a few roundings of the term itself.
-    """
-    v = pl.col(_V)
-    term = _sigma_term(options)
-    if options.variance == "empirical":
-        e = _neighbour(pl.col(_D), -1) - pl.col(_D)
-        err = _neighbour(pl.col(_D_ERR), -1) + pl.col(_D_ERR) + _U * e.abs()
-        u = v + _neighbour(v, -1)
-        return u * u / 4.0 * (2.0 * e.abs() * err + err * err) + 8.0 * _U * term.abs()
-    t = pl.col(_T).clip(0.0, 1.0)
-    t_error = (2.0 * (pl.col(_COUNT) + 4.0)) * _U * t
-    return v * v * t_error * (1.0 - 2.0 * t).abs() + 8.0 * _U * term.abs()
-
-
-def _sigma_term(options: _Options) -> pl.Expr:
-    """Step 6, per point: the terms whose sum is (sigma / 2)^2.
-
-    Empirical: e_k^2 u_k^2 / 4 with e_k = d_{k+1} - d_k and u_k = v_k + v_{k+1}
-    (null on a group's last point). Score: v_k^2 t_k (1 - t_k).
-
-    The empirical term is 4 times the one of two-subpopulations.md step 6
-    (e_k^2 u_k^2 / 16), so sigma is twice the page's. The page's sigma is half
-    the spread of C under the null: with single-row blocks of variance s^2,
-    e_k = (p_k - p_{k-1} + q_{k-1} - q_k) / 2 has variance s^2, while every
-    block response enters C with a total coefficient of about 2 v (1/2, 1, 1/2
-    in three neighbouring differences), so Var C = 4 sum v_k^2 s^2, which
-    sum e_k^2 u_k^2 (u_k about 2 v_k) estimates without bias. Simulated
-    under the null (600 rows, balanced, unbalanced, weighted, Gaussian
-    responses), the standard deviation of the last C_k is 1.97-2.10 times
-    the page's sigma, and the page's sigma rejects 61-65% of null
-    comparisons at the 5% level; the doubled one rejects 4-5%
-    (``tests/analyses/test_compare_null.py``).
-    """
-    v = pl.col(_V)
-    if options.variance == "empirical":
-        e = _neighbour(pl.col(_D), -1) - pl.col(_D)
-        u = v + _neighbour(v, -1)
-        return e * e * u * u / 4.0
-    # The block-centre scores lie in [0, 1] when the scores do; the clip only
-    # keeps a dithered score of exactly 0 or 1 from giving a negative term.
-    t = pl.col(_T).clip(0.0, 1.0)
-    return v * v * t * (1.0 - t)
-
-
 def _pipeline(
     first: pl.LazyFrame,
     second: pl.LazyFrame,
@@ -375,117 +296,6 @@ def _pipeline(
     found = locate(curves, [_G], thresholds)
     stats = stats.join(found, on=_G, how="left", nulls_equal=True, maintain_order="left")
     return _Pipeline(points=points, stats=_finish(stats, options, labels, columns or Labels()))
-
-
-def _finish(
-    stats: pl.LazyFrame, options: _Options, labels: tuple[str, str], columns: Labels
-) -> pl.LazyFrame:
-    """Notes, nulls where a statistic is undefined, z-scores and p-values.
-
-    A statistic that rounding leaves unresolved is null with the reason in
-    the note, by the one rule of :func:`polars_cumdev.method.resolution.resolved`
-    (as for every analysis): C (hence D, G, C_n) against its error bound,
-    sigma against the bound of sigma^2's.
-    """
-    flags = resolved(
-        pl.col("kuiper"),
-        pl.col("ks"),
-        pl.col("sigma"),
-        pl.col(_C_ERROR),
-        pl.col(_SIGMA2_ERROR),
-        pl.col(_RMAX),
-    )
-    stats = stats.with_columns(
-        flags.c.fill_null(True).alias(_C_OK),
-        flags.c_floor.fill_null(True).alias(_C_FLOOR),
-        flags.sigma.fill_null(True).alias(_SIGMA_OK),
-    )
-    c_ok, c_floor, sigma_ok = pl.col(_C_OK), pl.col(_C_FLOOR), pl.col(_SIGMA_OK)
-    one, two = labels
-    few = (pl.col(_M_FIRST) < 2) | (pl.col(_M_SECOND) < 2)
-    tied = (pl.col(_N_SHARED) > 0) if options.ties == "error" else pl.lit(False)
-    left = pl.col(_N_LEFT) > 0
-    flat = pl.col(_BLOCKS) < 3
-    sigma = pl.col("sigma")
-    note = (
-        pl.when(few)
-        .then(
-            pl.format(
-                f"too few distinct scores ({{}} in {one}, {{}} in {two}): "
-                "each subpopulation needs at least two",
-                pl.col(_M_FIRST),
-                pl.col(_M_SECOND),
-            )
-        )
-        .when(tied)
-        .then(
-            pl.format(
-                f"{{}} distinct score(s) occur in both {one} and {two}; the method needs "
-                "disjoint scores: pass ties='dither' to break them",
-                pl.col(_N_SHARED),
-            )
-        )
-        .when(left)
-        .then(
-            pl.format(
-                "{} shared score(s) remain after dithering: try another seed",
-                pl.col(_N_LEFT),
-            )
-        )
-        .when(flat)
-        .then(
-            pl.format(
-                f"the scores of {one} and {two} do not interleave ({{}} blocks): there is no "
-                "interior block to centre a difference on",
-                pl.col(_BLOCKS),
-            )
-        )
-        .when(~c_floor)
-        .then(pl.lit(uneven_means(columns)))
-        .when(~sigma_ok)
-        .then(pl.lit(unresolved_sigma(columns)))
-        .when(sigma <= 0.0)
-        .then(
-            pl.lit(
-                "sigma is 0 (too few centred differences, or no spread): "
-                "the normalized statistics are undefined"
-            )
-        )
-        .when(~c_ok)
-        .then(pl.lit(ROUNDING_LEVEL))
-        .when(pl.col(_N_SHARED) > 0)
-        .then(
-            pl.format(
-                f"{{}} score(s) shared with {one} dithered in {two} (seed {options.seed}); "
-                "on coarse scores a trend in the response can read as a gap",
-                pl.col(_N_SHARED),
-            )
-        )
-        .when(pl.col("from_score").is_null())
-        .then(pl.lit(NOT_LOCATED))
-        .otherwise(pl.lit(None, dtype=pl.String))
-    )
-    invalid = few | tied | left | flat
-    undefined = invalid | (sigma <= 0.0) | ~c_ok | ~sigma_ok
-
-    def unless(condition: pl.Expr, name: str) -> pl.Expr:
-        return pl.when(condition).then(None).otherwise(pl.col(name)).alias(name)
-
-    return (
-        stats.with_columns(invalid.alias(_INVALID), note.alias("note"))
-        .with_columns(
-            unless(pl.col(_INVALID) | ~c_floor, "kuiper"),
-            unless(pl.col(_INVALID) | ~c_floor, "ks"),
-            unless(pl.col(_INVALID) | ~c_floor, "delta"),
-            unless(pl.col(_INVALID) | ~c_floor | ~sigma_ok, "sigma"),
-            unless(few | tied | left, "effect"),
-            pl.when(undefined).then(None).otherwise(pl.col("kuiper") / sigma).alias("kuiper_z"),
-            pl.when(undefined).then(None).otherwise(pl.col("ks") / sigma).alias("ks_z"),
-            *[unless(undefined, c) for c in LOCATION_COLUMNS],
-            pl.lit(options.variance).alias("variance"),
-        )
-        .with_columns(pvalue_columns())
-    )
 
 
 def _standard(frame: pl.LazyFrame, group: pl.Expr | None) -> pl.LazyFrame:

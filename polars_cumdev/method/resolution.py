@@ -191,13 +191,13 @@ def uneven_means(labels: Labels) -> str:
 
 def unresolved_sigma(labels: Labels) -> str:
     weights = (
-        f" or, in {labels.weight}, one weight outweighs the rest of a bin by about 1e16 or more"
+        f" or, in {labels.weight}, one weight outweighs the rest of its bin or tie by about 1e16 or more"
         if labels.weight.startswith("weight column")
         else ""
     )
     return (
         "sigma is not resolved in double precision (the spread of the responses within some "
-        f"bins is lost in rounding{weights}): z undefined"
+        f"bins or tied scores is lost in rounding{weights}): z undefined"
     )
 
 

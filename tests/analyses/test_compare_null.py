@@ -4,7 +4,7 @@ Two subpopulations drawn from one law (the response depends on the score the
 same way in both) must be called different in at most about 5% of
 replicates at the 5% level. The page two-subpopulations.md step 6 gives an
 empirical sigma half the null spread of the cumulative differences; the
-library doubles it (``polars_cumdev.compare.steps._sigma_term``). These
+library doubles it (``polars_cumdev.compare.sigma._sigma_term``). These
 tests hold the doubled sigma to its level and show that the page's value
 would not be: the binomial bounds below are three standard errors wide.
 """

@@ -120,10 +120,10 @@ def test_expressions_equal_their_columns(name: str, with_expressions, with_names
     want = with_names(with_columns(df))
     got = with_expressions(df)
     assert isinstance(got, pl.DataFrame), name
-    assert_frame_equal(got, want, check_exact=False, rtol=1e-12)
+    assert_frame_equal(got, want, check_exact=False, rel_tol=1e-12)
     lazy = with_expressions(df.lazy())
     assert isinstance(lazy, pl.LazyFrame), name
-    assert_frame_equal(lazy.collect(), want, check_exact=False, rtol=1e-12)
+    assert_frame_equal(lazy.collect(), want, check_exact=False, rel_tol=1e-12)
 
 
 @pytest.mark.slow

@@ -388,7 +388,7 @@ def two_subpops(s0, r0, w0, s1, r1, w1, variance="empirical", fraction=1.0) -> d
             acc += e * e * u * u / 16.0
         sigma_page = 2.0 * math.sqrt(acc)
         # The library doubles the page's empirical sigma: the page's value is
-        # half the null spread of C (derivation in polars_cumdev/compare/steps.py
+        # half the null spread of C (derivation in polars_cumdev/compare/sigma.py
         # ``_sigma_term``; evidence in tests/analyses/test_compare_null.py).
         sigma = 2.0 * sigma_page
     else:

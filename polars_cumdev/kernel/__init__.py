@@ -33,10 +33,16 @@ scores the table holds a row (15 doubles) per row of input; the events need
 two 32-bit integers per row and three doubles per merged point. Same bits
 as :func:`screen_groups` (``tests/kernel/test_events.py``).
 
-The walk runs in batches on two threads from 2^20 rows (one walks the rows,
-the other closes the bins), in the same order: the same bits as on one.
+From 2^20 rows the large passes use both cores (:mod:`polars_cumdev.kernel.split`):
+a group's points are closed from its own state only, so the groups are split
+between two threads, each keeping its groups' additions in the same order
+(the screen's :mod:`polars_cumdev.kernel.boundaries` pass and the closing of
+its bins, while the calling thread also carries the running sums;
+calibration's walk, :func:`calibration_walk`; the located stretches,
+:func:`split_stretches`): the same bits as on one thread.
 The rows reach the kernel sorted by score alone; :mod:`polars_cumdev.kernel.tieorder`
-puts each run of equal scores in the canonical order (weight, then response).
+puts each run of equal scores in the canonical order (weight, then response),
+the two halves of the rows on two threads.
 
 :func:`group_points` is the same walk for one subpopulation, returning its
 points with their bins (for the drill-down curve); :func:`calibration_groups`

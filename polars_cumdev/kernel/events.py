@@ -281,13 +281,17 @@ def sweep(
     point k (``starts`` from the counts of :func:`boundaries`); else
     ``curves`` is empty.
 
-    The walk runs in batches of ``batch`` closings on two threads: while one
-    closes a batch (:func:`_flush`, the heavier arithmetic), the other walks
-    the rows that fill the next (:func:`_fill`, the running sums). Every
-    closing is done once, in the order of the rows, with the same numbers,
-    so the results are the same bits on one thread or two (``threads=1``,
-    or fewer than :data:`TWO_THREADS` rows: the batches are closed in turn on
-    the calling thread).
+    The walk runs in batches of ``batch`` closings. On two threads the
+    calling thread walks the rows that fill a batch (:func:`_fill`, the
+    running sums), then closes the points of its share of the groups
+    (:func:`_flush`, the heavier arithmetic; the share from
+    :func:`polars_cumdev.kernel.split.main_share`, so that both threads are
+    busy about as long), while the second closes those of the other groups,
+    batch after batch. A group's closings are done once, in the order of
+    the rows, with the same numbers, and touch only its own state, so the
+    results are the same bits on one thread or two (``threads=1``, or fewer
+    than :data:`TWO_THREADS` rows: the batches are closed in turn on the
+    calling thread).
     """
     m = s.shape[0]
     out = np.zeros((groups, GROUP_COLUMNS))

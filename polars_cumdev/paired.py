@@ -259,7 +259,9 @@ def paired(
     accumulated, scale = _accumulated(prepared)
     largest = pl.max_horizontal(pl.col(nm.RESPONSE).abs().max(), pl.col(_SECOND).abs().max())
     binary = prepared.gated().select(pl.lit(True).alias(nm.BINARY), largest.alias(RMAX))
-    accumulated = accumulated.join(binary.select(RMAX), how="cross", maintain_order="left")
+    accumulated = accumulated.join(
+        binary.select(RMAX), how="cross", maintain_order="left"
+    ).cache()  # read by the summary and by the location
     term = _sigma_term(variance)
     summary = summarize(
         accumulated, keys, empirical=False, bernoulli_term=term, errors=_rounding(variance)

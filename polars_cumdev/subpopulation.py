@@ -7,6 +7,7 @@ on frames delegates here.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import polars as pl
@@ -133,14 +134,18 @@ def prepare_screen(
 
 def _binned(full: pl.LazyFrame, subpopulation: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
     """Merged points of ``subpopulation`` with their bins in ``full`` (both sorted by score)."""
-    return locate_bins(merge_ties(subpopulation, keys), full_population_prefix(full), keys)
+    points = merge_ties(subpopulation, keys, any_group_order=True)  # (the screen sorts its result)
+    return locate_bins(points, full_population_prefix(full), keys)
 
 
 def _polars_summary(
     ordered: pl.LazyFrame, keys: Sequence[str], binary: pl.LazyFrame
 ) -> pl.LazyFrame:
-    """The screen's per-group statistics by the Polars stages (rows sorted by score)."""
-    accumulated = accumulate(_binned(ordered, ordered, keys), keys)
+    """The screen's per-group statistics by the Polars stages (rows sorted by score).
+
+    (Cached points: the summary and the location both read them.)
+    """
+    accumulated = accumulate(_binned(ordered, ordered, keys), keys).cache()
     return with_location(summarize(accumulated, keys), accumulated, keys, binary)
 
 
@@ -274,9 +279,9 @@ def screen(
         and ``note`` (why a statistic or the stretch is null). Sorted by ``kuiper_z``, largest
         first.
     """
-    from polars_cumdev.multicalibration.family import Segments
-
-    if isinstance(by, Segments):  # every intersection: polars_cumdev.multicalibration.screens
+    # Segments exist only once their module is loaded: else no import of that package.
+    family = sys.modules.get("polars_cumdev.multicalibration.family")
+    if family is not None and isinstance(by, family.Segments):  # every intersection
         from polars_cumdev.multicalibration.screens import screen_segments
 
         if not isinstance(score, str):

@@ -87,13 +87,40 @@ stages["by expression"] = loaded()
 
 
 @pytest.mark.slow
-def test_a_tail_p_value_does_load_scipy():
-    # The check above can fail: computing in the tail needs SciPy's normal tail.
+def test_a_computed_small_screen_loads_neither_scipy_nor_numba():
+    # Issue 22: a fresh process's first small screen pays for neither import
+    # (the p-values' normal tail is Polars' erfc; "auto" keeps small frames on
+    # the Polars plan). The deviation planted in group "b" puts its p-value in
+    # the tail series (z well above the crossovers).
     stages = run_fresh(
         """
-assert 0.0 < polars_cumdev.kuiper_pvalue(5.0) < 1e-4
-stages["tail"] = loaded()
+n = 4000
+frame = pl.DataFrame(
+    {
+        "g": ["a", "b"] * (n // 2),
+        "s": [i / n for i in range(n)],
+        "r": [int(i % 2 == 1 or i % 3 == 0) for i in range(n)],
+    }
+)
+result = frame.cumdev.screen(by="g", score="s", response="r")
+stages["z"] = [str(result["kuiper_z"].max() > 5.0)]
+stages["screen"] = loaded()
 """
     )
     assert stages["import"] == []
-    assert "scipy" in stages["tail"]
+    assert stages["z"] == ["True"]
+    assert stages["screen"] == []
+
+
+@pytest.mark.slow
+def test_a_critical_value_does_load_scipy():
+    # The checks above can fail: a critical value needs SciPy's root finder.
+    stages = run_fresh(
+        """
+from polars_cumdev.method.pvalues import kuiper_critical
+assert 3.0 < kuiper_critical(1e-4) < 6.0
+stages["critical"] = loaded()
+"""
+    )
+    assert stages["import"] == []
+    assert "scipy" in stages["critical"]

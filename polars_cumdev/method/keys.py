@@ -18,6 +18,7 @@ needs the same column, so callers that drill down pass a frame that has it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import polars as pl
 
@@ -107,7 +108,12 @@ def with_keys(
 
 
 def join_on_keys(
-    left: pl.LazyFrame, right: pl.LazyFrame, keys: Sequence[str], schema: pl.Schema
+    left: pl.LazyFrame,
+    right: pl.LazyFrame,
+    keys: Sequence[str],
+    schema: pl.Schema,
+    *,
+    maintain_order: Literal["left"] | None = None,
 ) -> pl.LazyFrame:
     """``left`` joined (left join, nulls equal) to ``right`` on ``keys``, NaN equal to NaN.
 
@@ -116,16 +122,25 @@ def join_on_keys(
     its located stretch; found by random fuzzing), while the streaming engine
     did. A float key is joined as the pair (is NaN, value with NaN as 0), as
     the compiled kernel numbers groups (:mod:`polars_cumdev.method.compiled`).
+    ``maintain_order="left"`` keeps ``left``'s row order.
     """
     floats = [k for k in keys if schema[k].is_float()]
     if not floats:
-        return left.join(right, on=list(keys), how="left", nulls_equal=True)
+        return left.join(
+            right, on=list(keys), how="left", nulls_equal=True, maintain_order=maintain_order
+        )
     helpers = {f"{k}__cd_nan": pl.col(k).is_nan() for k in floats} | {
         f"{k}__cd_value": pl.col(k).fill_nan(0.0) for k in floats
     }
     on = [k for k in keys if k not in floats] + list(helpers)
     return (
         left.with_columns(**helpers)
-        .join(right.with_columns(**helpers).drop(floats), on=on, how="left", nulls_equal=True)
+        .join(
+            right.with_columns(**helpers).drop(floats),
+            on=on,
+            how="left",
+            nulls_equal=True,
+            maintain_order=maintain_order,
+        )
         .drop(list(helpers))
     )

@@ -21,9 +21,9 @@ computed in log space, so it stays finite and accurate for arguments such as
 z = 1e4, where the p-value itself is far below the smallest double.
 
 Both public functions are vectorized with NumPy; the only Python loops run
-over a fixed, small number of series terms. SciPy (for the normal tail) is
-imported only when a tail p-value is first computed, so that importing the
-package stays light.
+over a fixed, small number of series terms. The normal tail comes from
+:mod:`polars_cumdev.method.normal_tail` (Polars' ``erfc``, no SciPy import;
+SciPy's Brent solver is imported for the critical values only).
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from polars_cumdev.method.normal_tail import log_q as _log_q
+from polars_cumdev.method.normal_tail import q as _q
 
 __all__ = ["ks_critical", "ks_pvalue", "kuiper_critical", "kuiper_pvalue"]
 
@@ -59,8 +62,6 @@ _KUIPER_TAIL_TERMS = 10  # k = 1..10; already the k = 7 term is 7 Q(10.5) / Q(1.
 _TINY = 1e-3
 
 _SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
-_HALF_LN_2PI = 0.5 * math.log(2.0 * math.pi)
-_ASYMPTOTIC = 1e8  # ln Q(x) = ln(phi(x) / x) + O(1 / x**2) beyond this
 _RATIO_CAP = 50.0  # Q(2 x) / Q(x) < exp(-3700) beyond this
 
 _Array = npt.NDArray[np.float64]
@@ -87,20 +88,6 @@ def _kuiper_cdf(x: _Array) -> _Array:
     return total
 
 
-def _log_q(x: _Array) -> _Array:
-    """ln Q(x), Q the standard normal upper tail, for x >= 1 (inf allowed).
-
-    Beyond ``_ASYMPTOTIC`` the first Mills-ratio term, ln(phi(x) / x), is exact
-    to double precision and avoids any overflow inside the special function.
-    """
-    from scipy.special import log_ndtr
-
-    big = x > _ASYMPTOTIC
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        asymptotic = -0.5 * x * x - np.log(x) - _HALF_LN_2PI
-    return np.where(big, asymptotic, log_ndtr(-np.where(big, 0.0, x)))
-
-
 def _tail(x: _Array, lead: float, terms: tuple[tuple[float, float], ...]) -> tuple[_Array, _Array]:
     """(p, ln p) for p = lead * Q(x) * (1 + s), s = sum_j c_j Q(m_j x) / Q(x).
 
@@ -108,20 +95,29 @@ def _tail(x: _Array, lead: float, terms: tuple[tuple[float, float], ...]) -> tup
     space from ln Q, so they are accurate even where Q(x) underflows; for
     x >= _RATIO_CAP every ratio is below exp(-3700), i.e. exactly 0 in double
     precision, so s is evaluated at min(x, _RATIO_CAP) to keep m_j x finite.
-    The direct product with SciPy's ``ndtr`` is used while it is a normal
-    double; ``ndtr`` flushes to 0 at x ~ 37.7, where Q(x) is still subnormal,
+    The direct product with :func:`_q` is used while it is a normal
+    double; :func:`_q` flushes to 0 at x ~ 37.7, where Q(x) is still subnormal,
     and exp(ln p) covers the rest of the way to the underflow of p (x ~ 38.5).
     """
-    from scipy.special import ndtr
-
     capped = np.minimum(x, _RATIO_CAP)
-    log_q_capped = _log_q(capped)
+    # Q and ln Q at x, min(x, cap) and every m_j min(x, cap), in one pass (each pass
+    # of the special function has a fixed cost far above its cost per value).
+    n = x.size
+    points = np.concatenate([x, capped, *(multiple * capped for _, multiple in terms)])
+    q = _q(points)
+    log_q = _log_q(points, q)
+    log_q_capped = log_q[n : 2 * n]
     s = np.zeros_like(x)
-    for coefficient, multiple in terms:
-        s += coefficient * np.exp(_log_q(multiple * capped) - log_q_capped)
-    log_p = math.log(lead) + _log_q(x) + np.log1p(s)
-    p = lead * ndtr(-x) * (1.0 + s)
-    return np.where(p >= _SMALLEST_NORMAL, p, np.exp(log_p)), log_p
+    for j, (coefficient, _) in enumerate(terms):
+        s += coefficient * np.exp(log_q[(2 + j) * n : (3 + j) * n] - log_q_capped)
+    log_p = math.log(lead) + log_q[:n] + np.log1p(s)
+    p = lead * q[:n] * (1.0 + s)
+    normal = p >= _SMALLEST_NORMAL
+    # Where p is a normal double its own logarithm is the closer one (no cancellation
+    # between ln(lead) and ln Q near the crossover).
+    with np.errstate(divide="ignore"):
+        log_p = np.where(normal, np.log(np.where(normal, p, 1.0)), log_p)
+    return np.where(normal, p, np.exp(log_p)), log_p
 
 
 # P(max |B| > x) = 4 Q(x) (1 + sum_{k >= 1} (-1)^k Q((2k + 1) x) / Q(x)); |s| < 0.01 for x >= 1.

@@ -191,7 +191,8 @@ def uneven_means(labels: Labels) -> str:
 
 def unresolved_sigma(labels: Labels) -> str:
     weights = (
-        f" or, in {labels.weight}, one weight outweighs the rest of its bin or tie by about 1e16 or more"
+        f" or, in {labels.weight}, one weight outweighs the rest of its bin or tie by about "
+        "1e16 or more"
         if labels.weight.startswith("weight column")
         else ""
     )

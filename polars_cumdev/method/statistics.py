@@ -294,9 +294,10 @@ def with_location(
     thresholds = summary.join(binary, how="cross", maintain_order="left").select(
         *keys, threshold(pl.col("kuiper"), sigma2).alias(THRESHOLD)
     )
-    found = locate(points, keys, thresholds)
+    schema = schema_of(points)  # (the keys' types, as in the summary: one look-up for both)
+    found = locate(points, keys, thresholds, schema)
     if keys:
-        return join_on_keys(summary, found, keys, schema_of(summary))
+        return join_on_keys(summary, found, keys, schema)
     return summary.join(found, how="cross")
 
 

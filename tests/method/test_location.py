@@ -11,7 +11,7 @@ from numpy.testing import assert_allclose
 from reference_location import shortest_stretch
 
 from polars_cumdev.kernel.location import stretches
-from polars_cumdev.method.location import stretches_numpy
+from polars_cumdev.method.location import _searched, stretches_numpy
 
 
 def _search(curves, thresholds, function=stretches):
@@ -62,6 +62,12 @@ def test_several_groups_at_once_and_no_threshold():
     expected = [shortest_stretch(a, c, t) for (a, c), t in zip(curves, thresholds, strict=True)]
     assert _compiled(curves, thresholds) == expected
     assert expected[3] is not None and expected[0] is None
+    # The screens' NumPy search leaves the groups with T <= 0 or NaN out (issue 22).
+    assert _search(curves, thresholds, _searched_numpy) == expected
+
+
+def _searched_numpy(starts, a, c, thresholds):
+    return _searched(starts, a, c, thresholds, False)
 
 
 @pytest.mark.parametrize("sign", [1.0, -1.0])
@@ -217,3 +223,36 @@ def test_the_stretch_ignores_row_order_and_the_unit_of_weight(frame, seed, facto
                 atol=1e-12,
                 err_msg=name,
             )
+
+
+@pytest.mark.parametrize("flagged", [False, True])
+def test_a_group_keyed_nan_is_located_whatever_its_key_column_carries(flagged):
+    """The location joins its thresholds to the points with NaN equal to NaN.
+
+    Polars 2.1's eager join misses a NaN key when the key columns carry a
+    sorted flag (one row per side is enough); the lazy join matched it in
+    every case tried, but the location now joins through
+    ``method.keys.join_on_keys`` (NaN as the pair (is NaN, 0)), as the rest
+    of the library does, rather than rely on that.
+    """
+    from polars_cumdev.method import _names as nm
+    from polars_cumdev.method.location import THRESHOLD, locate
+
+    a = np.linspace(0.1, 1.0, 10)
+    c = np.r_[np.zeros(3), np.linspace(0.1, 0.7, 7)]
+    points = pl.DataFrame(
+        {
+            "g": [1.0] * 10 + [float("nan")] * 10,  # sorted: NaN sorts last
+            nm.SCORE: np.r_[np.arange(10.0), np.arange(10.0)],
+            nm.A: np.r_[a, a],
+            nm.CUMDIFF: np.r_[-c, c],
+        }
+    )
+    thresholds = pl.DataFrame({"g": [1.0, float("nan")], THRESHOLD: [0.3, 0.3]})
+    if flagged:
+        points = points.with_columns(pl.col("g").set_sorted())
+        thresholds = thresholds.with_columns(pl.col("g").set_sorted())
+    found = locate(points.lazy(), ["g"], thresholds.lazy()).collect()
+    assert found.height == 2
+    assert found.filter(pl.col("g").is_nan())["from_score"].is_not_null().all()
+    assert found["from_score"].is_not_null().all()

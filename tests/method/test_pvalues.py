@@ -439,3 +439,21 @@ def test_monte_carlo_random_walks() -> None:
                 corrected,
                 standard_error,
             )
+
+
+def test_normal_tail_within_a_few_ulps_of_exact() -> None:
+    # Issue 22: Q(x) from Polars' erfc with the rounding of x / sqrt 2 corrected
+    # (uncorrected, the error reaches 2e-13 near x = 37), and ln Q through its
+    # asymptotic series from x = 30, against 40-digit arithmetic.
+    import mpmath
+
+    from polars_cumdev.method.normal_tail import log_q, q
+
+    x = np.concatenate([np.linspace(1.0, 37.5, 401), [29.999, 30.0, 30.001, 1e3, 1e8, 2e8]])
+    with mpmath.workdps(40):
+        exact = [mpmath.erfc(mpmath.mpf(float(v)) / mpmath.sqrt(2)) / 2 for v in x]
+        logs = [float(mpmath.log(e)) for e in exact]
+        want = np.array([float(e) for e in exact])
+    finite = x < 38.0
+    np.testing.assert_allclose(q(x)[finite], want[finite], rtol=8.9e-16, atol=0)
+    np.testing.assert_allclose(log_q(x), logs, rtol=8.9e-16)

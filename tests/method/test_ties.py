@@ -124,3 +124,25 @@ def test_row_order_changes_nothing_but_the_last_bits() -> None:
     assert one.select("g", nm.SCORE, nm.ROWS).equals(two.select("g", nm.SCORE, nm.ROWS))
     for column in (nm.WEIGHT, nm.RESPONSE, nm.TIE):
         np.testing.assert_allclose(one[column].to_numpy(), two[column].to_numpy(), rtol=1e-14)
+
+
+@pytest.mark.parametrize("ties", [True, False])
+def test_any_group_order_gives_the_same_points(ties: bool) -> None:
+    # The screen regroups string keys by their categorical code (issue 22): the groups
+    # may come in another order, each group's points the same bits, contiguous.
+    rows = _rows(np.random.default_rng(11), 2_000)
+    if not ties:  # every score distinct: the merge's no-tie path
+        rows = rows.with_columns(pl.Series(nm.SCORE, np.random.default_rng(12).random(2_000)))
+    ordered = sort_by_score(rows.lazy())
+    plain = merge_ties(ordered, ["g"]).collect()
+    coded = merge_ties(ordered, ["g"], any_group_order=True).collect()
+    assert coded.select(pl.col("g").rle_id().max()).item() == 3  # 4 groups, each contiguous
+    assert coded.sort("g", nm.SCORE, nulls_last=True).equals(
+        plain.sort("g", nm.SCORE, nulls_last=True)
+    )
+    if not ties:  # each point is its row, exactly
+        assert (coded[nm.ROWS] == 1).all() and (coded[nm.TIE] == 1.0).all()
+        back = rows.sort("g", nm.SCORE, nulls_last=True)
+        mine = coded.sort("g", nm.SCORE, nulls_last=True)
+        for column in (nm.SCORE, nm.WEIGHT, nm.RESPONSE):
+            assert mine[column].equals(back[column])

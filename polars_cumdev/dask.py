@@ -49,10 +49,11 @@ def screen(
     by, score, response, weight, variance
         As in :func:`polars_cumdev.subpopulation.screen`.
     ranges
-        Number of score ranges or the cut points; by default the larger of
-        the cluster's threads and one range per
-        :data:`polars_cumdev.engines.partitioned.ROWS_PER_RANGE` rows, rounded up to
-        a multiple of the threads
+        Number of score ranges or the cut points; by default one range per
+        100,000 rows up to 32 ranges, and at least one per
+        :data:`polars_cumdev.engines.partitioned.ROWS_PER_RANGE` rows: a
+        function of the row count alone, so that the same data give the same
+        bits on any cluster
         (:func:`polars_cumdev.engines.cluster.steps.default_ranges`).
     scheduler
         A ``distributed.Client``, a scheduler address such as

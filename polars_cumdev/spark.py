@@ -44,16 +44,18 @@ def screen(
     Parameters
     ----------
     sdf
-        A ``pyspark.sql.DataFrame``. It is read four times (a count and a
-        sample in the JVM, then two passes through Python): cache it first
+        A ``pyspark.sql.DataFrame``. It is read four times (a count in the
+        JVM, the score column through Python for the sample of the cut
+        points, then two passes through Python): cache it first
         when its lineage is expensive.
     by, score, response, weight, variance
         As in :func:`polars_cumdev.subpopulation.screen`.
     ranges
-        Number of score ranges or the cut points; by default the larger of
-        Spark's default parallelism and one range per
-        :data:`polars_cumdev.engines.partitioned.ROWS_PER_RANGE` rows, rounded up
-        to a multiple of the parallelism
+        Number of score ranges or the cut points; by default one range per
+        100,000 rows up to 32 ranges, and at least one per
+        :data:`polars_cumdev.engines.partitioned.ROWS_PER_RANGE` rows: a
+        function of the row count alone, so that the same data give the same
+        bits on any cluster
         (:func:`polars_cumdev.engines.cluster.steps.default_ranges`). One task
         holds one range's rows.
     level

@@ -5,9 +5,10 @@ one, another dtype in another, a file that is not Parquet at all, or no file
 at all. Polars, PyArrow, Dask and Spark each fail in their own words (or, for
 a Float32 file among Float64 ones, not at all). :func:`parquet_files` and
 :func:`check_parquet_files` run before the in-process Parquet screen, the Dask
-engine and the command line's Spark engine, so that every engine takes the
-same decision with the same :class:`~polars_cumdev.errors.CumdevError`, naming
-the file.
+engine, the command line's Spark engine and the Spark functions (on the files
+behind a Spark DataFrame: :mod:`polars_cumdev.engines.cluster.spark_files`),
+so that every engine takes the same decision with the same
+:class:`~polars_cumdev.errors.CumdevError`, naming the file.
 
 A file may hold further columns the analysis does not use; the used columns
 must be present in every file, with one dtype across the files.

@@ -59,6 +59,9 @@ def family_columns(statistics: tuple[str, ...]) -> tuple[str, ...]:
     )
 
 
+#: Most bootstrap resamples accepted: the largest z of each is kept (8 bytes a resample).
+MAX_RESAMPLES = 100_000_000
+
 #: Columns after the feature columns, in order.
 MULTICALIBRATION_COLUMNS = family_columns(CALIBRATION_COLUMNS)
 
@@ -70,6 +73,11 @@ def _check(level: object, method: object, resamples: object, seed: object) -> Op
         raise InvalidParameterError(f"`method` must be one of {METHODS}, got {method!r}")
     if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 1:
         raise InvalidParameterError(f"`resamples` must be a positive integer, got {resamples!r}")
+    if resamples > MAX_RESAMPLES:
+        raise InvalidParameterError(
+            f"`resamples` must be at most {MAX_RESAMPLES:,} (one maximum z is kept per "
+            f"resample), got {resamples!r}"
+        )
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InvalidParameterError(f"`seed` must be an integer, got {seed!r}")
     return Options(level=float(level), method=str(method), resamples=resamples, seed=seed)

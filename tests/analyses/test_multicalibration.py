@@ -251,6 +251,9 @@ def test_bad_input_is_named():
         multicalibration(frame, "s", "y", segments=segments(["a"]), level=2)
     with pytest.raises(CumdevError, match="depth"):
         segments(["a"], depth=-1)
+    # Issue 25, item 14: a huge count was NumPy's raw "Maximum allowed dimension exceeded".
+    with pytest.raises(CumdevError, match="`resamples` must be at most 100,000,000"):
+        multicalibration(frame, "s", "y", segments=segments(["a"]), resamples=10**30)
 
 
 @pytest.mark.slow

@@ -19,11 +19,12 @@ from polars_cumdev import CumdevError
 from polars_cumdev.engines.cluster import EngineMissingError, steps
 from polars_cumdev.engines.cluster.checks import count_below
 from polars_cumdev.engines.cluster.request import make_request
+from polars_cumdev.engines.partitioned import SAMPLE_SIZE
 
 
 def run_screen(batches: list[pl.DataFrame], ranges, weight="w") -> pl.DataFrame:
     request = make_request("screen", batches[0].schema, "g", "s", "r", weight)
-    samples = [steps.sample_scores(b, request, 1) for b in batches]
+    samples = [steps.sample_scores(b, request, SAMPLE_SIZE) for b in batches]
     cuts = steps.cuts_from_sample(samples, ranges)
     parts = [steps.summarize_part(b, request, cuts) for b in batches]
 
@@ -86,7 +87,7 @@ def test_weight_spread_is_judged_against_the_largest_weight_of_all_batches():
 def test_a_row_outside_its_range_is_refused():
     df = make_data(11)
     request = make_request("screen", df.schema, "g", "s", "r", "w")
-    cuts = steps.cuts_from_sample([df["s"]], 4)
+    cuts = steps.cuts_from_sample([steps.sample_scores(df, request, SAMPLE_SIZE)], 4)
     plan = steps.plan_screen(request, [steps.summarize_part(df, request, cuts)], cuts, len)
     rows = steps.split_part(df, request, plan.cuts)
     with pytest.raises(CumdevError, match="routed to score range 0"):
@@ -118,8 +119,18 @@ def test_a_missing_engine_names_the_extra(monkeypatch, module, extra):
 
 
 @pytest.mark.parametrize(
-    ("rows", "slots", "expected"),
-    [(0, 2, 2), (10**6, 2, 2), (10**7, 2, 4), (10**7, 4, 4), (10**10, 400, 2800), (5, 0, 1)],
+    ("rows", "expected"),
+    [
+        (0, 1),
+        (5, 1),
+        (100_000, 1),
+        (100_001, 2),
+        (10**6, 10),
+        (10**7, 32),
+        (128 * 10**6, 32),
+        (10**9, 250),
+    ],
 )
-def test_default_ranges_fill_whole_waves(rows, slots, expected):
-    assert steps.default_ranges(rows, slots) == expected
+def test_default_ranges_depend_on_the_rows_alone(rows, expected):
+    """One range per 100,000 rows up to 32, then one per 4,000,000 rows; no slots involved."""
+    assert steps.default_ranges(rows) == expected

@@ -36,6 +36,9 @@ if shutil.which("java") is None:  # pragma: no cover - CI installs Java
     )
 
 import polars_cumdev.spark as cspark  # noqa: E402
+from polars_cumdev.engines.cluster import steps  # noqa: E402
+from polars_cumdev.engines.partitioned import cuts as cutting  # noqa: E402
+from polars_cumdev.partitioned import screen_partitioned  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -122,12 +125,11 @@ def test_calibration_per_group(spark, by):
     assert_frames_close(expected, actual, ["g"] if by else ["n"])
 
 
-@pytest.mark.parametrize("case", ["string score", "damaged data page"])
-def test_files_spark_cannot_read_give_one_line_naming_the_file(spark, tmp_path, case):
+def test_files_spark_cannot_read_give_one_line_naming_the_file(spark, tmp_path):
     """Issue 25, item 12: a Spark DataFrame over files Spark fails to read: no Java stack."""
     from test_parquet_files import _write
 
-    path, _ = _write(tmp_path / "data", case)
+    path, _ = _write(tmp_path / "data", "damaged data page")
     for call in (
         lambda sdf: cspark.screen(sdf, "g", "s", "r", "w"),
         lambda sdf: cspark.calibration(sdf, "s", "r", "w", by="g"),
@@ -139,15 +141,73 @@ def test_files_spark_cannot_read_give_one_line_naming_the_file(spark, tmp_path, 
         assert "b.parquet" in message and "\n" not in message and " at org." not in message
 
 
-def test_same_bits_under_shuffles_and_partitions(spark):
-    """Issue 25, item 9: the Spark screen's bits do not depend on row order or partitioning."""
-    df = make_data(13, rows=2000)
+@pytest.mark.parametrize("ranges", [4, None])
+def test_same_bits_under_shuffles_and_partitions(spark, monkeypatch, ranges):
+    """Issue 25, item 9: the Spark screen's bits do not depend on row order or partitioning.
+
+    More distinct scores than the (here small) sample of the cut points: a
+    sample that depends on the partitioning (Spark's seeded Bernoulli sample
+    of each partition) would change the last bits. With the same cuts the
+    in-process partitioned screen, hence the Dask screen, gives the same bits.
+    """
+    monkeypatch.setattr(cutting, "SAMPLE_SIZE", 500)
+    df = make_data(13, rows=3000)
+    assert df["s"].n_unique() > 500
     first = None
-    for k, partitions, ranges in [(0, 1, 4), (1, 3, 4), (2, 5, 4)]:
+    for k, partitions in [(0, 1), (1, 3), (2, 7)]:
         shuffled = df.sample(fraction=1.0, shuffle=True, seed=k)
         frame = to_spark(spark, shuffled, partitions)
         out = cspark.screen(frame, "g", "s", "r", "w", ranges=ranges).sort("g", nulls_last=True)
         if first is None:
             first = out
         assert out.equals(first), (k, partitions, ranges)
+    count = steps.default_ranges(df.height) if ranges is None else ranges
+    local = screen_partitioned(df, "g", "s", "r", "w", ranges=count)
+    assert local.sort("g", nulls_last=True).equals(first)
     assert_frames_close(screen_expected(df), first, ["g"])
+
+
+@pytest.mark.parametrize(
+    "case", ["float32 score", "string score", "missing weight", "corrupt file", "extra column"]
+)
+def test_parquet_files_get_the_in_process_decision_and_message(spark, tmp_path, case):
+    """Issue 25, item 12: Spark upcast a Float32 file among Float64 ones without a word.
+
+    The files behind ``spark.read.parquet(folder)`` are checked as the
+    in-process Parquet screen checks them: the same error class and message,
+    naming the file, or (an extra, unused column) the same result.
+    """
+    from test_parquet_files import _write
+
+    from polars_cumdev.partitioned import screen_parquet
+
+    path, words = _write(tmp_path / "data", case)
+    try:
+        expected = screen_parquet(path, "g", "s", "r", "w", ranges=3)
+    except CumdevError as exc:
+        expected = exc
+    if not isinstance(expected, CumdevError):
+        actual = cspark.screen(spark.read.parquet(path), "g", "s", "r", "w", ranges=3)
+        assert_frames_close(expected, actual, ["g"])
+        return
+    for call in (
+        lambda sdf: cspark.screen(sdf, "g", "s", "r", "w", ranges=3),
+        lambda sdf: cspark.calibration(sdf, "s", "r", "w", by="g"),
+    ):
+        with pytest.raises(CumdevError) as info:
+            call(spark.read.parquet(path))
+        assert (type(info.value), str(info.value)) == (type(expected), str(expected))
+        assert words in str(info.value)
+
+
+def test_partition_columns_and_joins_are_not_refused(spark, tmp_path):
+    """The check looks only at columns the files hold, and only at one Parquet relation."""
+    df = make_data(13, rows=600)
+    folder = tmp_path / "parts"
+    df.write_parquet(folder, partition_by="g")  # g lives in the directory names only
+    expected = screen_expected(df)
+    actual = cspark.screen(spark.read.parquet(str(folder)), "g", "s", "r", "w")
+    assert_frames_close(expected, actual, ["g"])
+    scores = spark.read.parquet(str(folder)).select("g", "s", "r", "w")
+    joined = scores.join(spark.createDataFrame([("g00", 1)], ["g", "flag"]), "g", "left")
+    assert_frames_close(expected, cspark.screen(joined, "g", "s", "r", "w"), ["g"])

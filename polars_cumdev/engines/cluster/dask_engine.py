@@ -5,7 +5,9 @@ Three rounds of tasks, each a plain function of :mod:`polars_cumdev.engines.clus
 1. load each part (a Dask DataFrame partition converted with
    :func:`polars.from_pandas`, or row groups of a Parquet file read with
    PyArrow and converted with :func:`polars.from_arrow`) and keep it on its
-   worker; sample its scores for the cut points;
+   worker; sample its distinct scores for the cut points (the samples merge
+   on the driver into the same sample however the data is partitioned, so
+   the cuts, and the bits of the result, depend on the data alone);
 2. per part: its check counts and cell summaries (gathered to the driver,
    which raises a failed check and plans the ranges) and its rows split by
    score range (kept on the worker);
@@ -19,7 +21,6 @@ Three rounds of tasks, each a plain function of :mod:`polars_cumdev.engines.clus
 
 from __future__ import annotations
 
-import math
 import operator
 import os
 from collections.abc import Callable, Sequence
@@ -34,7 +35,7 @@ from polars_cumdev.engines.cluster.checks import count_below
 from polars_cumdev.engines.cluster.probe import probe_dask
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
 from polars_cumdev.engines.files import check_parquet_files, parquet_files, unreadable
-from polars_cumdev.engines.partitioned import SAMPLE_SIZE
+from polars_cumdev.engines.partitioned import cuts as cutting
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.findings import LEVEL
 
@@ -159,9 +160,16 @@ def _count_below(client: Any, parts: list[Any], weight: str | None):
     return count
 
 
-def _sample(chunk: pl.DataFrame, request: Request, target: int) -> tuple[int, pl.Series]:
-    every = max(1, math.ceil(chunk.height / max(1, target)))
-    return chunk.height, steps.sample_scores(chunk, request, every)
+def _sample(chunk: pl.DataFrame, request: Request, size: int) -> tuple[int, pl.DataFrame]:
+    return chunk.height, steps.sample_scores(chunk, request, size)
+
+
+def _samples(futures: list[Any]) -> Any:
+    """The parts' (rows, sample) as they complete (the driver merges them one at a time)."""
+    distributed = require("distributed", "dask")
+    for future in distributed.as_completed(futures):
+        yield future.result()
+        future.release()
 
 
 def _range_task(plan: Any, r: int, *pieces: pl.DataFrame) -> Any:
@@ -210,13 +218,15 @@ def screen(
     with _client(scheduler) as client:
         probe_dask(client)
         parts, request = _load(client, source, make, _names(by, score, response, weight))
-        target = SAMPLE_SIZE // max(1, len(parts))
-        sampled = client.gather(client.map(_sample, parts, request=request, target=target))
-        samples = [s for _, s in sampled]
+        size = cutting.SAMPLE_SIZE
+        rows, merged = 0, cutting.merge_samples([])
+        futures = client.map(_sample, parts, request=request, size=size, pure=False)
+        for count, sample in _samples(futures):
+            rows, merged = rows + count, cutting.merge_samples([merged, sample], size)
+        del futures
         if ranges is None:
-            rows = sum(n for n, _ in sampled)
-            ranges = steps.default_ranges(rows, sum(client.nthreads().values()))
-        cuts = steps.cuts_from_sample(samples, ranges)
+            ranges = steps.default_ranges(rows)
+        cuts = cutting.quantile_cuts(merged, ranges)
         note(f"round 1: {len(parts)} parts loaded and sampled; {len(cuts) + 1} score ranges")
         split = client.map(steps.summarize_and_split_part, parts, request=request, cuts=cuts)
         summaries = client.gather(client.map(operator.itemgetter(0), split))

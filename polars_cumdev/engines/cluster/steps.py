@@ -5,8 +5,9 @@ moves Polars frames between these functions:
 
 | function | runs on | what it does |
 | --- | --- | --- |
-| :func:`sample_scores` | worker | a systematic sample of a batch's scores |
-| :func:`cuts_from_sample` | driver | the cut points (quantiles of the sample) |
+| :func:`sample_scores` | worker | a batch's sample of distinct scores (for the cuts) |
+| :func:`merge_sample_stream` | driver | merge the batches' samples one at a time |
+| :func:`cuts_from_sample` | driver | merge the samples; the cut points (their quantiles) |
 | :func:`summarize_part` | worker | a batch's check counts and cell summaries |
 | :func:`plan_screen` | driver | raise a failed check; merge the cells; plan |
 | :func:`split_part` | worker | a batch's standardized rows, range by range |
@@ -26,7 +27,7 @@ Everything a worker returns is small (per batch: one tally row, one row per
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 
 import polars as pl
@@ -42,7 +43,6 @@ from polars_cumdev.engines.partitioned import (
     aggregate,
     cell_summaries,
     combine_cells,
-    cut_points,
     finish,
     flag,
     gather,
@@ -54,6 +54,7 @@ from polars_cumdev.engines.partitioned import (
     stitch,
     with_located,
 )
+from polars_cumdev.engines.partitioned import cuts as cutting
 from polars_cumdev.engines.partitioned.cuts import range_index
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.method import _names as nm
@@ -68,6 +69,7 @@ __all__ = [
     "default_ranges",
     "finish_calib",
     "finish_screen",
+    "merge_sample_stream",
     "pack",
     "plan_screen",
     "run_points",
@@ -104,31 +106,51 @@ def unpack(data: bytes) -> object:
     return pickle.loads(data)
 
 
-def default_ranges(rows: int, slots: int) -> int:
-    """Ranges for ``rows`` rows on ``slots`` task slots: a multiple of the slots.
+#: Fewest rows per range the default range count asks for, up to :data:`WAVE` ranges.
+MIN_RANGE_ROWS = 100_000
+#: Ranges the default gives data of ``WAVE * MIN_RANGE_ROWS`` rows or more (tasks to share).
+WAVE = 32
 
-    At least one range per slot and one per
-    :data:`polars_cumdev.engines.partitioned.ROWS_PER_RANGE` rows, rounded up to a
-    whole number of waves (3 ranges on 2 slots would leave one slot idle
-    for the last range).
+
+def default_ranges(rows: int) -> int:
+    """The default number of score ranges for ``rows`` rows: a function of the row count alone.
+
+    One range per :data:`MIN_RANGE_ROWS` rows up to :data:`WAVE` ranges (so
+    that the range steps of data of a few million rows spread over the
+    slots of a cluster), and at least one range per
+    :data:`polars_cumdev.engines.partitioned.ROWS_PER_RANGE` rows (so that
+    a range stays small). The slots of the cluster play no part: the same
+    data gives the same ranges, hence the same bits, on any cluster.
     """
-    slots = max(1, slots)
-    wanted = max(slots, -(-rows // ROWS_PER_RANGE))
-    return -(-wanted // slots) * slots
+    rows = max(0, int(rows))
+    return max(1, min(WAVE, -(-rows // MIN_RANGE_ROWS)), -(-rows // ROWS_PER_RANGE))
 
 
-def sample_scores(chunk: pl.DataFrame, request: Request, every: int) -> pl.Series:
-    """Every ``every``-th finite standardized score of a batch (the sample for the cuts)."""
-    s = pl.col(request.score).cast(pl.Float64)
-    out = chunk.select(s.filter(s.is_finite()).gather_every(max(1, every)).alias(nm.SCORE))
-    return out.get_column(nm.SCORE)
+def sample_scores(chunk: pl.DataFrame, request: Request, size: int) -> pl.DataFrame:
+    """A batch's sample of distinct finite scores for the cut points.
+
+    See :mod:`polars_cumdev.engines.partitioned.cuts`.
+
+    ``size`` is the sample size (:data:`polars_cumdev.engines.partitioned.SAMPLE_SIZE`,
+    read on the driver). The samples of all batches merge, in any grouping
+    and order, into the same sample: the cuts depend on the data alone.
+    """
+    return cutting.sample_scores(chunk.get_column(request.score), size)
 
 
-def cuts_from_sample(samples: Sequence[pl.Series], ranges: int | Sequence[float]) -> list[float]:
-    """Cut points for ``ranges`` ranges from the workers' samples (or the cuts given)."""
-    values = [s.rename(nm.SCORE) for s in samples if s.len()]
-    values = values or [pl.Series(nm.SCORE, [], pl.Float64)]
-    return cut_points(pl.concat(values).to_frame().lazy(), ranges, engine="in-memory")
+def merge_sample_stream(samples: Iterable[pl.DataFrame], size: int | None = None) -> pl.DataFrame:
+    """The batches' samples merged one at a time (the driver holds two samples at most)."""
+    merged = cutting.merge_samples([])
+    for sample in samples:
+        merged = cutting.merge_samples([merged, sample], size)
+    return merged
+
+
+def cuts_from_sample(
+    samples: Iterable[pl.DataFrame], ranges: int | Sequence[float], size: int | None = None
+) -> list[float]:
+    """Cut points for ``ranges`` ranges from the batches' samples (or the cuts given)."""
+    return cutting.quantile_cuts(merge_sample_stream(samples, size), ranges)
 
 
 def _clean(part: pl.DataFrame, weight: str | None) -> bool:

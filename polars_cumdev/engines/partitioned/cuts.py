@@ -1,9 +1,21 @@
-"""The score ranges: cut points and the predicate and index of a range."""
+"""The score ranges: cut points and the predicate and index of a range.
+
+The cut points depend on the data alone, never on its row order, its
+partitioning or the engine: they are quantiles of a *bottom-k sample of the
+distinct scores*. Every distinct finite score gets a key, a fixed 64-bit mix of
+its bits (:func:`score_keys`); the sample is the :data:`SAMPLE_SIZE` distinct
+scores of smallest key, each with its exact count of rows. A batch's own
+sample (:func:`sample_scores`) holds every score of the whole data's sample
+that the batch holds, with its count in the batch, so samples merge
+(:func:`merge_samples`) in any grouping and order into the whole data's
+sample. Data with at most :data:`SAMPLE_SIZE` distinct scores is sampled
+whole: the cuts are then the exact quantiles of the scores.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import polars as pl
@@ -12,10 +24,25 @@ from polars_cumdev.engines.partitioned.columns import Engine
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 
-__all__ = ["SAMPLE_SIZE", "cut_points", "range_filter", "range_index"]
+__all__ = [
+    "SAMPLE_SIZE",
+    "cut_points",
+    "largest_key",
+    "merge_samples",
+    "quantile_cuts",
+    "range_filter",
+    "range_index",
+    "sample_scores",
+    "score_keys",
+]
 
-# Size of the systematic sample the quantile cut points are drawn from.
-SAMPLE_SIZE = 1_000_000
+#: Distinct scores in the sample the quantile cut points are drawn from.
+SAMPLE_SIZE = 100_000
+
+_KEY = "__cumdev_key"
+_COUNT = "__cumdev_count"
+#: Rows per batch when a LazyFrame's scores are streamed into the sample.
+_BATCH_ROWS = 1_000_000
 
 
 def range_filter(cuts: Sequence[float], r: int, column: str = nm.SCORE) -> pl.Expr:
@@ -52,6 +79,125 @@ def _clean_cuts(cuts: Sequence[float]) -> list[float]:
     return sorted(set(values))
 
 
+def score_keys(values: np.ndarray) -> np.ndarray:
+    """A fixed 64-bit mix of the bits of each float64 value (0.0 and -0.0 alike).
+
+    The finalizer of SplitMix64 (Steele, Lea and Flood 2014): a function of the
+    value alone, the same on every machine, process and engine.
+    """
+    z = (np.ascontiguousarray(values, dtype=np.float64) + 0.0).view(np.uint64)
+    z += np.uint64(0x9E3779B97F4A7C15)
+    z ^= z >> np.uint64(30)
+    z *= np.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> np.uint64(27)
+    z *= np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return z
+
+
+def _bottom(counts: pl.DataFrame, size: int) -> pl.DataFrame:
+    """The ``size`` rows of ``counts`` (distinct scores) of smallest key; ties by score."""
+    if counts.height <= size:
+        return counts.sort(nm.SCORE)
+    keys = score_keys(counts.get_column(nm.SCORE).to_numpy())
+    # Every row whose key is at most the size-th smallest, then the exact order.
+    kth = np.partition(keys, size - 1)[size - 1]
+    near = keys <= kth
+    kept = counts.filter(pl.Series(near)).with_columns(pl.Series(_KEY, keys[near]))
+    kept = kept.sort([_KEY, nm.SCORE]).head(size)
+    return kept.drop(_KEY).sort(nm.SCORE)
+
+
+def _empty_sample() -> pl.DataFrame:
+    return pl.DataFrame(schema={nm.SCORE: pl.Float64, _COUNT: pl.Int64})
+
+
+def _counts(values: np.ndarray) -> pl.DataFrame:
+    counts = pl.Series(nm.SCORE, values).value_counts(name=_COUNT)
+    return counts.with_columns(pl.col(_COUNT).cast(pl.Int64))
+
+
+def sample_scores(
+    scores: pl.Series, size: int | None = None, *, below: int | None = None
+) -> pl.DataFrame:
+    """A batch's sample: its distinct finite scores of smallest key, with their row counts.
+
+    ``size`` defaults to :data:`SAMPLE_SIZE`. ``below``, when given, is a key
+    no kept score exceeds (the largest key of a full sample merged so far:
+    a score of larger key cannot enter the merged sample). Returns a frame of
+    ``SCORE`` (Float64, -0.0 as 0.0) and a row count, sorted by score.
+    """
+    size = SAMPLE_SIZE if size is None else size
+    values = scores.cast(pl.Float64).to_numpy()
+    values = values[np.isfinite(values)] + 0.0
+    if below is not None:
+        values = values[score_keys(values) <= np.uint64(below)]
+    if not values.size:
+        return _empty_sample()
+    return _bottom(_counts(values), size)
+
+
+def largest_key(sample: pl.DataFrame, size: int | None = None) -> int | None:
+    """The largest key of a full sample (a bound for :func:`sample_scores`), else None."""
+    size = SAMPLE_SIZE if size is None else size
+    if sample.height < size:
+        return None
+    return int(score_keys(sample.get_column(nm.SCORE).to_numpy()).max())
+
+
+def merge_samples(samples: Iterable[pl.DataFrame], size: int | None = None) -> pl.DataFrame:
+    """The sample of the union of the batches whose samples are given (any grouping, any order).
+
+    Counts are integers, so the merge is exact: the result does not depend on
+    how the rows were split into batches nor on the order of the samples.
+    """
+    size = SAMPLE_SIZE if size is None else size
+    frames = [s for s in samples if s.height]
+    if not frames:
+        return _empty_sample()
+    counts = pl.concat(frames).group_by(nm.SCORE).agg(pl.col(_COUNT).sum())
+    return _bottom(counts, size)
+
+
+def quantile_cuts(sample: pl.DataFrame, ranges: int | Sequence[float]) -> list[float]:
+    """Cut points for ``ranges`` ranges from a sample (or the cut points given, checked).
+
+    The (i / R)-quantiles (lower) of the sampled scores repeated by their
+    counts, as :func:`numpy.quantile` with ``method="lower"`` gives them;
+    repeated quantiles (heavily tied scores) are merged, so fewer ranges can
+    result, and a cut at the largest score is dropped.
+    """
+    count = _range_count(ranges)
+    if count is None:
+        return _clean_cuts(ranges)  # type: ignore[arg-type]
+    if count == 1 or not sample.height:
+        return []
+    ordered = sample.sort(nm.SCORE)
+    values = ordered.get_column(nm.SCORE).to_numpy()
+    ends = np.cumsum(ordered.get_column(_COUNT).to_numpy())
+    total = int(ends[-1])
+    count = min(count, total)  # more ranges than sampled rows cut nowhere new
+    levels = np.arange(1, count) / count
+    # numpy's "lower" quantile: the element at floor(q (n - 1)) of the sorted rows.
+    positions = np.floor(levels * (total - 1)).astype(np.int64)
+    quantiles = values[np.searchsorted(ends, positions, side="right")]
+    cuts = np.unique(quantiles)
+    return _clean_cuts(cuts[cuts < values[-1]].tolist())
+
+
+def _range_count(ranges: int | Sequence[float]) -> int | None:
+    """The number of ranges asked for, or None when ``ranges`` are cut points."""
+    if not isinstance(ranges, int | np.integer) or isinstance(ranges, bool):
+        if isinstance(ranges, str | bytes) or not isinstance(ranges, Sequence | np.ndarray):
+            raise InvalidParameterError(
+                f"`ranges` must be a positive int or a sequence of cut points, got {ranges!r}"
+            )
+        return None
+    if ranges < 1:
+        raise InvalidParameterError(f"`ranges` must be at least 1, got {ranges!r}")
+    return int(ranges)
+
+
 def cut_points(
     frame: pl.LazyFrame,
     ranges: int | Sequence[float],
@@ -62,31 +208,25 @@ def cut_points(
     """Cut points c_1 < ... < c_{R-1} for ``ranges`` score ranges.
 
     An integer R asks for R ranges of about equal row counts: the cuts are the
-    (i / R)-quantiles (lower) of a systematic sample of at most
-    :data:`SAMPLE_SIZE` scores; repeated quantiles (heavily tied scores) are
+    (i / R)-quantiles (lower) of the bottom-k sample of the distinct scores
+    (:func:`sample_scores`, at most :data:`SAMPLE_SIZE` of them), streamed in
+    batches of bounded size; repeated quantiles (heavily tied scores) are
     merged, so fewer ranges can result. A sequence is taken as the cut points
-    themselves. Any cuts give the same result; balanced ranges only keep the
-    largest range small.
+    themselves. Any cuts give the same result up to rounding; balanced ranges
+    keep the largest range small, and cuts that depend on the data alone
+    keep the bits of the result independent of the row order and of the
+    engine.
     """
-    if not isinstance(ranges, int | np.integer) or isinstance(ranges, bool):
-        if isinstance(ranges, str | bytes) or not isinstance(ranges, Sequence | np.ndarray):
-            raise InvalidParameterError(
-                f"`ranges` must be a positive int or a sequence of cut points, got {ranges!r}"
-            )
-        return _clean_cuts(ranges)
-    count = int(ranges)
-    if count < 1:
-        raise InvalidParameterError(f"`ranges` must be at least 1, got {ranges!r}")
+    count = _range_count(ranges)
+    if count is None:
+        return _clean_cuts(ranges)  # type: ignore[arg-type]
     if count == 1:
         return []
-    rows = frame.select(pl.len()).collect(engine=engine).item()
-    step = max(1, rows // SAMPLE_SIZE)
-    sample = frame.select(pl.col(column)).gather_every(step).collect(engine=engine)
-    values = sample.get_column(column).drop_nulls().drop_nans().to_numpy()
-    if values.size == 0:
-        return []
-    count = min(count, values.size)  # more ranges than sampled values cut nowhere new
-    levels = np.arange(1, count) / count
-    quantiles = np.quantile(values, levels, method="lower")
-    cuts = np.unique(quantiles)
-    return _clean_cuts(cuts[cuts < values.max()].tolist())
+    scores = frame.select(pl.col(column))
+    size = SAMPLE_SIZE
+    sample = _empty_sample()
+    for batch in scores.collect_batches(chunk_size=_BATCH_ROWS, engine=engine):
+        found = sample_scores(batch.get_column(column), size, below=largest_key(sample, size))
+        if found.height:
+            sample = merge_samples([sample, found], size)
+    return quantile_cuts(sample, count)

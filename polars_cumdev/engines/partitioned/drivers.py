@@ -17,6 +17,7 @@ from polars_cumdev.engines.partitioned.joining import aggregate, combine_cells, 
 from polars_cumdev.engines.partitioned.locating import flag, gather, stitch, with_located
 from polars_cumdev.engines.partitioned.points import range_points
 from polars_cumdev.engines.partitioned.step import RangeResult, range_step
+from polars_cumdev.method import compiled
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.prepare import FrameLike, Prepared
 from polars_cumdev.progress import Progress, reporting
@@ -82,6 +83,10 @@ def _ranges(
     cells = cell_summaries(frame, keys, cuts).collect(engine=scan_engine)
     plan = plan_ranges(cells, keys, cuts, variance, prepared.labels, level=level)
     note(f"pass 1: {cells.height} cells, {plan.queries.height} queries")
+    # Every range runs the compiled step when Numba is there, as on the cluster
+    # engines (:func:`polars_cumdev.engines.cluster.steps.run_range`): with the
+    # same cuts, the in-process, Dask and Spark screens then give the same bits.
+    kernel = compiled.available()
     results: list[RangeResult | None] = []
     for r in range(plan.ranges):
         if plan.range_rows[r] == 0:
@@ -89,7 +94,13 @@ def _ranges(
             continue
         # The range is read (and sorted) inside the step: only it is in memory.
         results.append(
-            range_step(frame.filter(range_filter(plan.cuts, r)), plan, r, engine=range_engine)
+            range_step(
+                frame.filter(range_filter(plan.cuts, r)),
+                plan,
+                r,
+                engine=range_engine,
+                compiled=kernel,
+            )
         )
         note(f"range {r + 1}/{plan.ranges}: {plan.range_rows[r]:,} rows")
     cells = combine_cells(plan, results)
@@ -102,7 +113,8 @@ def _ranges(
         outputs = []
         for r in sorted(locating.ranges):
             rows = frame.filter(range_filter(plan.cuts, r))
-            outputs.append(range_points(rows, plan, locating.for_range(r), engine=range_engine))
+            cells_r = locating.for_range(r)
+            outputs.append(range_points(rows, plan, cells_r, engine=range_engine, compiled=kernel))
             note(f"located, range {r + 1}/{plan.ranges}")
         stats = with_located(plan, stats, stitch(locating, *gather(outputs)))
         note(f"pass 2: {locating.groups.height} groups located")

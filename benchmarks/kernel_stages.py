@@ -18,6 +18,11 @@ For each score kind, builds the weighted frame of :func:`common.make_frame`
   (:func:`polars_cumdev.kernel.screen_events` with ``threads=1`` or 2, on
   the sorted arrays, curves recorded; the two are checked to give the same
   bits);
+* ``calibration walk, 1 thread`` and ``2 threads``
+  (:func:`polars_cumdev.kernel.calibration_walk`, the walk of
+  ``calibration(by=)``, split by group on two);
+* ``located stretches, 1 thread`` and ``2 threads``
+  (:func:`polars_cumdev.kernel.split_stretches` on the recorded curves);
 * ``whole screen`` (``screen(df.lazy(), ..., engine="kernel")``, location
   included) and ``calibration(by=)`` (``engine="kernel"``).
 
@@ -51,6 +56,11 @@ def measure(scores: str, n: int, groups: int, repeat: int) -> tuple[list[dict], 
     one = k.screen_events(*walk, threads=1)
     two = k.screen_events(*walk, threads=2)
     same = all(np.array_equal(a, b, equal_nan=True) for a, b in zip(one, two, strict=True))
+    starts = np.zeros(groups + 1, dtype=np.int64)
+    np.cumsum(k.tie_counts(ids, 0, s, groups), out=starts[1:])
+    calibrating = (ids, 0, s, r, w, True, 1.0, groups, starts)
+    _, _, points, curves = one
+    search = (points, curves[:, 0].copy(), curves[:, 1].copy(), np.full(groups, 1e-3))
     lazy = df.lazy()
     parts = {
         "df.sort(score)": lambda: df.sort("score"),
@@ -58,6 +68,10 @@ def measure(scores: str, n: int, groups: int, repeat: int) -> tuple[list[dict], 
         "canonical ties": lambda: compiled._canonical(ordered, prepared),
         "events walk, 1 thread": lambda: k.screen_events(*walk, threads=1),
         "events walk, 2 threads": lambda: k.screen_events(*walk, threads=2),
+        "calibration walk, 1 thread": lambda: k.calibration_walk(*calibrating, threads=1),
+        "calibration walk, 2 threads": lambda: k.calibration_walk(*calibrating, threads=2),
+        "located stretches, 1 thread": lambda: k.split_stretches(*search, threads=1),
+        "located stretches, 2 threads": lambda: k.split_stretches(*search, threads=2),
         "whole screen": lambda: screen(
             lazy, "group", "score", "response", "weight", engine="kernel"
         ).collect(),

@@ -159,11 +159,12 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
         k = compiled.kernel()
         starts = np.zeros(count + 1, dtype=np.int64)
         np.cumsum(k.tie_counts(ids, offset, rows.s, count), out=starts[1:])
-        out, first, curves = k.calibration_curves(
-            ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count, starts
-        )
-        per_point = np.repeat(out[:, k.WEIGHT], np.diff(starts))
-        recorded = (starts, curves[0] / per_point, curves[1] / per_point, curves[2])
+        threads = 2 if rows.s.shape[0] >= k.TWO_THREADS else 1
+        out, first, curves = k.calibration_walk(
+            ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count, starts, threads,
+            divided=True,
+        )  # fmt: skip
+        recorded = (starts, curves[0], curves[1], curves[2])
         found = compiled.location(rows, ids, offset, out, first, True, recorded=recorded)
         return compiled.summary_frame(rows, keys, out, first, found).select(list(schema))
 

@@ -33,10 +33,16 @@ scores the table holds a row (15 doubles) per row of input; the events need
 two 32-bit integers per row and three doubles per merged point. Same bits
 as :func:`screen_groups` (``tests/kernel/test_events.py``).
 
-The walk runs in batches on two threads from 2^20 rows (one walks the rows,
-the other closes the bins), in the same order: the same bits as on one.
+From 2^20 rows the large passes use both cores (:mod:`polars_cumdev.kernel.split`):
+a group's points are closed from its own state only, so the groups are split
+between two threads, each keeping its groups' additions in the same order
+(the screen's :mod:`polars_cumdev.kernel.boundaries` pass and the closing of
+its bins, while the calling thread also carries the running sums;
+calibration's walk, :func:`calibration_walk`; the located stretches,
+:func:`split_stretches`): the same bits as on one thread.
 The rows reach the kernel sorted by score alone; :mod:`polars_cumdev.kernel.tieorder`
-puts each run of equal scores in the canonical order (weight, then response).
+puts each run of equal scores in the canonical order (weight, then response),
+the two halves of the rows on two threads.
 
 :func:`group_points` is the same walk for one subpopulation, returning its
 points with their bins (for the drill-down curve); :func:`calibration_groups`
@@ -55,6 +61,7 @@ temporary directory is used, said in one line on stderr, and cache files cut sho
 are compiled again rather than failing every call (:mod:`polars_cumdev.kernel._cache`).
 """
 
+from polars_cumdev.kernel import boundaries as _boundaries
 from polars_cumdev.kernel import cells as _cells
 from polars_cumdev.kernel import curve, radix, ranks, tieorder
 from polars_cumdev.kernel import events as _events
@@ -64,6 +71,7 @@ from polars_cumdev.kernel import points as _points
 from polars_cumdev.kernel import prefix as _prefix
 from polars_cumdev.kernel import ranges as _ranges
 from polars_cumdev.kernel import segments as _segments
+from polars_cumdev.kernel import split as _split
 from polars_cumdev.kernel import walks as _walks
 from polars_cumdev.kernel._cache import tolerate_damage
 from polars_cumdev.kernel.events import screen_events
@@ -83,6 +91,7 @@ from polars_cumdev.kernel.points import (
 )
 from polars_cumdev.kernel.prefix import TABLE_COLUMNS, prefix_table, response_facts
 from polars_cumdev.kernel.ranges import range_cells
+from polars_cumdev.kernel.split import TWO_THREADS, calibration_walk, split_stretches
 from polars_cumdev.kernel.walks import (
     C_LAST,
     C_MAX,
@@ -108,6 +117,7 @@ tolerate_damage(
     radix,
     ranks,
     tieorder,
+    _boundaries,
     _cells,
     _events,
     _levels,
@@ -116,6 +126,7 @@ tolerate_damage(
     _prefix,
     _ranges,
     _segments,
+    _split,
     _walks,
 )
 
@@ -142,9 +153,11 @@ __all__ = [
     "SIGMA_B",
     "SIGMA_E",
     "TABLE_COLUMNS",
+    "TWO_THREADS",
     "WEIGHT",
     "calibration_curves",
     "calibration_groups",
+    "calibration_walk",
     "curve",
     "group_curves",
     "group_points",
@@ -155,6 +168,7 @@ __all__ = [
     "response_facts",
     "screen_events",
     "screen_groups",
+    "split_stretches",
     "stretches",
     "stretches_from",
     "tie_counts",

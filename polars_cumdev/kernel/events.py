@@ -6,13 +6,14 @@ distinct score: 1.2 GB for 1e7 continuous scores) and looks each bin's upper
 end up in it. Here the same bins are found in two passes over the rows
 sorted by score, and the running sums are never stored:
 
-1. :func:`boundaries` -- for each row that opens a new tie of its group,
-   the row where the group's previous tie's bin ends: the last row whose
-   score is at most the midpoint B_k of the two scores ((6)-(7) of M. Tygert,
-   "Cumulative deviation of a subpopulation from the full population"; a binary
-   search in the sorted scores between the two ties). The closing is filed under
-   that row (a linked list per row: ``head[u]``, ``link[i]``); each group's
-   points are counted, so that its curve's place is known.
+1. :func:`boundaries` (:mod:`polars_cumdev.kernel.boundaries`) -- for each
+   row that opens a new tie of its group, the row where the group's previous
+   tie's bin ends: the last row whose score is at most the midpoint B_k of the
+   two scores ((6)-(7) of M. Tygert, "Cumulative deviation of a subpopulation
+   from the full population"; a binary search in the sorted scores between the
+   two ties). The closing is filed under that row (linked lists per row:
+   ``heads[t, u]``, ``link[i]``, one list per thread); each group's points are
+   counted, so that its curve's place is known.
 2. :func:`sweep` -- one walk carrying the compensated running sums (as
    :func:`prefix_table` adds them) and every group's open tie. After the last
    row of a distinct score, the ties filed under it are closed: the bin is
@@ -23,7 +24,8 @@ sorted by score, and the running sums are never stored:
    its place in the curves (W_g A_k, W_g C_k, S'_k), which the located
    stretch reads without walking the rows again.
 
-Memory: two 32-bit integers per row and three doubles per merged point.
+Memory: two 32-bit integers per row (three on two threads) and three doubles
+per merged point.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
+from polars_cumdev.kernel.boundaries import boundaries, file_closings
 from polars_cumdev.kernel.prefix import (
     F64,
     HI,
@@ -47,10 +50,10 @@ from polars_cumdev.kernel.prefix import (
     ZEROS,
     Array,
     _two_sum,
-    midpoint,
     moments_between,
     weight,
 )
+from polars_cumdev.kernel.split import TWO_THREADS, main_share, owners
 from polars_cumdev.kernel.walks import (
     C_LAST,
     C_MAX,
@@ -65,59 +68,11 @@ from polars_cumdev.kernel.walks import (
 __all__ = ["boundaries", "screen_events", "sweep"]
 
 
-@njit(**JIT)
-def _last_row_at_most(s: Array, value: float, low: int, high: int) -> int:
-    """Largest row u in [low, high] with s[u] <= value (s[low] <= value assumed)."""
-    while low < high:
-        mid = (low + high + 1) // 2
-        if float(s[mid]) <= value:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
-@njit(**JIT)
-def boundaries(
-    gid: Array, offset: int, s: Array, groups: int, head: Array, link: Array
-) -> tuple[I64, I64]:
-    """File every tie's closing under the row where its bin ends (see the module).
-
-    ``head`` (length rows, filled with -1 by the caller) and ``link``
-    (length rows) receive the linked lists: ``head[u]`` is the last row i
-    whose arrival closes a tie at row u, ``link[i]`` the next such row
-    (-1: none); the closed tie is that of group ``gid[i]``. Returns
-    ``(points, first)``: each group's number of merged points and first row
-    (-1 if absent).
-    """
-    m = s.shape[0]
-    points = np.zeros(groups, dtype=np.int64)
-    first = np.full(groups, -1, dtype=np.int64)
-    last = np.zeros(groups)
-    tie_row = np.zeros(groups, dtype=np.int64)
-    for i in range(m):
-        g = int(gid[i]) - offset
-        si = float(s[i])
-        if first[g] < 0:
-            first[g] = i
-        elif last[g] == si:
-            continue
-        else:
-            u = _last_row_at_most(s, midpoint(last[g], si), tie_row[g], i - 1)
-            link[i] = head[u]
-            head[u] = i
-        last[g] = si
-        tie_row[g] = i
-        points[g] += 1
-    return points, first
-
-
 # Columns of a queued closing: the tie (score, W, W R, W^2, first R) and, as
 # doubles, its rows, whether its responses are mixed, its group and the
 # snapshot of the running sums it ends at.
 Q_SCORE, Q_W, Q_WR, Q_WW, Q_FIRST, Q_ROWS, Q_MIXED, Q_GROUP, Q_SNAP = range(9)
 QUEUE = 16384
-TWO_THREADS = 1 << 20  # fewer rows: the batches are closed on the calling thread
 
 
 @njit(**JIT)
@@ -132,15 +87,21 @@ def _flush(
     starts: I64,
     curves: F64,
     record: bool,
+    owner: npt.NDArray[np.int8],
+    who: int,
 ) -> None:
-    """Close the queued ties in order: each bin runs from the group's previous closing.
+    """Close the queued ties of the groups with ``owner[g] == who``, in order.
 
-    (The closings wait in a queue so that their arithmetic does not sit on
-    the running sums' chain of additions: done at once, each one stalled the
-    walk about twice as long.)
+    Each bin runs from the group's previous closing. (The closings wait in a
+    queue so that their arithmetic does not sit on the running sums' chain of
+    additions: done at once, each one stalled the walk about twice as long.)
+    A closing touches only its group's state, so two threads may close the
+    same batch for disjoint sets of groups.
     """
     for q in range(queued):
         g = int(queue[q, Q_GROUP])
+        if owner[g] != who:
+            continue
         k = int(queue[q, Q_SNAP])
         rows = int(queue[q, Q_ROWS])
         response, factor = merged_tie(
@@ -190,7 +151,7 @@ def _fill(
     weighted: bool,
     scale: float,
     centre: float,
-    head: Array,
+    heads: Array,
     link: Array,
     sums: F64,
     tie: F64,
@@ -208,6 +169,7 @@ def _fill(
     """
     m = s.shape[0]
     groups = tie.shape[0]
+    lists = heads.shape[0]
     room = snaps.shape[0] - 1  # a batch ends once it holds this many snapshots or closings
     h0, h1, h2, h3 = sums[0], sums[1], sums[2], sums[3]
     l0, l1, l2, l3 = sums[4], sums[5], sums[6], sums[7]
@@ -254,8 +216,7 @@ def _fill(
             tie[g, 4] = ri
             ints[g, 0] = 1
             ints[g, 1] = 0
-        j = head[i]
-        if j < 0 and i < m - 1:
+        if heads[0, i] < 0 and heads[lists - 1, i] < 0 and i < m - 1:
             continue
         row = snaps[snapped]
         row[HI], row[HI + 1], row[HI + 2], row[HI + 3] = h0, h1, h2, h3
@@ -264,10 +225,12 @@ def _fill(
         row[ROWS] = i + 1
         row[ZEROS] = zeros
         row[ONES] = ones
-        while j >= 0:
-            _enqueue(queue, queued, int(gid[j]) - offset, tie, ints, snapped)
-            queued += 1
-            j = link[j]
+        for list_ in range(lists):  # (the closings of different groups: any order)
+            j = heads[list_, i]
+            while j >= 0:
+                _enqueue(queue, queued, int(gid[j]) - offset, tie, ints, snapped)
+                queued += 1
+                j = link[j]
         snapped += 1
         if i == m - 1:  # every group's last tie: its bin runs to +inf
             for g in range(groups):
@@ -304,7 +267,7 @@ def sweep(
     scale: float,
     groups: int,
     centre: float,
-    head: np.ndarray,
+    heads: np.ndarray,
     link: np.ndarray,
     starts: np.ndarray,
     record: bool,
@@ -318,13 +281,17 @@ def sweep(
     point k (``starts`` from the counts of :func:`boundaries`); else
     ``curves`` is empty.
 
-    The walk runs in batches of ``batch`` closings on two threads: while one
-    closes a batch (:func:`_flush`, the heavier arithmetic), the other walks
-    the rows that fill the next (:func:`_fill`, the running sums). Every
-    closing is done once, in the order of the rows, with the same numbers,
-    so the results are the same bits on one thread or two (``threads=1``,
-    or fewer than :data:`TWO_THREADS` rows: the batches are closed in turn on
-    the calling thread).
+    The walk runs in batches of ``batch`` closings. On two threads the
+    calling thread walks the rows that fill a batch (:func:`_fill`, the
+    running sums), then closes the points of its share of the groups
+    (:func:`_flush`, the heavier arithmetic; the share from
+    :func:`polars_cumdev.kernel.split.main_share`, so that both threads are
+    busy about as long), while the second closes those of the other groups,
+    batch after batch. A group's closings are done once, in the order of
+    the rows, with the same numbers, and touch only its own state, so the
+    results are the same bits on one thread or two (``threads=1``, or fewer
+    than :data:`TWO_THREADS` rows: the batches are closed in turn on the
+    calling thread).
     """
     m = s.shape[0]
     out = np.zeros((groups, GROUP_COLUMNS))
@@ -340,25 +307,30 @@ def sweep(
     buffers = [
         (np.empty((batch + 2 * groups, 9)), np.empty((batch + 1, TABLE_COLUMNS))) for _ in (0, 1)
     ]
-    state = (out, lows, opened, centre, starts, curves, record)
-    pool, pending, begin, side = None, None, 0, 0
+    two = threads >= 2 and m >= TWO_THREADS
+    points = np.diff(starts)
+    owner = owners(points, main_share(m, int(starts[-1]))) if two else np.zeros(groups, np.int8)
+    state = (lows, opened, centre, starts, curves, record, owner)
+    pool = ThreadPoolExecutor(max_workers=1) if two else None
+    pending: list = [None, None]  # the second thread's closing of each buffer's batch
+    begin, side = 0, 0
     try:
         while begin < m:
+            if pending[side] is not None:  # the buffer's previous batch is closed
+                pending[side].result()
+                pending[side] = None
             queue, snaps = buffers[side]
             begin, queued = _fill(
-                gid, offset, s, r, w, weighted, scale, centre, head, link, sums, tie, ints,
+                gid, offset, s, r, w, weighted, scale, centre, heads, link, sums, tie, ints,
                 queue, snaps, begin,
             )  # fmt: skip
-            if pending is not None:
-                pending.result()
-            if threads < 2 or m < TWO_THREADS or (begin >= m and pool is None):
-                _flush(state[0], queue, queued, snaps, *state[1:])
-                continue
-            pool = pool or ThreadPoolExecutor(max_workers=1)
-            pending = pool.submit(_flush, state[0], queue, queued, snaps, *state[1:])
+            if pool is not None:
+                pending[side] = pool.submit(_flush, out, queue, queued, snaps, *state, 1)
+            _flush(out, queue, queued, snaps, *state, 0)
             side = 1 - side
-        if pending is not None:
-            pending.result()
+        for future in pending:
+            if future is not None:
+                future.result()
     finally:
         if pool is not None:
             pool.shutdown(wait=True)
@@ -391,13 +363,10 @@ def screen_events(
     run many batches on small data) and ``threads`` (1 or 2) of :func:`sweep`:
     the results depend on neither.
     """
-    m = s.shape[0]
-    index = np.int32 if m < 2**31 - 1 else np.int64
-    head = np.full(m, -1, dtype=index)
-    link = np.empty(m, dtype=index)
-    points, first = boundaries(gid, offset, s, groups, head, link)
+    two = threads >= 2 and s.shape[0] >= TWO_THREADS
+    heads, link, points, first = file_closings(gid, offset, s, groups, 2 if two else 1)
     starts = np.zeros(groups + 1, dtype=np.int64)
     np.cumsum(points, out=starts[1:])
-    columns = (gid, offset, s, r, w, weighted, scale, groups, centre, head, link, starts)
+    columns = (gid, offset, s, r, w, weighted, scale, groups, centre, heads, link, starts)
     out, curves = sweep(*columns, record, batch, threads)
     return out, first, starts, curves

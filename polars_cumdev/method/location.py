@@ -162,7 +162,8 @@ def _searched(
     """
     numpy = (a.size < NUMPY_POINTS and not compiled) or not kernel_loader.available()
     if not numpy:  # (the compiled search skips such groups itself)
-        return kernel_loader.kernel().stretches(starts, a, c, thresholds)
+        # (two threads, each over its groups, from kernel.TWO_THREADS points)
+        return kernel_loader.kernel().split_stretches(starts, a, c, thresholds)
     wanted = thresholds > 0.0
     if not wanted.all():
         lower = np.full(wanted.size, -1, dtype=np.int64)

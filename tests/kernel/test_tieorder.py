@@ -40,6 +40,24 @@ def test_tie_order_sorts_each_run_by_weight_then_response(distinct, weighted):
     assert np.array_equal(np.sort(order), np.arange(s.shape[0]))  # a permutation
 
 
+@pytest.mark.parametrize("distinct", [1, 7, 40, 300])
+@pytest.mark.parametrize("weights", ["repeated", "continuous", "none"])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_tie_order_is_the_stable_order_by_weight_then_response(distinct, weights, threads):
+    """The very permutation of a stable sort by score, weight, response (runs of 1 to 2,000).
+
+    On two threads (the runs of each half of the rows ordered by one) as on one.
+    """
+    s, r, w = _rows(2_000, distinct, seed=distinct + 1)
+    if weights == "continuous":
+        w = np.random.default_rng(distinct).lognormal(0.0, 1.0, s.shape[0])
+    weighted = weights != "none"
+    order = k.tieorder.tie_order(s, r, w, weighted, threads)
+    index = np.arange(s.shape[0])
+    expected = np.lexsort((index, r, w, s) if weighted else (index, r, s))
+    np.testing.assert_array_equal(order if order.shape[0] else index, expected)
+
+
 def test_tie_order_leaves_ordered_rows_alone():
     s = np.array([0.1, 0.1, 0.2, 0.3, 0.3, 0.3])
     w = np.array([1.0, 2.0, 5.0, 1.0, 1.0, 3.0])

@@ -1,0 +1,189 @@
+"""Splitting a walk's groups between two threads, so that each does its share.
+
+A group's points are closed one after another, from its own state only (its
+open tie, its previous closing, its sums): two threads may close the points
+of disjoint sets of groups at the same time, each group's additions staying
+in the same order. The results are then the same bits on one thread or two,
+whichever thread a group is given to. :func:`owners` gives each group a
+thread (0: the calling thread, 1: the second one) so that the calling thread
+closes about ``share`` of the points.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from numba import njit
+
+from polars_cumdev.kernel.location import stretches
+from polars_cumdev.kernel.prefix import I64, JIT, TABLE_COLUMNS, Array
+from polars_cumdev.kernel.walks import WEIGHT, _walk, calibration_curves
+
+__all__ = [
+    "FLUSH_COST",
+    "TWO_THREADS",
+    "calibration_walk",
+    "group_rows",
+    "main_share",
+    "owners",
+    "split_stretches",
+]
+
+#: Fewest rows for which the walks use a second thread (below, one walks everything).
+TWO_THREADS = 1 << 20
+
+#: Time to close one point over the time to carry the running sums past one row
+#: (:mod:`polars_cumdev.kernel.events`; measured at 1e7 rows, continuous scores).
+FLUSH_COST = 2.6
+
+
+def main_share(rows: int, points: int) -> float:
+    """The calling thread's share of the closings when it also walks the rows.
+
+    The calling thread carries the running sums over ``rows`` rows (cost
+    ``rows``) and closes a share ``a`` of the ``points`` (cost ``FLUSH_COST``
+    each); the second thread closes the rest. Balanced when
+    ``rows + a X = (1 - a) X`` with ``X = FLUSH_COST * points``.
+    """
+    if points <= 0:
+        return 0.0
+    return max(0.0, 0.5 - rows / (2.0 * FLUSH_COST * points))
+
+
+@njit(**JIT)
+def owners(points: I64, share: float) -> np.ndarray:
+    """Each group's thread: 0 for about ``share`` of the points, 1 for the rest.
+
+    Greedy, largest group first (ties by group number): each group goes to
+    the thread whose load over its target is then the smaller. Deterministic, and the results do
+    not depend on it anyway (see the module).
+    """
+    groups = points.shape[0]
+    owner = np.ones(groups, dtype=np.int8)
+    if share <= 0.0:
+        return owner
+    order = np.argsort(-points, kind="mergesort")
+    load0 = 0.0
+    load1 = 0.0
+    for j in range(groups):
+        g = order[j]
+        p = float(points[g])
+        if (load0 + p) * (1.0 - share) <= (load1 + p) * share:  # (no division by a 0 target)
+            owner[g] = 0
+            load0 += p
+        else:
+            load1 += p
+    return owner
+
+
+@njit(**JIT)
+def group_rows(gid: Array, offset: int, groups: int) -> I64:
+    """Each group's number of rows."""
+    rows = np.zeros(groups, dtype=np.int64)
+    for i in range(gid.shape[0]):
+        rows[int(gid[i]) - offset] += 1
+    return rows
+
+
+@njit(**JIT)
+def _calibration_share(
+    gid: Array,
+    offset: int,
+    s: Array,
+    r: Array,
+    w: Array,
+    weighted: bool,
+    scale: float,
+    groups: int,
+    starts: I64,
+    curves: np.ndarray,
+    mine: np.ndarray,
+) -> tuple[np.ndarray, I64]:
+    """The walk of :func:`calibration_curves` for the groups of ``mine`` only."""
+    scores, table = np.empty(0), np.empty((0, TABLE_COLUMNS))
+    return _walk(
+        gid, offset, s, r, w, weighted, scale, groups, 0.0, scores, table, False, mine, starts,
+        curves,
+    )  # fmt: skip
+
+
+@njit(**JIT)
+def _divide_by_weight(out: np.ndarray, starts: I64, curves: np.ndarray) -> None:
+    """Rows W_g A_k and W_g C_k of every group's curve divided by its W_g, in place."""
+    for g in range(out.shape[0]):
+        total = out[g, WEIGHT]
+        for k in range(starts[g], starts[g + 1]):
+            curves[0, k] /= total
+            curves[1, k] /= total
+
+
+def calibration_walk(
+    gid: np.ndarray,
+    offset: int,
+    s: np.ndarray,
+    r: np.ndarray,
+    w: np.ndarray,
+    weighted: bool,
+    scale: float,
+    groups: int,
+    starts: np.ndarray,
+    threads: int = 2,
+    divided: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`polars_cumdev.kernel.calibration_curves` on one thread or two (``threads``).
+
+    On two, each thread walks all rows and closes the points of its groups
+    (split by their rows, :func:`owners`); the results are the same bits.
+    With ``divided``, the rows A_k and C_k of the curves are divided by the
+    group's W_g (in place).
+    """
+    if threads < 2:
+        out, first, curves = calibration_curves(
+            gid, offset, s, r, w, weighted, scale, groups, starts
+        )
+        if divided:
+            _divide_by_weight(out, starts, curves)
+        return out, first, curves
+    owner = owners(group_rows(gid, offset, groups), 0.5)
+    curves = np.empty((3, starts[-1]))
+    columns = (gid, offset, s, r, w, weighted, scale, groups, starts, curves)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        other = pool.submit(_calibration_share, *columns, owner == 1)
+        out, first = _calibration_share(*columns, owner == 0)
+        out_1, first_1 = other.result()
+    mine = owner == 1
+    out[mine] = out_1[mine]
+    first[mine] = first_1[mine]
+    if divided:
+        _divide_by_weight(out, starts, curves)
+    return out, first, curves
+
+
+def split_stretches(
+    starts: np.ndarray,
+    a: np.ndarray,
+    c: np.ndarray,
+    thresholds: np.ndarray,
+    threads: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`polars_cumdev.kernel.stretches` on one thread or two.
+
+    ``threads`` None: two from :data:`TWO_THREADS` points. On two, each
+    thread searches the curves of its groups (split by their points; the
+    other thread's thresholds are NaN, which :func:`stretches` skips): the
+    same stretches, group by group.
+    """
+    if threads is None:
+        threads = 2 if a.shape[0] >= TWO_THREADS else 1
+    if threads < 2:
+        return stretches(starts, a, c, thresholds)
+    searched = np.where(thresholds > 0.0, np.diff(starts), 0).astype(np.int64)
+    mine = owners(searched, 0.5) == 1
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        other = pool.submit(stretches, starts, a, c, np.where(mine, thresholds, np.nan))
+        lower, upper = stretches(starts, a, c, np.where(mine, np.nan, thresholds))
+        lower_1, upper_1 = other.result()
+    lower[mine] = lower_1[mine]
+    upper[mine] = upper_1[mine]
+    return lower, upper

@@ -15,7 +15,7 @@ import polars as pl
 from polars_cumdev.covariates.ordering import resolve_score
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method import compiled
+from polars_cumdev.method import compiled, kernel_frames
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.bins import locate_bins
 from polars_cumdev.method.curves import curve_frame, variance_share
@@ -176,8 +176,8 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
         )
         binary = bool(constants[nm.BINARY])
         recorded = (starts, curves[:, 0], curves[:, 1], curves[:, 2])
-        found = compiled.location(rows, ids, offset, out, first, binary, recorded=recorded)
-        summary = compiled.summary_frame(rows, keys, out, first, {**constants, **found})
+        found = kernel_frames.location(rows, ids, offset, out, first, binary, recorded=recorded)
+        summary = kernel_frames.summary_frame(rows, keys, out, first, {**constants, **found})
         return summary.select(list(schema))
 
     return compiled.node(prepared, run, schema)
@@ -201,7 +201,7 @@ def _points_node(prepared: Prepared, choice: compiled.Choice, mask: pl.Expr) -> 
         values, ints, flags = compiled.kernel().group_points(
             member, rows.s, rows.r, rows.w, rows.weighted, rows.scale, rows.centre
         )
-        return compiled.points_frame(rows, values, ints, flags)
+        return kernel_frames.points_frame(rows, values, ints, flags)
 
     return compiled.node(prepared, run, POINT_SCHEMA, extra={nm.MEMBER: mask})
 

@@ -26,7 +26,7 @@ import polars as pl
 from polars_cumdev.calibration.targets import GAP, TERM, Target
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method import compiled
+from polars_cumdev.method import compiled, kernel_frames
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
 from polars_cumdev.method.curves import summed_sigma_curve
 from polars_cumdev.method.expressions import Column
@@ -165,8 +165,8 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
             divided=True,
         )  # fmt: skip
         recorded = (starts, curves[0], curves[1], curves[2])
-        found = compiled.location(rows, ids, offset, out, first, True, recorded=recorded)
-        return compiled.summary_frame(rows, keys, out, first, found).select(list(schema))
+        found = kernel_frames.location(rows, ids, offset, out, first, True, recorded=recorded)
+        return kernel_frames.summary_frame(rows, keys, out, first, found).select(list(schema))
 
     return compiled.node(prepared, run, schema)
 

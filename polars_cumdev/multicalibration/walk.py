@@ -13,7 +13,7 @@ table of cells x subsets giving the segment numbers): the sums
 for one grouping. When the cross is too large to tabulate, the walk runs per
 subset (:func:`polars_cumdev.kernel.segments.segment_sums`). The located
 stretch is searched only in the segments significant family-wise
-(:func:`polars_cumdev.compiled.location`, a second walk of those subsets).
+(:func:`polars_cumdev.method.kernel_frames.location`, a second walk of those subsets).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.errors import EmptySubpopulationError
-from polars_cumdev.method import compiled
+from polars_cumdev.method import compiled, kernel_frames
 from polars_cumdev.method.familywise import critical_z, holm_numpy
 from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.method.pvalues import kuiper_pvalue
@@ -275,7 +275,7 @@ def assemble(
         chosen = np.full(first.shape[0], -1, dtype=np.int64)
         picked = numbers[significant[a:b]]
         chosen[picked] = first[picked]
-        found = compiled.location(rows, ids, 0, out, chosen, binary, prefix)
+        found = kernel_frames.location(rows, ids, 0, out, chosen, binary, prefix)
         for c in LOCATION_COLUMNS:
             located[c][a:b] = found[c][numbers]
     which = np.repeat(np.arange(len(subsets)), np.diff(starts))
@@ -283,7 +283,7 @@ def assemble(
     firsts = [walked.first[i][kept[i]] for i in range(len(subsets))]
     first = np.concatenate(firsts) if firsts else np.zeros(0, dtype=np.int64)
     response = [walked.response_sums[i][kept[i]] for i in range(len(subsets))]
-    body = compiled.summary_frame(rows, [], stacked, first, {**(constants or {}), **located})
+    body = kernel_frames.summary_frame(rows, [], stacked, first, {**(constants or {}), **located})
     labels, condition = _labels(coded, subsets, which, numbers, family)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = (np.concatenate(response) if response else np.zeros(0)) / stacked[:, k.WEIGHT]

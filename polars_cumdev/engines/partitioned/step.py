@@ -263,7 +263,12 @@ def _table_rows(table: np.ndarray, at: np.ndarray) -> dict[str, np.ndarray]:
     """The kernel's prefix rows ``at`` (-1: all zero) as the columns ``SUMS`` and ``MAXIMA``."""
     from polars_cumdev.kernel import prefix as k
 
-    padded = np.vstack([np.zeros((1, table.shape[1])), table])[at + 1]
+    # Gathered rows, then the -1s zeroed: no copy of the whole table with a zero row on top.
+    if table.shape[0]:
+        padded = table[np.maximum(at, 0)]
+        padded[at < 0] = 0.0
+    else:
+        padded = np.zeros((at.shape[0], table.shape[1]))
     columns: dict[str, np.ndarray] = {}
     for j, c in enumerate(FLOAT_SUMS):
         columns[c] = padded[:, k.HI + j]

@@ -20,6 +20,10 @@ Two sets of rules (``rules``):
   nulls count as an ordinary categorical value, count ties and level order by
   first appearance along the sorted rows, and the first
   ``chunk * ceil(max_segments / chunk)`` segments in enumeration order kept.
+  As in MCGrad, "first appearance" among rows with the same score, weight
+  and response follows the order in which the sort leaves them, so with a
+  cap the segments kept may change when such rows are shuffled; the
+  ``"cumdev"`` rules do not depend on the row order.
 """
 
 from __future__ import annotations

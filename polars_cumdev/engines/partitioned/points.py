@@ -151,8 +151,7 @@ def _sorted_prefix(
     )
     scores, table = _engines.kernel().prefix_table(s, r, w, True, plan.weight_scale, plan.centre)
     del s, r, w
-    rows_at = np.arange(scores.shape[0])
-    prefix = pl.DataFrame({PREFIX_SCORE: scores, **_table_rows(table, rows_at)})
+    prefix = pl.DataFrame({PREFIX_SCORE: scores, **_table_rows(table, None)})
     return ordered.with_columns(pl.col(nm.WEIGHT) * plan.weight_scale), prefix
 
 

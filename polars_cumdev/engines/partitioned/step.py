@@ -259,12 +259,17 @@ def _merged_by_group(ordered: pl.DataFrame, keys: Sequence[str], engine: Engine)
     return merged.collect(engine=engine).lazy()
 
 
-def _table_rows(table: np.ndarray, at: np.ndarray) -> dict[str, np.ndarray]:
-    """The kernel's prefix rows ``at`` (-1: all zero) as the columns ``SUMS`` and ``MAXIMA``."""
+def _table_rows(table: np.ndarray, at: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The kernel's prefix rows ``at`` as the columns ``SUMS`` and ``MAXIMA``.
+
+    ``at`` -1 is a row of zeros; ``at`` None takes every row as it is.
+    """
     from polars_cumdev.kernel import prefix as k
 
     # Gathered rows, then the -1s zeroed: no copy of the whole table with a zero row on top.
-    if table.shape[0]:
+    if at is None:
+        padded = table
+    elif table.shape[0]:
         padded = table[np.maximum(at, 0)]
         padded[at < 0] = 0.0
     else:

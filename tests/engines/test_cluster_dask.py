@@ -206,3 +206,26 @@ def test_same_bits_under_shuffles_and_partitions(client, monkeypatch, seed, rang
     local = screen_partitioned(df, "g", "s", "r", "w", ranges=count)
     assert local.sort("g", nulls_last=True).equals(first)
     assert_frames_close(screen_expected(df), first, ["g"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("threads", [1, 3, 8])
+def test_calibration_gives_the_same_bits_whatever_the_cluster_threads(client, threads, monkeypatch):
+    """Groups go to as many buckets as the cluster has threads; each is calibrated whole.
+
+    The cluster is real; only the thread count it reports is changed, so that
+    the groups land in 1, 3 or 8 buckets, in 1 or 5 input partitions. (The
+    batches once chose the Polars plan or the kernel by their size, so at 2.2
+    million rows in 3 groups a group's last bits changed with the cluster's
+    threads, up to 1.2e-17 absolute; every batch now runs the kernel. That
+    size is too slow for the suite: this test holds the rule at a small one.)
+    """
+    df = make_data(23, rows=1200).with_columns(pl.col("r").cast(pl.Float64))
+    expected = cdask.calibration(to_dask(df, 2), "s", "r", "w", by="g", scheduler=client)
+    monkeypatch.setattr(client, "nthreads", lambda: {"worker": threads})
+    for partitions in (1, 5):
+        shuffled = df.sample(fraction=1.0, shuffle=True, seed=partitions)
+        actual = cdask.calibration(
+            to_dask(shuffled, partitions), "s", "r", "w", by="g", scheduler=client
+        )
+        assert actual.equals(expected), (threads, partitions)

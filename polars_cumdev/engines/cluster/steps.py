@@ -321,13 +321,20 @@ def finish_screen(
 def calibrate_part(
     chunk: pl.DataFrame, request: Request
 ) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    """A batch's tally and, when its counts pass, the statistics of its (whole) groups."""
+    """A batch's tally and, when its counts pass, the statistics of its (whole) groups.
+
+    The compiled kernel whenever Numba is there, whatever the batch's size: a
+    choice by size would give a group other last bits when it shares its
+    batch with more or fewer groups (the batches follow the cluster's threads).
+    """
     from polars_cumdev.calibration.cumulative import _summary_node
+    from polars_cumdev.method import compiled
 
     counts, checked = _checked(chunk, request)
     if checked is None:
         return counts, None
-    stats = _summary_node(request.prepared(checked), "at run time").collect(engine="in-memory")
+    engine = "kernel" if compiled.available() else "at run time"
+    stats = _summary_node(request.prepared(checked), engine).collect(engine="in-memory")
     return counts, stats
 
 

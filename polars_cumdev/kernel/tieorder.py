@@ -9,7 +9,14 @@ order of the input rows (rows equal in all three columns are interchangeable
 in every sum), so the results are the same bits.
 
 On continuous scores there are no runs and the pass is one read of the
-scores; runs already in order are left as they are.
+scores; runs already in order are left as they are. A run out of order is
+read once into two unsigned keys per row, ordered as the values
+(:func:`polars_cumdev.kernel.ranks.key` of the weight, and of the response;
+without weights, the response's key and 0), and sorted stably by them
+(:func:`_sort_run`): counting passes on the leading bits in which the keys
+of a stretch differ, as many buckets as rows, until every stretch is short,
+then one insertion pass. The order is that of float comparisons (-0.0 and
+0.0 are one key; NaN is refused before), stable by row.
 """
 
 from __future__ import annotations
@@ -20,10 +27,20 @@ import numpy as np
 import numpy.typing as npt
 from numba import njit
 
-from polars_cumdev.kernel.prefix import F64, I64, JIT, Array
+from polars_cumdev.kernel.prefix import I64, JIT, Array
+from polars_cumdev.kernel.ranks import FLOAT, key
 from polars_cumdev.kernel.split import TWO_THREADS
 
 __all__ = ["tie_order"]
+
+U64 = npt.NDArray[np.uint64]
+#: Work space of the runs (:func:`_room`): keys, their order, spare order, bucket counts, stack.
+Room = tuple[U64, U64, I64, I64, I64, I64]
+
+#: Stretches of at most this many rows are left to the final insertion pass.
+SHORT = 16
+#: Most bits of a bucket number in one counting pass (as many buckets as rows up to this).
+_MOST_BITS = 11
 
 
 @njit(**JIT)
@@ -37,60 +54,102 @@ def _in_order(w: Array, r: Array, weighted: bool, begin: int, end: int) -> bool:
     return True
 
 
-@njit(**JIT)
-def _after(wa: float, ra: float, ia: int, wb: float, rb: float, ib: int) -> bool:
-    """Whether row a comes after row b in (weight, response, row) order."""
-    if wa != wb:
-        return wa > wb
-    if ra != rb:
-        return ra > rb
-    return ia > ib
-
-
-# Runs are sorted by insertion in blocks of this many rows, then merged.
-_BLOCK = 16
+@njit(**JIT, inline="always")
+def _key(x: float) -> np.uint64:
+    """The order-preserving key of a double (:func:`polars_cumdev.kernel.ranks.key`)."""
+    return key(np.float64(x).view(np.uint64), FLOAT)
 
 
 @njit(**JIT)
-def _sort_keys(keys: F64, rows: I64, spare: F64, spare_rows: I64, n: int) -> I64:
-    """Sort the first n (weight, response) pairs and their rows; returns the sorted rows.
+def _bit_length(x: np.uint64) -> int:
+    """Number of bits of x (0 for 0)."""
+    bits = 0
+    while x:
+        x >>= np.uint64(1)
+        bits += 1
+    return bits
 
-    The rows make every key distinct, so the order is that of a stable sort
-    by weight then response, however the sort proceeds: insertion within
-    blocks of :data:`_BLOCK`, then merges through ``spare`` (no allocation).
+
+@njit(**JIT)
+def _spread(
+    keys: U64, place: I64, spare: I64, counts: I64, low: int, high: int, least: np.uint64,
+    most: np.uint64,
+) -> int:  # fmt: skip
+    """One stable counting pass of ``place[low:high]`` on the leading bits of their keys.
+
+    ``keys[place[t]]`` lie between ``least`` and ``most`` (not equal); the
+    bucket of a key is its difference from ``least`` cut to at most
+    :data:`_MOST_BITS` bits, about one bucket per row. ``spare`` is work
+    space. Returns the number of buckets; ``counts[d]`` is then the end of
+    bucket d, counted from ``low``.
     """
-    for low in range(0, n, _BLOCK):
-        high = min(low + _BLOCK, n)
-        for j in range(low + 1, high):
-            w0, r0, i0 = keys[j, 0], keys[j, 1], rows[j]
-            k = j - 1
-            while k >= low and _after(keys[k, 0], keys[k, 1], rows[k], w0, r0, i0):
-                keys[k + 1, 0], keys[k + 1, 1], rows[k + 1] = keys[k, 0], keys[k, 1], rows[k]
-                k -= 1
-            keys[k + 1, 0], keys[k + 1, 1], rows[k + 1] = w0, r0, i0
-    source, source_rows, target, target_rows = keys, rows, spare, spare_rows
-    width = _BLOCK
-    while width < n:
-        for low in range(0, n, 2 * width):
-            middle, high = min(low + width, n), min(low + 2 * width, n)
-            i, j = low, middle
-            for out in range(low, high):
-                take_right = i >= middle
-                if not take_right and j < high:
-                    take_right = _after(
-                        source[i, 0], source[i, 1], source_rows[i],
-                        source[j, 0], source[j, 1], source_rows[j],
-                    )  # fmt: skip
-                at = j if take_right else i
-                target[out, 0], target[out, 1] = source[at, 0], source[at, 1]
-                target_rows[out] = source_rows[at]
-                if take_right:
-                    j += 1
-                else:
-                    i += 1
-        source, source_rows, target, target_rows = target, target_rows, source, source_rows
-        width *= 2
-    return source_rows
+    width = min(max(_bit_length(np.uint64(high - low - 1)), 1), _MOST_BITS)
+    shift = np.uint64(max(_bit_length(most - least) - width, 0))
+    buckets = int((most - least) >> shift) + 1
+    for d in range(buckets + 1):
+        counts[d] = 0
+    for t in range(low, high):
+        counts[int((keys[place[t]] - least) >> shift) + 1] += 1
+    for d in range(1, buckets):
+        counts[d] += counts[d - 1]
+    for t in range(low, high):
+        p = place[t]
+        d = int((keys[p] - least) >> shift)
+        spare[counts[d]] = p
+        counts[d] += 1
+    for t in range(high - low):
+        place[low + t] = spare[t]
+    return buckets
+
+
+@njit(**JIT)
+def _split(
+    first: U64, second: U64, levels: int, place: I64, spare: I64, counts: I64, stack: I64, top: int
+) -> None:
+    """Split each stretch of ``place`` on ``stack`` (low, high, key) until all are short.
+
+    A stretch of more than :data:`SHORT` rows is spread by its key (0:
+    ``first``, 1: ``second``) and each long bucket is pushed; a stretch of
+    equal keys is pushed again on the next key, up to ``levels``.
+    The stretches on the stack are disjoint: at most n / SHORT + 1.
+    """
+    while top > 0:
+        top -= 1
+        low, high, level = stack[top, 0], stack[top, 1], stack[top, 2]
+        keys = first if level == 0 else second
+        least = most = keys[place[low]]
+        for t in range(low + 1, high):
+            k = keys[place[t]]
+            least, most = min(least, k), max(most, k)
+        if least == most:  # equal keys: on to the next key, if any
+            if level + 1 < levels:
+                stack[top, 2] = level + 1
+                top += 1
+            continue
+        buckets = _spread(keys, place, spare, counts, low, high, least, most)
+        start = low
+        for d in range(buckets):
+            end = low + counts[d]
+            if end - start > SHORT:
+                stack[top, 0], stack[top, 1], stack[top, 2] = start, end, level
+                top += 1
+            start = end
+
+
+@njit(**JIT)
+def _insert(first: U64, second: U64, place: I64, n: int) -> None:
+    """Stable insertion sort of ``place[:n]`` by (first, second) of each."""
+    for t in range(1, n):
+        p = place[t]
+        a, b = first[p], second[p]
+        u = t - 1
+        while u >= 0:
+            q = place[u]
+            if first[q] < a or (first[q] == a and second[q] <= b):
+                break
+            place[u + 1] = q
+            u -= 1
+        place[u + 1] = p
 
 
 @njit(**JIT)
@@ -101,24 +160,46 @@ def _order_run(
     begin: int,
     end: int,
     order: npt.NDArray[np.int64],
-    keys: F64,
-    rows: I64,
-    spare: F64,
-    spare_rows: I64,
+    room: Room,
 ) -> None:
     """Rows begin..end-1 of ``order`` in increasing (weight, response), stably.
 
-    ``keys``, ``rows``, ``spare`` and ``spare_rows`` are work space of at
-    least end - begin rows.
+    The keys of row begin + j are ``first[j]``, ``second[j]`` (0 without
+    weights); ``place`` is the rows' order, counted from ``begin``: sorted
+    stably by the keys through counting passes on their leading bits
+    (:func:`_spread`, :func:`_split`), then one insertion pass for the short
+    stretches, the only rows left out of order. ``room``: work space of
+    at least end - begin rows (:func:`_room`).
     """
-    size = end - begin
-    for j in range(size):
-        keys[j, 0] = float(w[begin + j]) if weighted else 0.0
-        keys[j, 1] = float(r[begin + j])
-        rows[j] = j
-    ranked = _sort_keys(keys, rows, spare, spare_rows, size)
-    for j in range(size):
-        order[begin + j] = begin + ranked[j]
+    first, second, place, spare, counts, stack = room
+    n = end - begin
+    for j in range(n):
+        if weighted:
+            first[j] = _key(float(w[begin + j]))
+            second[j] = _key(float(r[begin + j]))
+        else:
+            first[j] = _key(float(r[begin + j]))
+        place[j] = j
+    if n > SHORT:
+        stack[0, 0], stack[0, 1], stack[0, 2] = 0, n, 0
+        _split(first, second, 2 if weighted else 1, place, spare, counts, stack, 1)
+    _insert(first, second, place, n)
+    for j in range(n):
+        order[begin + j] = begin + place[j]
+
+
+@njit(**JIT)
+def _room(size: int, weighted: bool) -> Room:
+    """Work space for runs of up to ``size`` rows (``second`` all 0 without weights)."""
+    second = np.empty(size, dtype=np.uint64) if weighted else np.zeros(size, dtype=np.uint64)
+    return (
+        np.empty(size, dtype=np.uint64),
+        second,
+        np.empty(size, dtype=np.int64),
+        np.empty(size, dtype=np.int64),
+        np.empty((1 << _MOST_BITS) + 1, dtype=np.int64),
+        np.empty((size // SHORT + 2, 3), dtype=np.int64),
+    )
 
 
 @njit(**JIT)
@@ -153,19 +234,17 @@ def _order_runs(
     order: npt.NDArray[np.int64],
 ) -> None:
     """Every run of equal scores from row ``begin`` to ``stop`` put in order in ``order``."""
-    room = 0
-    keys, spare = np.empty((0, 2)), np.empty((0, 2))
-    rows, spare_rows = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
+    size = 256
+    room = _room(size, weighted)
     i = begin
     while i >= 0:
         end = i + 2
         while end < stop and s[end] == s[i]:
             end += 1
-        if end - i > room:  # work space for the longest run so far (grown rarely)
-            room = max(2 * room, end - i, 64)
-            keys, spare = np.empty((room, 2)), np.empty((room, 2))
-            rows, spare_rows = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
-        _order_run(w, r, weighted, i, end, order, keys, rows, spare, spare_rows)
+        if end - i > size:  # work space for the longest run so far (grown rarely)
+            size = max(2 * size, end - i)
+            room = _room(size, weighted)
+        _order_run(w, r, weighted, i, end, order, room)
         i = _unordered_run(s, r, w, weighted, end, stop)
 
 

@@ -22,6 +22,7 @@ then one insertion pass. The order is that of float comparisons (-0.0 and
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from threading import Lock
 
 import numpy as np
 import numpy.typing as npt
@@ -39,8 +40,10 @@ Room = tuple[U64, U64, I64, I64, I64, I64]
 
 #: Stretches of at most this many rows are left to the final insertion pass.
 SHORT = 16
-#: Most bits of a bucket number in one counting pass (as many buckets as rows up to this).
+#: Most bits of a bucket number in one counting pass.
 _MOST_BITS = 11
+#: Bits more in a bucket number than in the number of rows (2 to 4 buckets a row).
+_MORE_BITS = 1
 
 
 @njit(**JIT)
@@ -72,34 +75,70 @@ def _bit_length(x: np.uint64) -> int:
 
 @njit(**JIT)
 def _spread(
-    keys: U64, place: I64, spare: I64, counts: I64, low: int, high: int, least: np.uint64,
+    keys: U64, source: I64, target: I64, counts: I64, low: int, high: int, least: np.uint64,
     most: np.uint64,
-) -> int:  # fmt: skip
-    """One stable counting pass of ``place[low:high]`` on the leading bits of their keys.
+) -> tuple[int, bool]:  # fmt: skip
+    """Rows ``source[low:high]`` into ``target[low:high]`` stably by the leading bits of their keys.
 
-    ``keys[place[t]]`` lie between ``least`` and ``most`` (not equal); the
-    bucket of a key is its difference from ``least`` cut to at most
-    :data:`_MOST_BITS` bits, about one bucket per row. ``spare`` is work
-    space. Returns the number of buckets; ``counts[d]`` is then the end of
-    bucket d, counted from ``low``.
+    ``source`` empty: the rows low..high-1 themselves. The keys lie from
+    ``least`` to ``most`` (not equal). Keys of two values are parted in
+    two; otherwise the bucket of a key is its difference from ``least`` cut
+    to :data:`_MORE_BITS` bits more than the rows (at most :data:`_MOST_BITS`).
+    Returns the number of buckets and whether each holds equal keys;
+    ``counts[d]`` is then the end of bucket d, counted from ``low``.
     """
-    width = min(max(_bit_length(np.uint64(high - low - 1)), 1), _MOST_BITS)
+    direct = source.shape[0] == 0
+    lows, two = 0, True
+    for t in range(low, high):  # (continuous keys: stops at once)
+        k = keys[t if direct else source[t]]
+        if k != least and k != most:
+            two = False
+            break
+        lows += k == least
+    if two:  # a stable partition (no counters in memory: no chain of stores and loads)
+        a, b = low, low + lows
+        for t in range(low, high):
+            p = t if direct else source[t]
+            is_low = keys[p] == least
+            target[a if is_low else b] = p
+            a, b = a + is_low, b + (not is_low)
+        counts[0], counts[1] = lows, high - low
+        return 2, True
+    width = min(_bit_length(np.uint64(high - low - 1)) + _MORE_BITS, _MOST_BITS)
     shift = np.uint64(max(_bit_length(most - least) - width, 0))
     buckets = int((most - least) >> shift) + 1
-    for d in range(buckets + 1):
-        counts[d] = 0
+    counts[:buckets] = 0
     for t in range(low, high):
-        counts[int((keys[place[t]] - least) >> shift) + 1] += 1
-    for d in range(1, buckets):
-        counts[d] += counts[d - 1]
+        counts[int((keys[t if direct else source[t]] - least) >> shift)] += 1
+    total = 0
+    for d in range(buckets):  # the start of each bucket
+        total, counts[d] = total + counts[d], total
     for t in range(low, high):
-        p = place[t]
+        p = t if direct else source[t]
         d = int((keys[p] - least) >> shift)
-        spare[counts[d]] = p
+        target[low + counts[d]] = p
         counts[d] += 1
-    for t in range(high - low):
-        place[low + t] = spare[t]
-    return buckets
+    return buckets, shift == 0
+
+
+@njit(**JIT)
+def _push(
+    stack: I64, top: int, counts: I64, buckets: int, low: int, level: int, levels: int
+) -> int:
+    """Push the buckets of :func:`_spread` longer than :data:`SHORT` rows, for key ``level``.
+
+    None when ``level`` is ``levels`` (no key left). Returns the new top.
+    """
+    if level >= levels:
+        return top
+    start = low
+    for d in range(buckets):
+        end = low + counts[d]
+        if end - start > SHORT:
+            stack[top, 0], stack[top, 1], stack[top, 2] = start, end, level
+            top += 1
+        start = end
+    return top
 
 
 @njit(**JIT)
@@ -108,10 +147,10 @@ def _split(
 ) -> None:
     """Split each stretch of ``place`` on ``stack`` (low, high, key) until all are short.
 
-    A stretch of more than :data:`SHORT` rows is spread by its key (0:
-    ``first``, 1: ``second``) and each long bucket is pushed; a stretch of
-    equal keys is pushed again on the next key, up to ``levels``.
-    The stretches on the stack are disjoint: at most n / SHORT + 1.
+    A stretch is spread (:func:`_spread`) by its key (0: ``first``, 1:
+    ``second``) and its long buckets pushed; a stretch of equal keys is
+    pushed again on the next key, up to ``levels``. The stretches on the
+    stack are disjoint: at most n / SHORT + 1.
     """
     while top > 0:
         top -= 1
@@ -126,22 +165,29 @@ def _split(
                 stack[top, 2] = level + 1
                 top += 1
             continue
-        buckets = _spread(keys, place, spare, counts, low, high, least, most)
-        start = low
-        for d in range(buckets):
-            end = low + counts[d]
-            if end - start > SHORT:
-                stack[top, 0], stack[top, 1], stack[top, 2] = start, end, level
-                top += 1
-            start = end
+        buckets, exact = _spread(keys, place, spare, counts, low, high, least, most)
+        for t in range(low, high):
+            place[t] = spare[t]
+        top = _push(stack, top, counts, buckets, low, level + exact, levels)
 
 
 @njit(**JIT)
 def _insert(first: U64, second: U64, place: I64, n: int) -> None:
-    """Stable insertion sort of ``place[:n]`` by (first, second) of each."""
+    """Stable insertion sort of ``place[:n]`` by (first, second) of each.
+
+    The last row placed is the largest so far: kept at hand, a row in order
+    after it is passed over without a store or a second load.
+    """
+    if n < 2:
+        return
+    last = place[0]
+    top_first, top_second = first[last], second[last]
     for t in range(1, n):
         p = place[t]
         a, b = first[p], second[p]
+        if top_first < a or (top_first == a and top_second <= b):
+            top_first, top_second = a, b
+            continue
         u = t - 1
         while u >= 0:
             q = place[u]
@@ -173,16 +219,27 @@ def _order_run(
     """
     first, second, place, spare, counts, stack = room
     n = end - begin
+    least = most = _key(float(w[begin])) if weighted else _key(float(r[begin]))
     for j in range(n):
         if weighted:
-            first[j] = _key(float(w[begin + j]))
+            k = _key(float(w[begin + j]))
             second[j] = _key(float(r[begin + j]))
         else:
-            first[j] = _key(float(r[begin + j]))
-        place[j] = j
-    if n > SHORT:
-        stack[0, 0], stack[0, 1], stack[0, 2] = 0, n, 0
-        _split(first, second, 2 if weighted else 1, place, spare, counts, stack, 1)
+            k = _key(float(r[begin + j]))
+        first[j] = k
+        least, most = min(least, k), max(most, k)
+    levels = 2 if weighted else 1
+    top = 0
+    if n <= SHORT or least == most:
+        for j in range(n):
+            place[j] = j
+        if n > SHORT and levels == 2:
+            stack[0, 0], stack[0, 1], stack[0, 2] = 0, n, 1
+            top = 1
+    else:
+        buckets, exact = _spread(first, spare[:0], place, counts, 0, n, least, most)
+        top = _push(stack, 0, counts, buckets, 0, int(exact), levels)
+    _split(first, second, levels, place, spare, counts, stack, top)
     _insert(first, second, place, n)
     for j in range(n):
         order[begin + j] = begin + place[j]
@@ -229,15 +286,22 @@ def _order_runs(
     r: Array,
     w: Array,
     weighted: bool,
-    begin: int,
+    start: int,
     stop: int,
     order: npt.NDArray[np.int64],
 ) -> None:
-    """Every run of equal scores from row ``begin`` to ``stop`` put in order in ``order``."""
+    """Rows ``start`` to ``stop`` - 1 of ``order``: each run of equal scores there in order.
+
+    ``start`` and ``stop`` are the first rows of runs (or the ends of the
+    rows). Rows outside the runs out of order are their own place.
+    """
     size = 256
     room = _room(size, weighted)
-    i = begin
+    done = start
+    i = _unordered_run(s, r, w, weighted, start, stop)
     while i >= 0:
+        for j in range(done, i):
+            order[j] = j
         end = i + 2
         while end < stop and s[end] == s[i]:
             end += 1
@@ -245,15 +309,28 @@ def _order_runs(
             size = max(2 * size, end - i)
             room = _room(size, weighted)
         _order_run(w, r, weighted, i, end, order, room)
+        done = end
         i = _unordered_run(s, r, w, weighted, end, stop)
+    for j in range(done, stop):
+        order[j] = j
 
 
 @njit(**JIT)
-def _run_start(s: Array, i: int) -> int:
-    """The first row of the run of equal scores holding row i."""
-    while i > 0 and s[i - 1] == s[i]:
-        i -= 1
-    return i
+def _cuts(s: Array, begin: int, blocks: int) -> I64:
+    """Rows begin to the end cut into about ``blocks`` stretches at the first rows of runs."""
+    m = s.shape[0]
+    cuts = np.empty(blocks + 1, dtype=np.int64)
+    cuts[0], cuts[blocks] = 0, m
+    for k in range(1, blocks):
+        i = begin + (m - begin) * k // blocks
+        while i > 0 and s[i - 1] == s[i]:  # back to the run's first row
+            i -= 1
+        cuts[k] = max(i, cuts[k - 1])
+    return cuts
+
+
+#: Stretches of rows the two threads take in turn (each a whole number of runs).
+BLOCKS = 64
 
 
 def tie_order(
@@ -271,8 +348,11 @@ def tie_order(
         Whether ties are ordered by weight first.
     threads
         1 or 2; None: two from :data:`polars_cumdev.kernel.split.TWO_THREADS`
-        rows. On two, the rows are cut at the start of a run near the middle
-        and each thread orders the runs of one half: the same permutation.
+        rows. On two, the rows from the first run out of order are cut into
+        :data:`BLOCKS` stretches at the first rows of runs, and each thread
+        takes the next stretch left until none is (the threads share the work
+        however the ties fall): the same permutation, as each run is ordered
+        by itself.
 
     Returns
     -------
@@ -284,17 +364,26 @@ def tie_order(
     begin = _unordered_run(s, r, w, weighted, 0, m)
     if begin < 0:  # (the search allocates nothing: a compiled loop that may allocate
         return np.empty(0, dtype=np.int64)  # ran ten times slower on continuous scores)
-    order = np.arange(m, dtype=np.int64)
+    order = np.empty(m, dtype=np.int64)
     if threads is None:
         threads = 2 if m >= TWO_THREADS else 1
-    middle = _run_start(s, max(begin, m // 2))
-    if threads < 2 or middle <= begin:
-        _order_runs(s, r, w, weighted, begin, m, order)
+    if threads < 2:
+        _order_runs(s, r, w, weighted, 0, m, order)
         return order
-    later = _unordered_run(s, r, w, weighted, middle, m)
+    cuts = _cuts(s, begin, BLOCKS).tolist()
+    blocks = iter(range(BLOCKS))
+    lock = Lock()
+
+    def work() -> None:
+        while True:
+            with lock:
+                k = next(blocks, None)
+            if k is None:
+                return
+            _order_runs(s, r, w, weighted, cuts[k], cuts[k + 1], order)
+
     with ThreadPoolExecutor(max_workers=1) as pool:
-        other = pool.submit(_order_runs, s, r, w, weighted, later, m, order) if later >= 0 else None
-        _order_runs(s, r, w, weighted, begin, middle, order)
-        if other is not None:
-            other.result()
+        other = pool.submit(work)
+        work()
+        other.result()
     return order

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("numba")
 
@@ -102,3 +104,137 @@ def test_kernel_screen_of_shuffled_rows_gives_the_same_bits(monkeypatch):
         out = shuffled.cumdev.screen("g", "s", "r", "w", engine="kernel").collect().sort("g")
         results.append(repr(out.rows()))
     assert results[0] == results[1] == results[2]
+
+
+# --- The permutation against a naive reference, on data built to hit every path of the sort ---
+
+SPECIAL = [-0.0, 0.0, -1.0, 1.0, 1.0 + 2**-52, 2.5, 5e-324, 1e300, -1e300, np.inf]
+
+
+def _reference(s, r, w, weighted):
+    """``np.lexsort`` by score, weight, response, row; ``None`` when that is the rows' order."""
+    row = np.arange(s.shape[0])
+    expected = np.lexsort((row, r, w, s) if weighted else (row, r, s))
+    return None if np.array_equal(expected, row) else expected
+
+
+def _check(s, r, w, weighted):
+    """Both thread counts give the reference's permutation (empty when the rows are in order)."""
+    expected = _reference(s, r, w, weighted)
+    for threads in (1, 2):
+        order = k.tieorder.tie_order(s, r, w, weighted, threads)
+        if expected is None:
+            assert order.shape[0] == 0, threads
+        else:
+            np.testing.assert_array_equal(order, expected, err_msg=f"threads={threads}")
+
+
+def _values(rng, kind: str, n: int) -> np.ndarray:
+    """n weights or responses of one kind, as doubles."""
+    if kind == "two":
+        return rng.choice([0.0, 1.0], n)
+    if kind == "few":
+        return rng.choice([-1.0, 0.5, 2.0, 3.0], n)
+    if kind == "special":  # signed zeros (equal), subnormals, huge, ulps apart
+        return rng.choice(SPECIAL, n)
+    if kind == "ulps":  # keys a few units apart: exact buckets
+        return 1.0 + rng.integers(0, 40, n) * 2.0**-52
+    if kind == "skewed":  # one far value, the rest within a few ulps of 1: one big bucket
+        values = 1.0 + rng.integers(0, 1000, n) * 2.0**-52
+        if n:
+            values[rng.integers(0, n, 2)] = [1e300, -1e-300]
+        return values
+    if kind == "equal":
+        return np.full(n, 2.0)
+    return rng.lognormal(0.0, 1.0, n)  # continuous
+
+
+KINDS = ["two", "few", "special", "ulps", "skewed", "equal", "continuous"]
+
+
+def _frame(seed, n, distinct, w_kind, r_kind, ordered_share):
+    """Rows sorted by score, runs of equal scores in random order or (a share of them) in order."""
+    rng = np.random.default_rng(seed)
+    s = np.sort(rng.integers(0, distinct, n).astype(np.float64))
+    w, r = _values(rng, w_kind, n), _values(rng, r_kind, n)
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])  # ([0] without rows: one empty run)
+    for begin, end in zip(starts, [*starts[1:], n], strict=True):
+        if rng.random() < ordered_share:  # this run put in order by weight, then response
+            inside = np.lexsort((r[begin:end], w[begin:end])) + begin
+            w[begin:end], r[begin:end] = w[inside], r[inside]
+    return s, r, w
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(0, 400),
+    distinct=st.sampled_from([1, 2, 5, 30, 1000]),
+    w_kind=st.sampled_from(KINDS),
+    r_kind=st.sampled_from(KINDS),
+    ordered_share=st.sampled_from([0.0, 0.5, 1.0]),
+    weighted=st.booleans(),
+)
+def test_tie_order_is_the_reference_permutation(
+    seed, n, distinct, w_kind, r_kind, ordered_share, weighted
+):
+    """Runs of 1 to 400 rows, weights and responses tied or not, some runs already in order."""
+    _check(*_frame(seed, n, distinct, w_kind, r_kind, ordered_share), weighted)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 3), st.sampled_from(SPECIAL[:7]), st.sampled_from(SPECIAL[:7])),
+        max_size=60,
+    ),
+    st.booleans(),
+)
+def test_tie_order_on_small_rows(rows, weighted):
+    """Any rows (shrinking to a smallest failing case): scores, weights, responses of few values."""
+    rows = sorted(rows, key=lambda row: row[0])  # by score alone, stably
+    s = np.array([row[0] for row in rows], dtype=np.float64)
+    w = np.array([row[1] for row in rows], dtype=np.float64)
+    r = np.array([row[2] for row in rows], dtype=np.float64)
+    _check(s, r, w, weighted)
+
+
+@pytest.mark.parametrize("length", [17, 300, 5_000, 40_000])
+@pytest.mark.parametrize(
+    ("w_kind", "r_kind"),
+    [("continuous", "two"), ("two", "two"), ("equal", "continuous"), ("few", "ulps"),
+     ("skewed", "special"), ("ulps", "few"), ("special", "skewed")],
+)  # fmt: skip
+def test_tie_order_of_long_runs(length, w_kind, r_kind):
+    """Runs longer than the insertion sort's stretches: the counting passes, key after key."""
+    n = 3 * length + 7
+    s, r, w = _frame(length, n, 3, w_kind, r_kind, 0.0)
+    for weighted in (True, False):
+        _check(s, r, w, weighted)
+
+
+@pytest.mark.parametrize(
+    ("r_dtype", "w_dtype"), [(np.int8, np.float64), (np.uint8, np.int64), (np.float32, np.float32)]
+)
+def test_tie_order_reads_every_numeric_column_as_doubles(r_dtype, w_dtype):
+    """Responses and weights of other types are compared as the doubles they convert to."""
+    rng = np.random.default_rng(7)
+    n = 4_000
+    s = np.sort(rng.integers(0, 50, n) / 7)
+    r = rng.integers(0, 3, n).astype(r_dtype)
+    w = (rng.integers(0, 5, n) * 3).astype(w_dtype)
+    for weighted in (True, False):
+        _check(s, r, w, weighted)
+
+
+def test_tie_order_threads_share_runs_whatever_their_place():
+    """Ties at one end only, the rest continuous: two threads still give the same permutation."""
+    rng = np.random.default_rng(8)
+    n = 200_000
+    s = np.sort(np.r_[np.round(rng.random(n // 10), 2) - 1.0, rng.random(n - n // 10)])
+    r = rng.integers(0, 2, n).astype(np.int8)
+    w = rng.lognormal(0.0, 1.0, n)
+    _check(s, r, w, True)
+    whole = np.zeros(n)  # one run of every row
+    _check(whole, r, w, True)
+    _check(whole, r, w, False)

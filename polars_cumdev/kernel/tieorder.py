@@ -11,12 +11,18 @@ in every sum), so the results are the same bits.
 On continuous scores there are no runs and the pass is one read of the
 scores; runs already in order are left as they are. A run out of order is
 read once into two unsigned keys per row, ordered as the values
-(:func:`polars_cumdev.kernel.ranks.key` of the weight, and of the response;
-without weights, the response's key and 0), and sorted stably by them
-(:func:`_sort_run`): counting passes on the leading bits in which the keys
-of a stretch differ, as many buckets as rows, until every stretch is short,
-then one insertion pass. The order is that of float comparisons (-0.0 and
-0.0 are one key; NaN is refused before), stable by row.
+(:func:`polars_cumdev.kernel.ranks.key` of the weight, then of the response;
+without weights, the response's key alone): float comparisons, -0.0 and 0.0
+being one key (NaN is refused before). The run's places are then sorted
+stably by the keys (:func:`_order_run`): counting passes on the leading bits
+in which the keys of a stretch differ, two to four buckets a row, split
+every stretch until it is short (:func:`_spread`, :func:`_split`; keys of
+two values, such as 0/1 responses, are parted in one pass); one insertion
+pass then orders the short stretches, the only rows left out of order. The
+insertion pass alone is a whole stable sort, so the result never depends on
+the passes before it, only its time: about 25 ns a row at 1e7 rows and runs
+of about 100 (five-decimal scores), against 90 ns for the merge sort of
+(weight, response) pairs it replaced.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ calibration's walk, :func:`calibration_walk`; the located stretches,
 :func:`split_stretches`): the same bits as on one thread.
 The rows reach the kernel sorted by score alone; :mod:`polars_cumdev.kernel.tieorder`
 puts each run of equal scores in the canonical order (weight, then response),
-the two halves of the rows on two threads.
+the two threads taking stretches of whole runs in turn.
 
 :func:`group_points` is the same walk for one subpopulation, returning its
 points with their bins (for the drill-down curve); :func:`calibration_groups`

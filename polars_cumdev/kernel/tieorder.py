@@ -329,9 +329,10 @@ def _cuts(s: Array, begin: int, blocks: int) -> I64:
     cuts[0], cuts[blocks] = 0, m
     for k in range(1, blocks):
         i = begin + (m - begin) * k // blocks
-        while i > 0 and s[i - 1] == s[i]:  # back to the run's first row
-            i -= 1
-        cuts[k] = max(i, cuts[k - 1])
+        i = max(i, cuts[k - 1])
+        while i > cuts[k - 1] and s[i - 1] == s[i]:  # back to the run's first row
+            i -= 1  # (or the previous cut, in the same run: each row read once at most)
+        cuts[k] = i
     return cuts
 
 

@@ -130,34 +130,41 @@ def _spread(
 @njit(**JIT)
 def _push(
     stack: I64, top: int, counts: I64, buckets: int, low: int, level: int, levels: int
-) -> int:
+) -> tuple[int, bool]:
     """Push the buckets of :func:`_spread` longer than :data:`SHORT` rows, for key ``level``.
 
-    None when ``level`` is ``levels`` (no key left). Returns the new top.
+    None when ``level`` is ``levels`` (each bucket's rows equal in every
+    key: in order). Returns the new top, and whether a short bucket of two
+    rows or more is left to the insertion pass.
     """
     if level >= levels:
-        return top
+        return top, False
+    rough = False
     start = low
     for d in range(buckets):
         end = low + counts[d]
         if end - start > SHORT:
             stack[top, 0], stack[top, 1], stack[top, 2] = start, end, level
             top += 1
+        elif end - start > 1:
+            rough = True
         start = end
-    return top
+    return top, rough
 
 
 @njit(**JIT)
 def _split(
     first: U64, second: U64, levels: int, place: I64, spare: I64, counts: I64, stack: I64, top: int
-) -> None:
+) -> bool:
     """Split each stretch of ``place`` on ``stack`` (low, high, key) until all are short.
 
     A stretch is spread (:func:`_spread`) by its key (0: ``first``, 1:
     ``second``) and its long buckets pushed; a stretch of equal keys is
     pushed again on the next key, up to ``levels``. The stretches on the
-    stack are disjoint: at most n / SHORT + 1.
+    stack are disjoint: at most n / SHORT + 1. Returns whether a short
+    stretch is left to the insertion pass.
     """
+    rough = False
     while top > 0:
         top -= 1
         low, high, level = stack[top, 0], stack[top, 1], stack[top, 2]
@@ -174,7 +181,9 @@ def _split(
         buckets, exact = _spread(keys, place, spare, counts, low, high, least, most)
         for t in range(low, high):
             place[t] = spare[t]
-        top = _push(stack, top, counts, buckets, low, level + exact, levels)
+        top, short = _push(stack, top, counts, buckets, low, level + exact, levels)
+        rough |= short
+    return rough
 
 
 @njit(**JIT)
@@ -235,18 +244,21 @@ def _order_run(
         first[j] = k
         least, most = min(least, k), max(most, k)
     levels = 2 if weighted else 1
-    top = 0
-    if n <= SHORT or least == most:
+    top, rough = 0, False
+    if least == most or n <= SHORT:
         for j in range(n):
             place[j] = j
-        if n > SHORT and levels == 2:
-            stack[0, 0], stack[0, 1], stack[0, 2] = 0, n, 1
-            top = 1
+        if least != most or levels == 2:
+            if n > SHORT:  # (equal first keys)
+                stack[0, 0], stack[0, 1], stack[0, 2] = 0, n, 1
+                top = 1
+            else:
+                rough = True
     else:
         buckets, exact = _spread(first, spare[:0], place, counts, 0, n, least, most)
-        top = _push(stack, 0, counts, buckets, 0, int(exact), levels)
-    _split(first, second, levels, place, spare, counts, stack, top)
-    _insert(first, second, place, n)
+        top, rough = _push(stack, 0, counts, buckets, 0, int(exact), levels)
+    if _split(first, second, levels, place, spare, counts, stack, top) or rough:
+        _insert(first, second, place, n)
     for j in range(n):
         order[begin + j] = begin + place[j]
 

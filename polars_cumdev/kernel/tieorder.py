@@ -83,15 +83,16 @@ def _bit_length(x: np.uint64) -> int:
 def _spread(
     keys: U64, source: I64, target: I64, counts: I64, low: int, high: int, least: np.uint64,
     most: np.uint64,
-) -> tuple[int, bool]:  # fmt: skip
+) -> tuple[int, bool, int]:  # fmt: skip
     """Rows ``source[low:high]`` into ``target[low:high]`` stably by the leading bits of their keys.
 
     ``source`` empty: the rows low..high-1 themselves. The keys lie from
     ``least`` to ``most`` (not equal). Keys of two values are parted in
     two; otherwise the bucket of a key is its difference from ``least`` cut
     to :data:`_MORE_BITS` bits more than the rows (at most :data:`_MOST_BITS`).
-    Returns the number of buckets and whether each holds equal keys;
-    ``counts[d]`` is then the end of bucket d, counted from ``low``.
+    Returns the number of buckets, whether each holds equal keys and the
+    most rows in one; ``counts[d]`` is then the end of bucket d, counted
+    from ``low``.
     """
     direct = source.shape[0] == 0
     lows, two = 0, True
@@ -109,36 +110,43 @@ def _spread(
             target[a if is_low else b] = p
             a, b = a + is_low, b + (not is_low)
         counts[0], counts[1] = lows, high - low
-        return 2, True
+        return 2, True, max(lows, high - low - lows)
     width = min(_bit_length(np.uint64(high - low - 1)) + _MORE_BITS, _MOST_BITS)
     shift = np.uint64(max(_bit_length(most - least) - width, 0))
     buckets = int((most - least) >> shift) + 1
     counts[:buckets] = 0
     for t in range(low, high):
         counts[int((keys[t if direct else source[t]] - least) >> shift)] += 1
-    total = 0
+    total = fullest = 0
     for d in range(buckets):  # the start of each bucket
+        fullest = max(fullest, counts[d])
         total, counts[d] = total + counts[d], total
     for t in range(low, high):
         p = t if direct else source[t]
         d = int((keys[p] - least) >> shift)
         target[low + counts[d]] = p
         counts[d] += 1
-    return buckets, shift == 0
+    return buckets, shift == 0, fullest
 
 
 @njit(**JIT)
 def _push(
-    stack: I64, top: int, counts: I64, buckets: int, low: int, level: int, levels: int
-) -> tuple[int, bool]:
-    """Push the buckets of :func:`_spread` longer than :data:`SHORT` rows, for key ``level``.
+    stack: I64, top: int, counts: I64, spread: tuple[int, bool, int], low: int, level: int,
+    levels: int,
+) -> tuple[int, bool]:  # fmt: skip
+    """Push the buckets (``spread``: :func:`_spread`'s answer) longer than :data:`SHORT` rows.
 
-    None when ``level`` is ``levels`` (each bucket's rows equal in every
-    key: in order). Returns the new top, and whether a short bucket of two
+    They are to be split by key ``level``, or the next when each holds equal
+    keys; none when no key is left (each bucket's rows equal in every key:
+    in order). Returns the new top, and whether a short bucket of two
     rows or more is left to the insertion pass.
     """
-    if level >= levels:
+    buckets, exact, fullest = spread
+    level += exact
+    if level >= levels or fullest < 2:
         return top, False
+    if fullest <= SHORT:
+        return top, True
     rough = False
     start = low
     for d in range(buckets):
@@ -178,10 +186,10 @@ def _split(
                 stack[top, 2] = level + 1
                 top += 1
             continue
-        buckets, exact = _spread(keys, place, spare, counts, low, high, least, most)
+        spread = _spread(keys, place, spare, counts, low, high, least, most)
         for t in range(low, high):
             place[t] = spare[t]
-        top, short = _push(stack, top, counts, buckets, low, level + exact, levels)
+        top, short = _push(stack, top, counts, spread, low, level, levels)
         rough |= short
     return rough
 
@@ -255,8 +263,8 @@ def _order_run(
             else:
                 rough = True
     else:
-        buckets, exact = _spread(first, spare[:0], place, counts, 0, n, least, most)
-        top, rough = _push(stack, 0, counts, buckets, 0, int(exact), levels)
+        spread = _spread(first, spare[:0], place, counts, 0, n, least, most)
+        top, rough = _push(stack, 0, counts, spread, 0, 0, levels)
     if _split(first, second, levels, place, spare, counts, stack, top) or rough:
         _insert(first, second, place, n)
     for j in range(n):

@@ -63,7 +63,7 @@ are compiled again rather than failing every call (:mod:`polars_cumdev.kernel._c
 
 from polars_cumdev.kernel import boundaries as _boundaries
 from polars_cumdev.kernel import cells as _cells
-from polars_cumdev.kernel import curve, radix, ranks, tieorder
+from polars_cumdev.kernel import curve, keysort, radix, ranks, tieorder
 from polars_cumdev.kernel import events as _events
 from polars_cumdev.kernel import levels as _levels
 from polars_cumdev.kernel import location as _location
@@ -114,6 +114,7 @@ from polars_cumdev.kernel.walks import (
 
 tolerate_damage(
     curve,
+    keysort,
     radix,
     ranks,
     tieorder,
@@ -161,6 +162,7 @@ __all__ = [
     "curve",
     "group_curves",
     "group_points",
+    "keysort",
     "prefix_table",
     "radix",
     "range_cells",

@@ -2,7 +2,7 @@
 
 Against NumPy's ``lexsort`` (by the first key, then the second, then the
 place), on keys spread over the whole 64 bits, bunched a few units apart,
-of two or a few values, one far from the rest: every path of the counting
+or about four apart, of two or a few values, one far from the rest: every path of the counting
 passes, and the insertion pass after them or skipped.
 """
 
@@ -29,6 +29,8 @@ def _keys(rng, kind: str, n: int) -> np.ndarray:
         return keys
     if kind == "bunched":  # a few units apart: buckets of one key each
         return np.uint64(2**63) + rng.integers(0, 50, n).astype(np.uint64)
+    if kind == "near":  # about four units a key: two keys to a bucket of one bit
+        return np.uint64(2**63) + rng.integers(0, 4 * max(n, 1), n).astype(np.uint64)
     if kind == "two":
         return rng.choice(np.array([3, TOP - 5], dtype=np.uint64), n)
     if kind == "few":
@@ -41,7 +43,7 @@ def _keys(rng, kind: str, n: int) -> np.ndarray:
     return np.zeros(n, dtype=np.uint64)  # equal
 
 
-KINDS = ["wide", "bunched", "two", "few", "far", "equal"]
+KINDS = ["wide", "bunched", "near", "two", "few", "far", "equal"]
 
 
 def _sorted_places(first, second, levels):

@@ -12,8 +12,10 @@ For each score kind, builds the weighted frame of :func:`common.make_frame`
 * ``sort by score, weight, response``: the node's sort before issue 22's
   second round (three keys, for ties in canonical order);
 * ``canonical ties``: what follows the node's sort by score alone now
-  (:func:`polars_cumdev.method.compiled._canonical`: the compiled pass over
-  runs of equal scores and the gather when some run is out of order);
+  (:func:`polars_cumdev.method.compiled._in_ties_order`: the compiled pass
+  over runs of equal scores, :func:`polars_cumdev.kernel.tieorder.tie_order`,
+  on two threads, and the moves of the columns and of the order when some
+  run is out of order);
 * ``events walk, 1 thread`` and ``2 threads``
   (:func:`polars_cumdev.kernel.screen_events` with ``threads=1`` or 2, on
   the sorted arrays, curves recorded; the two are checked to give the same
@@ -49,9 +51,9 @@ def measure(scores: str, n: int, groups: int, repeat: int) -> tuple[list[dict], 
     df = common.make_frame(n, groups, seed=n + groups, decimals=common.score_kind(scores))
     screen(df.head(1000), "group", "score", "response", "weight", engine="kernel")
     ordered = df.sort("score")
-    prepared = type("Names", (), {"names": ("score", "response", "weight")})()
     ids, s = ordered["group"].to_numpy(), ordered["score"].to_numpy()
     r, w = ordered["response"].to_numpy(), ordered["weight"].to_numpy()
+    identity = np.arange(s.shape[0])  # the score order of the sorted rows
     walk = (ids, 0, s, r, w, True, 1.0, groups, 0.5, True)
     one = k.screen_events(*walk, threads=1)
     two = k.screen_events(*walk, threads=2)
@@ -65,7 +67,7 @@ def measure(scores: str, n: int, groups: int, repeat: int) -> tuple[list[dict], 
     parts = {
         "df.sort(score)": lambda: df.sort("score"),
         "sort by score, weight, response": lambda: df.sort(["score", "weight", "response"]),
-        "canonical ties": lambda: compiled._canonical(ordered, prepared),
+        "canonical ties": lambda: compiled._in_ties_order(identity, [s, r, w], weighted=True),
         "events walk, 1 thread": lambda: k.screen_events(*walk, threads=1),
         "events walk, 2 threads": lambda: k.screen_events(*walk, threads=2),
         "calibration walk, 1 thread": lambda: k.calibration_walk(*calibrating, threads=1),

@@ -168,7 +168,7 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
                 pl.col("weight") / rows.scale, *[pl.lit(v).alias(n) for n, v in constants.items()]
             )
             return summary.select(list(schema)).collect(engine="in-memory")
-        ids, offset, count = compiled.group_ids(rows, keys)
+        ids, offset, count = rows.groups
         k = compiled.kernel()
         columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
         out, first, starts, curves = k.screen_events(
@@ -180,7 +180,7 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
         summary = kernel_frames.summary_frame(rows, keys, out, first, {**constants, **found})
         return summary.select(list(schema))
 
-    return compiled.node(prepared, run, schema)
+    return compiled.node(prepared, run, schema, grouped=True)
 
 
 def _polars_points(ordered: pl.LazyFrame) -> pl.LazyFrame:

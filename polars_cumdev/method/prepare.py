@@ -273,6 +273,9 @@ class Prepared:
     names
         The user's score, response and weight columns (weight None when
         rows weigh 1 each).
+    key_types
+        The keys' dtypes in ``source`` (read from the one schema look-up of
+        :func:`prepare`).
     """
 
     frame: pl.LazyFrame
@@ -282,6 +285,7 @@ class Prepared:
     columns: list[pl.Expr] = field(default_factory=list)
     labels: Labels = field(default_factory=Labels)
     names: tuple[str, str, str | None] = ("", "", None)
+    key_types: dict[str, pl.DataType] = field(default_factory=dict)
     _ok: pl.LazyFrame | None = field(default=None, repr=False)
 
     def _verdict(self) -> pl.LazyFrame:
@@ -410,4 +414,5 @@ def prepare(
         columns=columns,
         labels=labels,
         names=(score, response, weight),
+        key_types={k: schema[k] for k in keys},
     )

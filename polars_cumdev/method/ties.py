@@ -34,8 +34,23 @@ def sort_by_score(frame: pl.LazyFrame, extra: Sequence[str] = ()) -> pl.LazyFram
     same values in the same order whatever the order of the input rows, so
     the results are the same bits (rows equal in all these columns are
     interchangeable in every sum).
+
+    The rows are sorted by the score alone first, and by all the columns of
+    the canonical order only when some score repeats: with every score
+    distinct (continuous scores) the two orders are the same, and a sort by
+    one float column costs Polars about two thirds of a sort by three
+    (which, on a frame sorted by score already, costs less than on the
+    input).
     """
-    return frame.sort([*CANONICAL, *extra]).cache()
+    order = [*CANONICAL, *extra]
+
+    def ordered(batch: pl.DataFrame) -> pl.DataFrame:
+        batch = batch.sort(nm.SCORE)
+        scores = batch.get_column(nm.SCORE).to_numpy()
+        return batch.sort(order) if bool(np.any(scores[1:] == scores[:-1])) else batch
+
+    # (The schema is kept: no look-up of it.)
+    return frame.map_batches(ordered, streamable=False).cache()
 
 
 def group_rows(
@@ -59,7 +74,7 @@ def group_rows(
         return ordered
     columns = [
         pl.col(k).cast(pl.Categorical).to_physical()
-        if schema is not None and schema[k] == pl.String
+        if schema is not None and schema[k] in (pl.String, pl.Categorical)
         else pl.col(k)
         for k in keys
     ]

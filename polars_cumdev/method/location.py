@@ -266,7 +266,7 @@ def locate(
     def run(batch: pl.DataFrame) -> pl.DataFrame:
         if batch.is_empty():
             return pl.DataFrame(schema=schema)
-        heads = batch.select(boundary(keys, 1)).to_series().arg_true().to_numpy()
+        heads = np.flatnonzero(batch.select(boundary(keys, 1)).to_series().to_numpy())
         starts = np.append(heads, batch.height)
         found = located(
             starts,

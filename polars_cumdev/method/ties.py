@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -87,6 +87,7 @@ def merge_ties(
     *,
     extra: Sequence[str] = (),
     any_group_order: bool = False,
+    types: Mapping[str, pl.DataType] | None = None,
 ) -> pl.LazyFrame:
     """Collapse each (group, score) to one point, in increasing order of score per group.
 
@@ -125,6 +126,9 @@ def merge_ties(
         Whether the groups may come in any order (string keys are then
         regrouped by their categorical codes, :func:`group_rows`); by
         default they come in the order of their keys.
+    types
+        The dtypes of ``keys`` in ``frame``, when the caller knows them (no
+        look-up of ``frame``'s schema, which resolves the whole plan).
 
     Returns
     -------
@@ -137,7 +141,10 @@ def merge_ties(
     keys = list(keys)
     tie = [*keys, nm.SCORE]
     averaged = [nm.RESPONSE, *extra]
-    schema = frame.collect_schema()  # (one look-up: each resolves the whole plan)
+    if types is None:
+        schema = frame.collect_schema()  # (one look-up: each resolves the whole plan)
+    else:  # (the other columns are standardized float64s)
+        schema = pl.Schema({**{c: pl.Float64() for c in (nm.SCORE, *averaged)}, **types})
     rows = group_rows(frame, keys, schema if any_group_order else None).select(
         *tie, nm.WEIGHT, *averaged, boundary(tie, 1).alias(_FIRST)
     )

@@ -219,11 +219,16 @@ def verdict(source: pl.LazyFrame, checks: Sequence[Check]) -> pl.LazyFrame:
 def guard(result: pl.LazyFrame, ok: pl.LazyFrame) -> pl.LazyFrame:
     """Make ``result`` fail on collection when the :func:`verdict` ``ok`` raises.
 
-    The verdict is joined to ``result`` and used in a filter, so the
-    optimizer cannot prune it and no row of ``result`` is returned unless
-    all checks pass. The row order of ``result`` is kept.
+    The verdict's row is set beside ``result`` (padded with nulls) and used
+    in a filter, so the optimizer cannot prune it and no row of ``result``
+    is returned unless all checks pass. The row order of ``result`` is kept
+    and its rows are not copied (as a cross join copied them).
     """
-    return result.join(ok, how="cross", maintain_order="left").filter(pl.col(nm.OK)).drop(nm.OK)
+    present = f"{nm.PREFIX}present"
+    beside = pl.concat(
+        [result.with_columns(pl.lit(True).alias(present)), ok], how="horizontal_extend"
+    )
+    return beside.filter(pl.col(nm.OK).first() & pl.col(present)).drop(nm.OK, present)
 
 
 def raise_failures(checks: Sequence[Check], counts: Sequence[int | None], rows: int) -> None:
@@ -274,8 +279,7 @@ class Prepared:
         The user's score, response and weight columns (weight None when
         rows weigh 1 each).
     key_types
-        The keys' dtypes in ``source`` (read from the one schema look-up of
-        :func:`prepare`).
+        The keys' dtypes in ``source`` (from :func:`prepare`'s schema look-up).
     """
 
     frame: pl.LazyFrame

@@ -202,7 +202,7 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
                 pl.col("weight") / rows.scale, *[pl.lit(v).alias(n) for n, v in constants.items()]
             )
             return summary.select(list(schema)).collect(engine="in-memory")
-        ids, offset, count = compiled.group_ids(rows.batch, keys)
+        ids, offset, count = compiled.group_ids(rows, keys)
         k = compiled.kernel()
         columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
         out, first, starts, curves = k.screen_events(
@@ -231,7 +231,7 @@ def _points_node(prepared: Prepared, choice: compiled.Choice, mask: pl.Expr) -> 
             points = _polars_points(compiled.standardized(rows, prepared))
             points = points.with_columns(pl.lit(rows.scale).alias(SCALE))
             return points.select(list(POINT_SCHEMA)).collect(engine="in-memory")
-        member = rows.batch.get_column(nm.MEMBER).to_numpy()
+        member = rows.frame([nm.MEMBER]).to_series().to_numpy()
         values, ints, flags = compiled.kernel().group_points(
             member, rows.s, rows.r, rows.w, rows.weighted, rows.scale, rows.centre
         )

@@ -155,7 +155,7 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
             summary = _polars_summary(compiled.standardized(rows, prepared), keys)
             summary = summary.with_columns(pl.col("weight") / rows.scale).select(list(schema))
             return summary.collect(engine="in-memory")
-        ids, offset, count = compiled.group_ids(rows.batch, keys)
+        ids, offset, count = compiled.group_ids(rows, keys)
         k = compiled.kernel()
         starts = np.zeros(count + 1, dtype=np.int64)
         np.cumsum(k.tie_counts(ids, offset, rows.s, count), out=starts[1:])

@@ -27,13 +27,13 @@ import polars as pl
 
 from polars_cumdev.covariates.tables import MAX_TABLE_DIMENSIONS, chunk_levels, chunk_table
 from polars_cumdev.method import compiled
+from polars_cumdev.method.score_order import sorted_in_slices
 
 __all__ = [
     "COMPILED_ROWS",
     "compiled_distances",
     "compiled_rank_grid",
     "dense_ranks",
-    "sorted_in_slices",
     "use_compiled",
 ]
 
@@ -81,50 +81,6 @@ def _coded(series: pl.Series):
     if m >= 0:
         return ("small", codes, distinct), m
     return ("raw", raw, (kind, np.uint64(varying))), -1
-
-
-def sorted_in_slices(
-    raw: np.ndarray, kind: int, varying: np.uint64, slices: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`~polars_cumdev.kernel.ranks.radix_order` with each pass on ``slices`` threads.
-
-    The same result (the slices keep their order inside every bucket).
-    """
-    kernel = compiled.kernel()
-    ranks, radix = kernel.ranks, kernel.radix
-    positions = ranks.digit_positions(varying, ranks.RADIX_BYTES)
-    n = raw.shape[0]
-    if positions.size == 0 or slices < 2:
-        return ranks.radix_order(raw, kind, varying, ranks.RADIX_BYTES)
-    cuts = [n * t // slices for t in range(slices + 1)]
-    buffers = [(np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint32)) for _ in range(2)]
-    src_k, src_i = buffers[1]  # not read by the first pass
-    for q, position in enumerate(positions):
-        first = q == 0
-        shift = np.uint64(8 * position)
-        counts = np.zeros((slices, 256), dtype=np.int64)
-
-        def count(t: int, first=first, shift=shift, counts=counts, src=src_k) -> None:
-            radix.slice_counts(first, raw, kind, src, cuts[t], cuts[t + 1], shift, counts[t])
-
-        _threads(count, list(range(slices)))
-        totals = counts.sum(axis=0)
-        base = np.cumsum(totals) - totals
-        starts = base[None, :] + np.cumsum(counts, axis=0) - counts
-        dst = buffers[q % 2]
-
-        def move(t: int, first=first, shift=shift, starts=starts, src=(src_k, src_i), dst=dst):
-            radix.slice_scatter(
-                first, raw, kind, *src, cuts[t], cuts[t + 1], shift, starts[t], *dst
-            )
-
-        _threads(move, list(range(slices)))
-        src_k, src_i = dst
-    lowest = int(positions[0])
-    below = int(varying) & ((1 << (8 * lowest)) - 1)
-    if lowest > 0 and below:
-        ranks._finish(src_k, src_i, np.uint64(8 * lowest))
-    return src_k, src_i
 
 
 def _sorted(coded: tuple, slices: int = 1) -> tuple:

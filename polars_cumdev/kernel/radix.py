@@ -7,7 +7,7 @@ slice's digits (:func:`slice_counts`), the caller turns the counts into
 every slice's place in every bucket (slices in order inside a bucket, so the
 sort stays stable and gives exactly the single-thread result), and each
 thread moves its slice (:func:`slice_scatter`). The driver is
-:func:`polars_cumdev.covariates.ranking.sorted_in_slices`.
+:func:`polars_cumdev.method.score_order.sorted_in_slices`.
 """
 
 from __future__ import annotations

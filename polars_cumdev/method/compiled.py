@@ -1,12 +1,16 @@
 """The compiled engine: :mod:`polars_cumdev.kernel` as a node of a lazy Polars plan.
 
-The plan keeps what Polars does best: projecting, filtering (pushed into
-scans) and the one sort by score, of the user's own columns (no copy is cast
-or rescaled first). The sorted rows then reach the kernel through
-:meth:`polars.LazyFrame.map_batches`, whole, under either engine; the node
-checks them (the checks of :mod:`polars_cumdev.method.prepare`, so bad input raises
-the same error as the plan), rescales the weights exactly inside the kernel
-and returns the small per-group (or per-point) frame the rest of the plan
+The plan keeps what Polars does best: projecting and filtering (pushed into
+scans) the user's own columns (no copy is cast or rescaled first). The rows
+then reach the kernel through :meth:`polars.LazyFrame.map_batches`, whole,
+under either engine; the node checks them (the checks of
+:mod:`polars_cumdev.method.prepare`, so bad input raises the same error as
+the plan), finds their canonical order (by score, then weight, then
+response: :mod:`polars_cumdev.method.score_order` and
+:mod:`polars_cumdev.kernel.tieorder`), moves the score, response and weight
+columns into it (the other columns are read in that order only where
+needed, :class:`Rows`), rescales the weights exactly inside the kernel and
+returns the small per-group (or per-point) frame the rest of the plan
 normalizes.
 
 Which engine runs is the ``engine`` argument of the public functions:
@@ -35,7 +39,7 @@ from polars_cumdev.errors import CumdevError, InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.kernel_loader import available, kernel
 from polars_cumdev.method.prepare import Prepared, raise_failures
-from polars_cumdev.method.score_order import by_score
+from polars_cumdev.method.score_order import score_order
 from polars_cumdev.method.weights import rescale, scale_factor
 
 __all__ = [
@@ -51,6 +55,7 @@ __all__ = [
     "group_ids",
     "kernel",
     "node",
+    "source_group_ids",
     "standardized",
 ]
 
@@ -86,9 +91,17 @@ def choose(engine: object, frame: object) -> Choice:
 
 @dataclass(frozen=True)
 class Rows:
-    """The sorted rows as the kernel reads them (see :func:`node`)."""
+    """The rows as the kernel reads them: in canonical order of score (see :func:`node`).
 
-    batch: pl.DataFrame  # the user's columns, sorted by score, checked
+    ``s``, ``r`` and ``w`` are the score, response and weight columns in that
+    order; the user's other columns stay where they arrived, in ``source``,
+    and are read in order only where needed (:meth:`frame`, :meth:`ordered`):
+    moving every column of the batch would cost the time and memory of a
+    second copy of it.
+    """
+
+    source: pl.DataFrame  # the user's columns as the node received them, checked
+    order: np.ndarray  # the source row at each position of the canonical order
     s: np.ndarray
     r: np.ndarray
     w: np.ndarray
@@ -97,9 +110,27 @@ class Rows:
     centre: float  # c = round(2 mean R) / 2, as the Polars plan computes it
 
     @property
+    def height(self) -> int:
+        """The number of rows."""
+        return int(self.s.shape[0])
+
+    @property
     def small(self) -> bool:
         """Below :data:`KERNEL_ROWS`: where ``"auto"`` prefers the Polars stages."""
-        return self.batch.height < KERNEL_ROWS
+        return self.height < KERNEL_ROWS
+
+    def frame(self, columns: Sequence[str] | None = None) -> pl.DataFrame:
+        """The source's ``columns`` (all of them by default) in the rows' order."""
+        chosen = self.source if columns is None else self.source.select(columns)
+        return chosen.gather(pl.Series(self.order))
+
+    def ordered(self, values: np.ndarray) -> np.ndarray:
+        """One value per source row (e.g. a group number) in the rows' order."""
+        return np.take(values, self.order)
+
+    def at(self, positions: np.ndarray, columns: Sequence[str]) -> pl.DataFrame:
+        """The source's ``columns`` at ``positions`` of the rows' order."""
+        return self.source.select(columns)[pl.Series(np.take(self.order, positions))]
 
 
 # Numeric dtypes NumPy holds as they are (no 128-bit integers; Float16 is cast, as Numba's
@@ -125,52 +156,67 @@ def _numbers(column: pl.Series) -> np.ndarray:
     return np.ascontiguousarray(column.to_numpy())
 
 
-def _canonical(batch: pl.DataFrame, prepared: Prepared) -> pl.DataFrame:
-    """The rows (sorted by score alone) with each run of equal scores by weight, then response.
+def _canonical_order(batch: pl.DataFrame, prepared: Prepared) -> np.ndarray:
+    """The source rows in increasing score, each run of equal scores by weight, then response.
 
     The order :func:`polars_cumdev.method.ties.sort_by_score` gives in one
-    sort by three keys, here at the cost of a sort by one key: a compiled
-    pass over the runs (:func:`polars_cumdev.kernel.tieorder.tie_order`) and
-    a gather only when some run is out of order. Below :data:`KERNEL_ROWS`
-    rows (no Numba import where the Polars stages may run), a sort by the
-    three keys when any score repeats. Every float sum then adds the same
-    values in the same order whatever the input's row order.
+    sort by three keys. Below :data:`KERNEL_ROWS` rows (no Numba import where
+    the Polars stages may run) Polars' sort by the three keys; from there on
+    the order by score alone (:func:`polars_cumdev.method.score_order.score_order`),
+    and :func:`_in_ties_order` then orders the runs. Every float sum then
+    adds the same values in the same order whatever the input's row order.
     """
     score, response, weight = prepared.names
-    order = [score, *([weight] if weight else []), response]
-    if batch.height < 2:
-        return batch
-    s = _numbers(batch.get_column(score))
     if batch.height < KERNEL_ROWS:
-        return batch.sort(order) if bool(np.any(s[1:] == s[:-1])) else batch
-    w = _numbers(batch.get_column(weight)) if weight else np.empty(0)
-    r = _numbers(batch.get_column(response))
-    permutation = kernel().tieorder.tie_order(s, r, w, weight is not None)
-    return batch[pl.Series(permutation)] if permutation.shape[0] else batch
+        keys = [score, *([weight] if weight else []), response]
+        return batch.select(pl.arg_sort_by(keys)).to_series().to_numpy()
+    return score_order(batch.get_column(score))
+
+
+def _in_ties_order(order: np.ndarray, columns: list[np.ndarray], weighted: bool) -> np.ndarray:
+    """``order``, and the columns ``[s, r, w]`` in place, with every run of equal scores in order.
+
+    A compiled pass over the runs (:func:`polars_cumdev.kernel.tieorder.tie_order`)
+    finds the permutation; only when some run is out of order are the
+    arrays moved, one at a time (so that at most one extra column is held).
+    """
+    if columns[0].shape[0] < KERNEL_ROWS:
+        return order  # ordered by the three keys already
+    permutation = kernel().tieorder.tie_order(*columns, weighted)
+    if not permutation.shape[0]:
+        return order
+    for j in range(3 if weighted else 2):
+        columns[j] = np.take(columns[j], permutation)
+    return np.take(order, permutation)
 
 
 def _read(batch: pl.DataFrame, prepared: Prepared) -> Rows:
-    """Check the rows (the plan's checks, batch-wide), then view them for the kernel."""
+    """Check the rows (the plan's checks, batch-wide), then put them in order for the kernel."""
     checks = prepared.checks
     counts = batch.select(
         pl.len().alias("rows"),
         *[c.count.cast(pl.Int64).alias(f"c{i}") for i, c in enumerate(checks)],
     ).row(0)
     raise_failures(checks, counts[1:], counts[0])
-    batch = _canonical(batch, prepared)
     score, response, weight = prepared.names
-    if weight is None:
-        w, largest = np.empty(0), pl.lit(1.0)
-    else:
-        w, largest = _numbers(batch.get_column(weight)), pl.col(weight).cast(pl.Float64).max()
-    r = pl.col(response).cast(pl.Float64)
-    scale, centre = batch.select(
-        scale_factor(largest), ((r.mean() * 2.0).round() / 2.0).fill_null(0.0)
-    ).row(0)
+    order = _canonical_order(batch, prepared)
+    numeric = batch.select(score, response, *([weight] if weight else [])).gather(pl.Series(order))
+    w = _numbers(numeric.get_column(weight)) if weight else np.empty(0)
+    columns = [_numbers(numeric.get_column(score)), _numbers(numeric.get_column(response)), w]
+    del numeric, w  # (the columns' memory is freed as each one is moved)
+    order = _in_ties_order(order, columns, weight is not None)
+    s, r, w = columns
+    largest = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64).max()
+    (scale,) = batch.select(scale_factor(largest)).row(0)
+    # The centre from the responses in order, as method/prefix_sums.py computes it.
+    mean = pl.col(response).cast(pl.Float64).mean()
+    halves = ((mean * 2.0).round() / 2.0).fill_null(0.0)
+    (centre,) = pl.DataFrame({response: r}).select(halves).row(0)
     return Rows(
-        batch=batch,
-        s=_numbers(batch.get_column(score)),
-        r=_numbers(batch.get_column(response)),
+        source=batch,
+        order=order,
+        s=s,
+        r=r,
         w=w,
         weighted=weight is not None,
         scale=float(scale),
@@ -199,13 +245,12 @@ def node(
     columns += [expr.alias(name) for name, expr in extra.items()]
 
     def run(batch: pl.DataFrame) -> pl.DataFrame:
-        # Sorted here, on the whole batch in memory: the streaming engine's sort of the
+        # Ordered here, on the whole batch in memory: the streaming engine's sort of the
         # plan costs about 2.3 times as much (benchmarks/multicalibration.py, Polars 2.1),
-        # and a radix sort of the score half of Polars' (:mod:`score_order`).
-        # By score alone; _read then puts ties in a canonical order (by weight, then
-        # response: :func:`_canonical`), so that the kernel's sums add the same values
-        # in the same order whatever the input's row order.
-        return function(_read(by_score(batch, score), prepared))
+        # and a radix sort of the score half of Polars' (:mod:`score_order`). Ties
+        # then go in a canonical order (by weight, then response: _read), so that the
+        # kernel's sums add the same values in the same order whatever the input's order.
+        return function(_read(batch, prepared))
 
     return prepared.source.select(columns).map_batches(
         run, schema=pl.Schema(schema), streamable=False
@@ -217,11 +262,21 @@ def standardized(rows: Rows, prepared: Prepared) -> pl.LazyFrame:
 
     For ``"auto"`` below :data:`KERNEL_ROWS` rows (the order by score is kept).
     """
-    frame = rows.batch.lazy().select(prepared.columns)
+    frame = rows.frame().lazy().select(prepared.columns)
     return rescale(frame)[0]
 
 
-def group_ids(batch: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, int, int]:
+def group_ids(rows: Rows, keys: Sequence[str]) -> tuple[np.ndarray, int, int]:
+    """Group numbers of the rows in their order: ``(ids, offset, count)``.
+
+    As :func:`source_group_ids` numbers the source rows (0 <= id - offset <
+    count), then put in the rows' order.
+    """
+    ids, offset, count = source_group_ids(rows.source, keys)
+    return (rows.ordered(ids) if keys else ids[: rows.height]), offset, count
+
+
+def source_group_ids(batch: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, int, int]:
     """Group numbers of the rows of ``batch``: ``(ids, offset, count)``, 0 <= id - offset < count.
 
     A single integer-like key without nulls whose values span less than 2^24

@@ -75,7 +75,7 @@ def summary_frame(
     body = pl.DataFrame({**columns, **extra}).with_columns(
         pl.col(c).fill_nan(None) for c in extra if extra[c].dtype.kind == "f"
     )
-    key_frame = rows.batch.select(keys)[pl.Series(first)] if keys else pl.DataFrame()
+    key_frame = rows.at(first, keys) if keys else pl.DataFrame()
     return pl.concat([key_frame, body], how="horizontal")
 
 

@@ -1,43 +1,105 @@
-"""The compiled node's rows in order of score: a radix sort of the score, one gather.
+"""The compiled node's order of the rows by score: a radix sort of the score.
 
 :func:`polars_cumdev.method.compiled.node` receives the user's rows in any
-order and hands the kernel the rows sorted by score. Polars'
-``DataFrame.sort`` finds the order with a comparison sort on the threads; a
-least-significant-digit radix sort of the scores' bits
+order and hands the kernel the score, response and weight columns sorted by
+score. Polars' ``DataFrame.sort`` finds the order with a comparison sort on
+the threads; a least-significant-digit radix sort of the scores' bits
 (:func:`polars_cumdev.kernel.ranks.radix_order`, one byte per pass over the
 bytes in which the scores differ) finds it in about half the processor time
 (``benchmarks/multicalibration.py``), and ``DataFrame.gather`` then moves
-the rows. Equal scores may come out in another order than Polars' sort
-would give them; the node puts every run of equal scores in its canonical
-order right after (by weight, then response), so the kernel's sums are the
-same bits either way.
+the three columns (the node's other columns stay where they are). From
+:data:`SLICED_ROWS` rows each pass of the radix sort is cut into two slices
+of the rows, one per thread (:func:`sorted_in_slices`, the same order as on
+one thread). Equal scores may come out in another order
+than Polars' sort would give them; the node puts every run of equal scores
+in its canonical order right after (by weight, then response), so the
+kernel's sums are the same bits either way.
 """
 
 from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import polars as pl
 
 from polars_cumdev.method.kernel_loader import kernel
 
-__all__ = ["RADIX_ROWS", "by_score"]
+__all__ = ["RADIX_ROWS", "SLICED_ROWS", "score_order", "sorted_in_slices"]
 
 #: Fewest rows sorted by the radix sort (the kernel, and so Numba, is loaded from there on).
 RADIX_ROWS = 1_000_000
+#: Fewest rows for which each pass of the radix sort runs on two threads.
+SLICED_ROWS = 1 << 20
 
 
-def by_score(batch: pl.DataFrame, score: str) -> pl.DataFrame:
-    """``batch`` sorted by column ``score`` (ascending; equal scores in no set order).
+def sorted_in_slices(
+    raw: np.ndarray, kind: int, varying: np.uint64, slices: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~polars_cumdev.kernel.ranks.radix_order` with each pass on ``slices`` threads.
+
+    Each thread counts the digits of its slice of the rows
+    (:func:`polars_cumdev.kernel.radix.slice_counts`); the counts give every
+    slice its place in every bucket, slices in order, so each thread can move
+    its rows (:func:`polars_cumdev.kernel.radix.slice_scatter`) and the sort
+    stays stable: the same keys and rows as on one thread.
+    """
+    k = kernel()
+    ranks, radix = k.ranks, k.radix
+    positions = ranks.digit_positions(varying, ranks.RADIX_BYTES)
+    n = raw.shape[0]
+    if positions.size == 0 or slices < 2:
+        return ranks.radix_order(raw, kind, varying, ranks.RADIX_BYTES)
+    cuts = [n * t // slices for t in range(slices + 1)]
+    buffers = [(np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint32)) for _ in range(2)]
+    src_k, src_i = buffers[1]  # not read by the first pass
+    slice_of = [(cuts[t], cuts[t + 1]) for t in range(slices)]
+    with ThreadPoolExecutor(max_workers=slices - 1) as pool:
+        for q, position in enumerate(positions):
+            first = q == 0
+            shift = np.uint64(8 * position)
+            counts = np.zeros((slices, 256), dtype=np.int64)
+            read = (first, raw, kind, src_k)
+            jobs = [(*read, *ends, shift, counts[t]) for t, ends in enumerate(slice_of)]
+            _on_slices(pool, radix.slice_counts, jobs)
+            totals = counts.sum(axis=0)
+            starts = (np.cumsum(totals) - totals)[None, :] + np.cumsum(counts, axis=0) - counts
+            dst_k, dst_i = buffers[q % 2]
+            jobs = [
+                (*read, src_i, *ends, shift, starts[t], dst_k, dst_i)
+                for t, ends in enumerate(slice_of)
+            ]
+            _on_slices(pool, radix.slice_scatter, jobs)
+            src_k, src_i = dst_k, dst_i
+    lowest = int(positions[0])
+    below = int(varying) & ((1 << (8 * lowest)) - 1)
+    if lowest > 0 and below:
+        ranks._finish(src_k, src_i, np.uint64(8 * lowest))
+    return src_k, src_i
+
+
+def _on_slices(pool: ThreadPoolExecutor, function: Callable[..., None], jobs: list) -> None:
+    """``function(*job)`` for every job: the first on the calling thread, the others on ``pool``."""
+    others = [pool.submit(function, *job) for job in jobs[1:]]
+    function(*jobs[0])
+    for future in others:
+        future.result()
+
+
+def score_order(column: pl.Series) -> np.ndarray:
+    """The rows of ``column`` in increasing score (equal scores in no set order).
 
     The radix sort for a Float64 score without nulls from :data:`RADIX_ROWS`
-    rows; Polars' sort otherwise (other types, nulls, small frames: those
-    are refused or cheap).
+    rows (on two threads from :data:`SLICED_ROWS` rows when the machine has
+    two cores); Polars' ``arg_sort`` otherwise (other types, nulls, small
+    columns: those are refused or cheap).
     """
-    column = batch.get_column(score)
-    if batch.height < RADIX_ROWS or column.dtype != pl.Float64 or column.null_count():
-        return batch.sort(score)
+    if column.len() < RADIX_ROWS or column.dtype != pl.Float64 or column.null_count():
+        return column.arg_sort().to_numpy()
     ranks = kernel().ranks
     raw = np.ascontiguousarray(column.to_numpy()).view(np.uint64)
     varying, _ = ranks.survey(raw, ranks.FLOAT)
-    _, rows = ranks.radix_order(raw, ranks.FLOAT, varying, ranks.RADIX_BYTES)
-    return batch.gather(pl.Series(rows))
+    slices = 2 if column.len() >= SLICED_ROWS and (os.cpu_count() or 1) >= 2 else 1
+    return sorted_in_slices(raw, ranks.FLOAT, np.uint64(varying), slices)[1]

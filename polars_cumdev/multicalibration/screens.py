@@ -99,19 +99,19 @@ def screen_segments(
         k = compiled.kernel()
         constants = compiled.facts(rows, variance)
         binary = bool(constants[next(iter(FACTS_SCHEMA))])
-        coded = coded_features(rows.batch, segments)
+        coded = coded_features(rows.frame(list(segments.features)), segments)
         subsets = [s for s in segments.subsets() if s]
         columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
         prefix = k.prefix_table(*columns, rows.centre)
         w = (
             rows.w.astype(np.float64) * rows.scale
             if rows.weighted
-            else np.full(rows.batch.height, rows.scale)
+            else np.full(rows.height, rows.scale)
         )
         r = rows.r.astype(np.float64)
         walked = Walked([], [], [])
         for subset in subsets:
-            ids, size = subset_ids(coded, subset, rows.batch.height)
+            ids, size = subset_ids(coded, subset, rows.height)
             out, first = k.screen_groups(ids, 0, *columns, size, rows.centre, *prefix)
             walked.out.append(out)
             walked.first.append(first)

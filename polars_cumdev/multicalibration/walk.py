@@ -161,7 +161,7 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
     from polars_cumdev.kernel.segments import segment_extremes, segment_sums
     from polars_cumdev.kernel.walks import GROUP_COLUMNS
 
-    coded = coded_features(rows.batch, family)
+    coded = coded_features(rows.frame(list(family.features)), family)
     subsets = family.subsets()
     codes, features, radices, bases, total = layout(coded, subsets)
     counts = np.array([len(c.labels) for c in coded], dtype=np.int64)
@@ -225,7 +225,7 @@ def assemble(
     from polars_cumdev import kernel as k
     from polars_cumdev.kernel.walks import GROUP_COLUMNS
 
-    n = rows.batch.height
+    n = rows.height
     kept, dropped = enumerate_family([o[:, k.N_ROWS] for o in walked.out], family)
     if not any(x.shape[0] for x in kept):
         largest = max((int(o[:, k.N_ROWS].max(initial=0)) for o in walked.out), default=0)

@@ -19,6 +19,7 @@ from polars_cumdev import hilbert_index
 from polars_cumdev.covariates import ranking
 from polars_cumdev.covariates.tables import distances
 from polars_cumdev.errors import InvalidValuesError
+from polars_cumdev.method import score_order
 
 pytest.importorskip("numba")
 
@@ -122,7 +123,7 @@ def test_the_sort_in_slices_equals_the_single_thread_sort(slices):
     raw = values.view(np.uint64)
     varying, _ = kernel.survey(raw, kernel.FLOAT)
     want_keys, want_rows = kernel.radix_order(raw, kernel.FLOAT, np.uint64(varying), 5)
-    got_keys, got_rows = ranking.sorted_in_slices(raw, kernel.FLOAT, np.uint64(varying), slices)
+    got_keys, got_rows = score_order.sorted_in_slices(raw, kernel.FLOAT, np.uint64(varying), slices)
     np.testing.assert_array_equal(got_keys, want_keys)
     np.testing.assert_array_equal(got_rows, want_rows)  # stable: the same rows in ties too
 

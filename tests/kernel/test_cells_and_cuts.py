@@ -146,5 +146,9 @@ def test_radix_sort_of_the_node_gives_the_same_tables(monkeypatch):
     by_polars = tables()
     monkeypatch.setattr(score_order, "RADIX_ROWS", 0)
     by_radix = tables()
-    for left, right in zip(by_polars, by_radix, strict=True):
+    monkeypatch.setattr(score_order, "SLICED_ROWS", 0)  # each pass on two threads
+    monkeypatch.setattr(score_order.os, "cpu_count", lambda: 2)
+    by_slices = tables()
+    for left, right, sliced in zip(by_polars, by_radix, by_slices, strict=True):
         assert_frame_equal(left, right, check_exact=True)
+        assert_frame_equal(left, sliced, check_exact=True)

@@ -22,7 +22,7 @@ from polars_cumdev.method.curves import curve_frame, variance_share
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.groups import selection_label
-from polars_cumdev.method.keys import Key
+from polars_cumdev.method.keys import Key, coded
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.masks import mask_checks, resolve_mask
 from polars_cumdev.method.prefix_sums import full_population_prefix
@@ -158,28 +158,13 @@ def _polars_summary(
 
     ``key_types``: the keys' dtypes in the user's frame; ``texts``: the keys
     that came as strings and run through the stages as categoricals
-    (:func:`_coded`), strings again in the summary.
+    (:func:`~polars_cumdev.method.keys.coded`), strings again in the summary.
     (Cached points: the summary and the location both read them.)
     """
     types = {k: pl.Categorical() if k in texts else key_types[k] for k in keys}
     accumulated = accumulate(_binned(ordered, ordered, keys, types), keys).cache()
     summary = with_location(summarize(accumulated, keys), accumulated, keys, binary, types)
     return summary.with_columns(pl.col(k).cast(pl.String) for k in texts) if texts else summary
-
-
-def _coded(rows: pl.LazyFrame, prepared: Prepared) -> tuple[pl.LazyFrame, list[str]]:
-    """``rows`` with every string key cast to a categorical, and the names of those keys.
-
-    The stages compare, hash and move each key once per row several times
-    (regrouping, window sums, group-by, joins); a categorical's 4-byte code
-    costs far less there than the text (on the census screen about a tenth
-    of the Polars plan's time). The groups are the same rows in the same
-    order, so every sum is the same; the summary casts the keys back.
-    """
-    texts = [k for k in prepared.keys if prepared.key_types.get(k) == pl.String]
-    if not texts:
-        return rows, texts
-    return rows.with_columns(pl.col(k).cast(pl.Categorical) for k in texts), texts
 
 
 def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) -> pl.LazyFrame:
@@ -196,7 +181,7 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
         constants = compiled.facts(rows, variance)
         if choice == "at run time" and rows.small:
             binary = pl.LazyFrame([constants])
-            ordered, texts = _coded(compiled.standardized(rows, prepared), prepared)
+            ordered, texts = coded(compiled.standardized(rows, prepared), prepared.key_types)
             summary = _polars_summary(ordered, keys, binary, prepared.key_types, texts)
             summary = summary.with_columns(
                 pl.col("weight") / rows.scale, *[pl.lit(v).alias(n) for n, v in constants.items()]
@@ -332,7 +317,7 @@ def screen(
     else:
         binary = is_binary(prepared.frame, variance)
         rows, scale = rescale(prepared.gated())
-        rows, texts = _coded(rows, prepared)
+        rows, texts = coded(rows, prepared.key_types)
         summary = _polars_summary(sort_by_score(rows), keys, binary, prepared.key_types, texts)
         stats = normalize(summary, keys, binary, scale=scale, labels=prepared.labels, level=level)
         stats = prepared.guarded(stats)

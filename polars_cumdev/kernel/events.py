@@ -82,7 +82,6 @@ def _flush(
     queued: int,
     snaps: F64,
     lows: F64,
-    opened: npt.NDArray[np.bool_],
     centre: float,
     starts: I64,
     curves: F64,
@@ -92,7 +91,10 @@ def _flush(
 ) -> None:
     """Close the queued ties of the groups with ``owner[g] == who``, in order.
 
-    Each bin runs from the group's previous closing. (The closings wait in a
+    Each bin runs from the group's previous closing, whose running sums are
+    kept in ``lows[g]``; before a group's first closing that row is zeros, so
+    its first bin subtracts nothing: exactly the sums from -inf, with no
+    branch for it. (The closings wait in a
     queue so that their arithmetic does not sit on the running sums' chain of
     additions: done at once, each one stalled the walk about twice as long.)
     A closing touches only its group's state, so two threads may close the
@@ -109,11 +111,10 @@ def _flush(
             queue[q, Q_MIXED] == 1.0, rows,
         )  # fmt: skip
         ref, var, e_ref, e_bern, e_var, overflow, _, _ = moments_between(
-            snaps, k, lows, g if opened[g] else -1, centre
+            snaps, k, lows, g, centre
         )
         for j in range(TABLE_COLUMNS):  # (an element loop: a slice copy may allocate)
             lows[g, j] = snaps[k, j]
-        opened[g] = True
         _accumulate(
             out, g, queue[q, Q_W], response, factor, rows, ref, var, e_ref, e_bern, e_var,
             overflow,
@@ -302,7 +303,6 @@ def sweep(
     tie[:, 0] = np.nan
     ints = np.zeros((groups, 2), dtype=np.int64)  # rows, mixed
     lows = np.zeros((groups, TABLE_COLUMNS))
-    opened = np.zeros(groups, dtype=np.bool_)
     sums = np.zeros(SUMS)
     buffers = [
         (np.empty((batch + 2 * groups, 9)), np.empty((batch + 1, TABLE_COLUMNS))) for _ in (0, 1)
@@ -310,7 +310,7 @@ def sweep(
     two = threads >= 2 and m >= TWO_THREADS
     points = np.diff(starts)
     owner = owners(points, main_share(m, int(starts[-1]))) if two else np.zeros(groups, np.int8)
-    state = (lows, opened, centre, starts, curves, record, owner)
+    state = (lows, centre, starts, curves, record, owner)
     pool = ThreadPoolExecutor(max_workers=1) if two else None
     pending: list = [None, None]  # the second thread's closing of each buffer's batch
     begin, side = 0, 0

@@ -167,15 +167,26 @@ def _canonical_order(batch: pl.DataFrame, prepared: Prepared) -> np.ndarray:
 
     The order :func:`polars_cumdev.method.ties.sort_by_score` gives in one
     sort by three keys. Below :data:`KERNEL_ROWS` rows (no Numba import where
-    the Polars stages may run) Polars' sort by the three keys; from there on
-    the order by score alone (:func:`polars_cumdev.method.score_order.score_order`),
-    and :func:`_in_ties_order` then orders the runs. Every float sum then
-    adds the same values in the same order whatever the input's row order.
+    the Polars stages may run) Polars' order by the score, then, only when
+    some score repeats, by the three keys of the rows in that order (with
+    every score distinct the two orders are one; the sort by one key costs
+    half as much, and the sort by three less on rows sorted by the first
+    one: census-sized, 9 + 0 ms continuous, 5 + 31 ms 3-decimal, for 20 and
+    42 ms by the three keys at once); from there on the order by score
+    alone (:func:`polars_cumdev.method.score_order.score_order`), and
+    :func:`_in_ties_order` then orders the runs. Every float sum then adds
+    the same values in the same order whatever the input's row order.
     """
     score, response, weight = prepared.names
     if batch.height < KERNEL_ROWS:
+        column = batch.get_column(score)
+        order = column.arg_sort().to_numpy()
+        ordered = _numbers(column)[order]
+        if not bool(np.any(ordered[1:] == ordered[:-1])):
+            return order
         keys = [score, *([weight] if weight else []), response]
-        return batch.select(pl.arg_sort_by(keys)).to_series().to_numpy()
+        presorted = batch.select(keys).gather(pl.Series(order))
+        return order[presorted.select(pl.arg_sort_by(keys)).to_series().to_numpy()]
     return score_order(batch.get_column(score))
 
 

@@ -22,7 +22,7 @@ from polars_cumdev.method.curves import curve_frame, variance_share
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.groups import selection_label
-from polars_cumdev.method.keys import Key
+from polars_cumdev.method.keys import Key, coded
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.masks import mask_checks, resolve_mask
 from polars_cumdev.method.prefix_sums import full_population_prefix
@@ -132,21 +132,39 @@ def prepare_screen(
     return _prepare(frame, score, response, weight, variance, by=by, reserved=STATISTIC_COLUMNS)
 
 
-def _binned(full: pl.LazyFrame, subpopulation: pl.LazyFrame, keys: Sequence[str]) -> pl.LazyFrame:
-    """Merged points of ``subpopulation`` with their bins in ``full`` (both sorted by score)."""
-    points = merge_ties(subpopulation, keys, any_group_order=True)  # (the screen sorts its result)
+def _binned(
+    full: pl.LazyFrame,
+    subpopulation: pl.LazyFrame,
+    keys: Sequence[str],
+    types: dict[str, pl.DataType] | None = None,
+) -> pl.LazyFrame:
+    """Merged points of ``subpopulation`` with their bins in ``full`` (both sorted by score).
+
+    ``types``: the keys' dtypes, when known (:func:`merge_ties`).
+    """
+    # (any group order: the screen sorts its result)
+    points = merge_ties(subpopulation, keys, any_group_order=True, types=types)
     return locate_bins(points, full_population_prefix(full), keys)
 
 
 def _polars_summary(
-    ordered: pl.LazyFrame, keys: Sequence[str], binary: pl.LazyFrame
+    ordered: pl.LazyFrame,
+    keys: Sequence[str],
+    binary: pl.LazyFrame,
+    key_types: dict[str, pl.DataType],
+    texts: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """The screen's per-group statistics by the Polars stages (rows sorted by score).
 
+    ``key_types``: the keys' dtypes in the user's frame; ``texts``: the keys
+    that came as strings and run through the stages as categoricals
+    (:func:`~polars_cumdev.method.keys.coded`), strings again in the summary.
     (Cached points: the summary and the location both read them.)
     """
-    accumulated = accumulate(_binned(ordered, ordered, keys), keys).cache()
-    return with_location(summarize(accumulated, keys), accumulated, keys, binary)
+    types = {k: pl.Categorical() if k in texts else key_types[k] for k in keys}
+    accumulated = accumulate(_binned(ordered, ordered, keys, types), keys).cache()
+    summary = with_location(summarize(accumulated, keys), accumulated, keys, binary, types)
+    return summary.with_columns(pl.col(k).cast(pl.String) for k in texts) if texts else summary
 
 
 def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) -> pl.LazyFrame:
@@ -163,12 +181,13 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
         constants = compiled.facts(rows, variance)
         if choice == "at run time" and rows.small:
             binary = pl.LazyFrame([constants])
-            summary = _polars_summary(compiled.standardized(rows, prepared), keys, binary)
+            ordered, texts = coded(compiled.standardized(rows, prepared), prepared.key_types)
+            summary = _polars_summary(ordered, keys, binary, prepared.key_types, texts)
             summary = summary.with_columns(
                 pl.col("weight") / rows.scale, *[pl.lit(v).alias(n) for n, v in constants.items()]
             )
             return summary.select(list(schema)).collect(engine="in-memory")
-        ids, offset, count = compiled.group_ids(rows, keys)
+        ids, offset, count = rows.groups
         k = compiled.kernel()
         columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
         out, first, starts, curves = k.screen_events(
@@ -180,7 +199,7 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
         summary = kernel_frames.summary_frame(rows, keys, out, first, {**constants, **found})
         return summary.select(list(schema))
 
-    return compiled.node(prepared, run, schema)
+    return compiled.node(prepared, run, schema, grouped=True)
 
 
 def _polars_points(ordered: pl.LazyFrame) -> pl.LazyFrame:
@@ -298,7 +317,8 @@ def screen(
     else:
         binary = is_binary(prepared.frame, variance)
         rows, scale = rescale(prepared.gated())
-        summary = _polars_summary(sort_by_score(rows), keys, binary)
+        rows, texts = coded(rows, prepared.key_types)
+        summary = _polars_summary(sort_by_score(rows), keys, binary, prepared.key_types, texts)
         stats = normalize(summary, keys, binary, scale=scale, labels=prepared.labels, level=level)
         stats = prepared.guarded(stats)
     return stats if ordering is None else ordering.located(stats)

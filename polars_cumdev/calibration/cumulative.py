@@ -155,7 +155,7 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
             summary = _polars_summary(compiled.standardized(rows, prepared), keys)
             summary = summary.with_columns(pl.col("weight") / rows.scale).select(list(schema))
             return summary.collect(engine="in-memory")
-        ids, offset, count = compiled.group_ids(rows, keys)
+        ids, offset, count = rows.groups
         k = compiled.kernel()
         starts = np.zeros(count + 1, dtype=np.int64)
         np.cumsum(k.tie_counts(ids, offset, rows.s, count), out=starts[1:])
@@ -168,7 +168,7 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
         found = kernel_frames.location(rows, ids, offset, out, first, True, recorded=recorded)
         return kernel_frames.summary_frame(rows, keys, out, first, found).select(list(schema))
 
-    return compiled.node(prepared, run, schema)
+    return compiled.node(prepared, run, schema, grouped=True)
 
 
 def calibration(

@@ -110,9 +110,7 @@ def _flush(
             queue[q, Q_W], queue[q, Q_WR], queue[q, Q_WW], queue[q, Q_FIRST],
             queue[q, Q_MIXED] == 1.0, rows,
         )  # fmt: skip
-        ref, var, e_ref, e_bern, e_var, overflow, _, _ = moments_between(
-            snaps, k, lows, g, centre
-        )
+        ref, var, e_ref, e_bern, e_var, overflow, _, _ = moments_between(snaps, k, lows, g, centre)
         for j in range(TABLE_COLUMNS):  # (an element loop: a slice copy may allocate)
             lows[g, j] = snaps[k, j]
         _accumulate(

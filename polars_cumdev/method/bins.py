@@ -13,6 +13,7 @@ loop over groups and no per-group pass over the full population.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -279,7 +280,8 @@ def locate_bins(
     linear merge with the sorted full population), and puts the answers back
     in the points' order by the row number.
     """
-    points = points.with_columns(midpoints(keys).alias(_UPPER)).with_row_index(_ROW).cache()
+    upper, diffs, moments, columns, scratch = _bin_columns(tuple(keys))
+    points = points.with_columns(upper).with_row_index(_ROW).cache()
     at_upper = (
         points.select(_UPPER, _ROW)
         .sort(_UPPER)
@@ -287,6 +289,19 @@ def locate_bins(
         .sort(_ROW)
         .select(*SUMS, *MAXIMA, _CENTRE)
     )
+    located = pl.concat([points, at_upper], how="horizontal").with_columns(diffs)
+    return moments.on(located).with_columns(columns).drop(scratch)
+
+
+@functools.lru_cache(maxsize=64)
+def _bin_columns(
+    keys: tuple[str, ...],
+) -> tuple[pl.Expr, list[pl.Expr], BinMoments, list[pl.Expr], tuple[str, ...]]:
+    """The expressions of :func:`locate_bins` for ``keys``, built once per key set.
+
+    (They depend on the key names alone; building them anew cost a small
+    screen about a millisecond of Python a call.)
+    """
     first = boundary(keys, 1)
     diffs = [
         pl.when(first).then(pl.col(c)).otherwise(pl.col(c) - pl.col(c).shift(1)).alias(c)
@@ -294,18 +309,15 @@ def locate_bins(
     ]
     error = difference_error(pl.col, lambda c: pl.col(f"{c}_lomax"))
     moments = bin_moments(pl.col, pl.col(_CENTRE), error)
-    located = pl.concat([points, at_upper], how="horizontal").with_columns(diffs)
-    return (
-        moments.on(located)
-        .with_columns(
-            (pl.col("_pw") + pl.col("_pw_err")).alias(nm.BIN_WEIGHT),
-            pl.col("_pn").alias(nm.BIN_ROWS),
-            moments.reference.alias(nm.REFERENCE),
-            moments.variance.alias(nm.BIN_VARIANCE),
-            moments.reference_error.alias(nm.REFERENCE_ERROR),
-            moments.bernoulli_error.alias(nm.BERNOULLI_ERROR),
-            moments.variance_error.alias(nm.VARIANCE_ERROR),
-            moments.overflow.alias(nm.OVERFLOW),
-        )
-        .drop(*SUMS, *MAXIMA, _CENTRE, _UPPER, _ROW, *moments.scratch)
-    )
+    columns = [
+        (pl.col("_pw") + pl.col("_pw_err")).alias(nm.BIN_WEIGHT),
+        pl.col("_pn").alias(nm.BIN_ROWS),
+        moments.reference.alias(nm.REFERENCE),
+        moments.variance.alias(nm.BIN_VARIANCE),
+        moments.reference_error.alias(nm.REFERENCE_ERROR),
+        moments.bernoulli_error.alias(nm.BERNOULLI_ERROR),
+        moments.variance_error.alias(nm.VARIANCE_ERROR),
+        moments.overflow.alias(nm.OVERFLOW),
+    ]
+    scratch = (*SUMS, *MAXIMA, _CENTRE, _UPPER, _ROW, *moments.scratch)
+    return midpoints(keys).alias(_UPPER), diffs, moments, columns, scratch

@@ -17,14 +17,14 @@ needs the same column, so callers that drill down pass a frame that has it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
 
-__all__ = ["Key", "join_on_keys", "key_names", "with_keys"]
+__all__ = ["Key", "coded", "join_on_keys", "key_names", "with_keys"]
 
 Key = str | pl.Expr
 
@@ -144,3 +144,19 @@ def join_on_keys(
         )
         .drop(list(helpers))
     )
+
+
+def coded(rows: pl.LazyFrame, types: Mapping[str, pl.DataType]) -> tuple[pl.LazyFrame, list[str]]:
+    """``rows`` with every string key (of the keys' ``types``) cast to a categorical.
+
+    Returns the frame and the names of the keys cast. The Polars stages
+    compare, hash and move each key once per row several times (regrouping,
+    window sums, group-by, joins); a categorical's 4-byte code costs far less
+    there than the text (on the census screen about a tenth of the Polars
+    plan's time). The groups are the same rows in the same order, so every
+    sum is the same; the caller casts the keys of its result back.
+    """
+    texts = [k for k, dtype in types.items() if dtype == pl.String]
+    if not texts:
+        return rows, texts
+    return rows.with_columns(pl.col(k).cast(pl.Categorical) for k in texts), texts

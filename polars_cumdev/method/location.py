@@ -253,33 +253,50 @@ def locate(
         (null where there is no stretch).
     """
     keys = list(keys)
-    columns = [*keys, nm.SCORE, nm.A, nm.CUMDIFF]
     source = schema if schema is not None else schema_of(points)
-    if keys:  # a group keyed NaN is matched too (method/keys.py)
-        joined = join_on_keys(
-            points.select(columns), thresholds, keys, source, maintain_order="left"
-        )
-    else:
-        joined = points.select(columns).join(thresholds, how="cross", maintain_order="left")
     schema = {**{k: source[k] for k in keys}, **LOCATION_SCHEMA}
+    # The thresholds (one row per group) set beside the points, not joined to every
+    # point (the join cost a small screen a third of the search); each group's T is
+    # then matched to its first point, one row per group.
+    tags = {k: f"{nm.PREFIX}of_{k}" for k in keys}
+    point, listed = f"{nm.PREFIX}point", f"{nm.PREFIX}listed"
+    beside = pl.concat(
+        [
+            points.select(*keys, nm.SCORE, nm.A, nm.CUMDIFF, pl.lit(True).alias(point)),
+            thresholds.select(
+                *[pl.col(k).alias(t) for k, t in tags.items()],
+                THRESHOLD,
+                pl.lit(True).alias(listed),
+            ),
+        ],
+        how="horizontal_extend",
+    )
 
     def run(batch: pl.DataFrame) -> pl.DataFrame:
-        if batch.is_empty():
-            return pl.DataFrame(schema=schema)
-        heads = batch.select(boundary(keys, 1)).to_series().arg_true().to_numpy()
-        starts = np.append(heads, batch.height)
-        found = located(
-            starts,
-            batch.get_column(nm.A).to_numpy(),
-            batch.get_column(nm.CUMDIFF).to_numpy(),
-            batch.get_column(nm.SCORE).to_numpy(),
-            batch.get_column(THRESHOLD).fill_null(np.nan).to_numpy()[heads],
+        rows = batch.head(batch.height - batch.get_column(point).null_count())
+        table = batch.head(batch.height - batch.get_column(listed).null_count()).select(
+            *[pl.col(t).alias(k) for k, t in tags.items()], THRESHOLD
         )
-        key_frame = batch.select(keys)[pl.Series(heads)] if keys else pl.DataFrame()
+        if rows.is_empty() or (table.is_empty() and not keys):
+            return pl.DataFrame(schema=schema)
+        heads = np.flatnonzero(rows.select(boundary(keys, 1)).to_series().to_numpy())
+        key_frame = rows.select(keys)[pl.Series(heads)] if keys else pl.DataFrame()
+        if keys:  # a group keyed NaN is matched too (method/keys.py)
+            table = join_on_keys(
+                key_frame.lazy(), table.lazy(), keys, source, maintain_order="left"
+            )
+            table = table.collect(engine="in-memory")
+        found = located(
+            np.append(heads, rows.height),
+            rows.get_column(nm.A).to_numpy(),
+            rows.get_column(nm.CUMDIFF).to_numpy(),
+            rows.get_column(nm.SCORE).to_numpy(),
+            table.get_column(THRESHOLD).fill_null(np.nan).to_numpy()[: heads.size],
+        )
         body = pl.DataFrame(found).fill_nan(None)
         return pl.concat([key_frame, body], how="horizontal")
 
-    return joined.map_batches(run, schema=pl.Schema(schema), streamable=False)
+    return beside.map_batches(run, schema=pl.Schema(schema), streamable=False)
 
 
 def flag_stretch(curve: pl.LazyFrame, min_scores: int, level: float = LEVEL) -> pl.LazyFrame:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import polars as pl
 
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method.sums import boundary, with_running_sums
+from polars_cumdev.method.sums import boundary, running, with_running_sums
 
 __all__ = [
     "COUNT_SUMS",
@@ -78,10 +78,10 @@ def running_sums(rows: pl.LazyFrame, centre: pl.Expr) -> pl.LazyFrame:
         w,
         response,
         pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("_pn"),
-        (response == 0.0).cast(pl.Int64).cum_sum().alias("_pn0"),
-        (response == 1.0).cast(pl.Int64).cum_sum().alias("_pn1"),
+        running((response == 0.0).cast(pl.Int64), dtype=pl.Int64()).alias("_pn0"),
+        running((response == 1.0).cast(pl.Int64), dtype=pl.Int64()).alias("_pn1"),
     )
-    maxima = [pl.col(f"{c}_err").abs().cum_max().alias(f"{c}_lomax") for c in FLOAT_SUMS]
+    maxima = [running(pl.col(f"{c}_err").abs(), "max").alias(f"{c}_lomax") for c in FLOAT_SUMS]
     return (
         with_running_sums(columns, terms)
         .with_columns(maxima)

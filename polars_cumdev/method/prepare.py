@@ -219,11 +219,16 @@ def verdict(source: pl.LazyFrame, checks: Sequence[Check]) -> pl.LazyFrame:
 def guard(result: pl.LazyFrame, ok: pl.LazyFrame) -> pl.LazyFrame:
     """Make ``result`` fail on collection when the :func:`verdict` ``ok`` raises.
 
-    The verdict is joined to ``result`` and used in a filter, so the
-    optimizer cannot prune it and no row of ``result`` is returned unless
-    all checks pass. The row order of ``result`` is kept.
+    The verdict's row is set beside ``result`` (padded with nulls) and used
+    in a filter, so the optimizer cannot prune it and no row of ``result``
+    is returned unless all checks pass. The row order of ``result`` is kept
+    and its rows are not copied (as a cross join copied them).
     """
-    return result.join(ok, how="cross", maintain_order="left").filter(pl.col(nm.OK)).drop(nm.OK)
+    present = f"{nm.PREFIX}present"
+    beside = pl.concat(
+        [result.with_columns(pl.lit(True).alias(present)), ok], how="horizontal_extend"
+    )
+    return beside.filter(pl.col(nm.OK).first() & pl.col(present)).drop(nm.OK, present)
 
 
 def raise_failures(checks: Sequence[Check], counts: Sequence[int | None], rows: int) -> None:
@@ -273,6 +278,8 @@ class Prepared:
     names
         The user's score, response and weight columns (weight None when
         rows weigh 1 each).
+    key_types
+        The keys' dtypes in ``source`` (from :func:`prepare`'s schema look-up).
     """
 
     frame: pl.LazyFrame
@@ -282,6 +289,7 @@ class Prepared:
     columns: list[pl.Expr] = field(default_factory=list)
     labels: Labels = field(default_factory=Labels)
     names: tuple[str, str, str | None] = ("", "", None)
+    key_types: dict[str, pl.DataType] = field(default_factory=dict)
     _ok: pl.LazyFrame | None = field(default=None, repr=False)
 
     def _verdict(self) -> pl.LazyFrame:
@@ -410,4 +418,5 @@ def prepare(
         columns=columns,
         labels=labels,
         names=(score, response, weight),
+        key_types={k: schema[k] for k in keys},
     )

@@ -38,7 +38,7 @@ import numpy.typing as npt
 from polars_cumdev.method.normal_tail import log_q as _log_q
 from polars_cumdev.method.normal_tail import q as _q
 
-__all__ = ["ks_critical", "ks_pvalue", "kuiper_critical", "kuiper_pvalue"]
+__all__ = ["ks_critical", "ks_pvalue", "kuiper_critical", "kuiper_pvalue", "pvalue_pairs"]
 
 _LN10 = math.log(10.0)
 _PI2 = math.pi * math.pi
@@ -144,6 +144,15 @@ def _survival(
     tail: Callable[[_Array], tuple[_Array, _Array]],
 ) -> _FloatOrArray:
     """Shared driver: split by argument, evaluate each branch on its own subset."""
+    x, scalar = _arguments(z)
+    out = _both(x, crossover, cdf, tail)[1 if log10 else 0]
+    if scalar:
+        return float(out[0])
+    return out
+
+
+def _arguments(z: float | npt.ArrayLike) -> tuple[_Array, bool]:
+    """``z`` as a 1-d float64 array, and whether it was a scalar."""
     try:
         x = np.asarray(z, dtype=np.float64)
     except (TypeError, ValueError):
@@ -152,11 +161,20 @@ def _survival(
         raise InvalidParameterError(
             f"the statistic z must be a number or an array of numbers, got {z!r}"
         ) from None
-    scalar = x.ndim == 0
-    x = np.atleast_1d(x)
-    out = np.full(x.shape, np.nan)  # NaN stays NaN
+    return np.atleast_1d(x), x.ndim == 0
 
-    out[x <= 0.0] = 0.0 if log10 else 1.0
+
+def _both(
+    x: _Array,
+    crossover: float,
+    cdf: Callable[[_Array], _Array],
+    tail: Callable[[_Array], tuple[_Array, _Array]],
+) -> tuple[_Array, _Array]:
+    """(p, log10 p) of the 1-d array ``x``, each series evaluated once for both."""
+    p = np.full(x.shape, np.nan)  # NaN stays NaN
+    log10p = np.full(x.shape, np.nan)
+    p[x <= 0.0] = 1.0
+    log10p[x <= 0.0] = 0.0
 
     # Underflow of exponentials to 0 is expected and harmless (also under
     # np.seterr(all="raise")).
@@ -164,16 +182,27 @@ def _survival(
         low = (x > 0.0) & (x < crossover)
         if low.any():
             c = cdf(x[low])
-            out[low] = np.log1p(-c) / _LN10 + 0.0 if log10 else 1.0 - c  # + 0.0: no -0.0
+            p[low] = 1.0 - c
+            log10p[low] = np.log1p(-c) / _LN10 + 0.0  # + 0.0: no -0.0
 
         high = x >= crossover  # includes +inf
         if high.any():
-            p, log_p = tail(x[high])
-            out[high] = log_p / _LN10 if log10 else p
+            tail_p, log_p = tail(x[high])
+            p[high] = tail_p
+            log10p[high] = log_p / _LN10
+    return p, log10p
 
-    if scalar:
-        return float(out[0])
-    return out
+
+def pvalue_pairs(kuiper_z: npt.ArrayLike, ks_z: npt.ArrayLike) -> tuple[_Array, ...]:
+    """``(kuiper p, ks p, kuiper log10 p, ks log10 p)`` of two arrays, in one pass each.
+
+    The numbers of :func:`kuiper_pvalue` and :func:`ks_pvalue` (with and
+    without ``log10``), bit for bit: each series is evaluated once for both
+    forms.
+    """
+    kuiper = _both(_arguments(kuiper_z)[0], _KUIPER_CROSSOVER, _kuiper_cdf, _kuiper_tail)
+    ks = _both(_arguments(ks_z)[0], _KS_CROSSOVER, _ks_cdf, _ks_tail)
+    return kuiper[0], ks[0], kuiper[1], ks[1]
 
 
 def ks_pvalue(z: float | npt.ArrayLike, *, log10: bool = False) -> _FloatOrArray:

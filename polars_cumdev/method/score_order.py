@@ -67,11 +67,11 @@ def sorted_in_slices(
             totals = counts.sum(axis=0)
             starts = (np.cumsum(totals) - totals)[None, :] + np.cumsum(counts, axis=0) - counts
             dst_k, dst_i = buffers[q % 2]
-            jobs = [
+            moves = [
                 (*read, src_i, *ends, shift, starts[t], dst_k, dst_i)
                 for t, ends in enumerate(slice_of)
             ]
-            _on_slices(pool, radix.slice_scatter, jobs)
+            _on_slices(pool, radix.slice_scatter, moves)
             src_k, src_i = dst_k, dst_i
     lowest = int(positions[0])
     below = int(varying) & ((1 << (8 * lowest)) - 1)

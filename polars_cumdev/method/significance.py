@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 
 import numpy as np
 import polars as pl
 
-from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
+from polars_cumdev.method.pvalues import pvalue_pairs
 
 __all__ = ["benjamini_hochberg", "pvalue", "pvalue_columns"]
 
@@ -30,16 +29,26 @@ def pvalue_columns() -> list[pl.Expr]:
 
     Gives ``kuiper_p``, ``ks_p``, ``kuiper_log10p`` and ``ks_log10p``. The
     logarithms stay finite where p underflows to 0 (z beyond about 38), so
-    very strong deviations can still be ranked and reported.
+    very strong deviations can still be ranked and reported. One call of
+    :func:`polars_cumdev.method.pvalues.pvalue_pairs` gives all four (each
+    series evaluated once for a p-value and its logarithm).
     """
-    columns = []
-    for log10 in (False, True):
-        suffix = "_log10p" if log10 else "_p"
-        for name, function in (("kuiper", kuiper_pvalue), ("ks", ks_pvalue)):
-            columns.append(
-                pvalue(pl.col(f"{name}_z"), partial(function, log10=log10)).alias(name + suffix)
-            )
-    return columns
+    names = ("kuiper_p", "ks_p", "kuiper_log10p", "ks_log10p")
+
+    def apply(batch: pl.Series) -> pl.Series:
+        z = batch.struct.unnest()
+        # (to_numpy gives NaN for a null double; nan_to_null maps it back: no query run)
+        values = [z.get_column(c).cast(pl.Float64).to_numpy() for c in ("kuiper_z", "ks_z")]
+        columns = pvalue_pairs(*values)
+        series = [
+            pl.Series(n, np.asarray(c, dtype=np.float64), dtype=pl.Float64, nan_to_null=True)
+            for n, c in zip(names, columns, strict=True)
+        ]
+        return pl.struct(series, eager=True)
+
+    dtype = pl.Struct({n: pl.Float64() for n in names})
+    both = pl.struct("kuiper_z", "ks_z").map_batches(apply, return_dtype=dtype, is_elementwise=True)
+    return [both.struct.unnest()]
 
 
 def benjamini_hochberg(p: pl.Expr) -> pl.Expr:

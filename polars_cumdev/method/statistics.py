@@ -12,7 +12,7 @@ p-values, and Benjamini-Hochberg adjusted p-values across the groups.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 import polars as pl
@@ -246,19 +246,25 @@ def summarize(
 
 
 def with_location(
-    summary: pl.LazyFrame, points: pl.LazyFrame, keys: Sequence[str], binary: pl.LazyFrame
+    summary: pl.LazyFrame,
+    points: pl.LazyFrame,
+    keys: Sequence[str],
+    binary: pl.LazyFrame,
+    types: Mapping[str, pl.DataType] | None = None,
 ) -> pl.LazyFrame:
     """:func:`summarize`'s output with each group's located stretch (:mod:`location`).
 
     ``points`` are the accumulated points ``summary`` was computed from;
-    ``binary`` the output of :func:`is_binary` (which sigma sets T = D - 2 sigma).
+    ``binary`` the output of :func:`is_binary` (which sigma sets T = D - 2 sigma);
+    ``types`` the keys' dtypes in ``points``, when the caller knows them.
     """
     summary, points = summary.cache(), points.cache()
     sigma2 = pl.when(pl.col(nm.BINARY)).then(pl.col(SIGMA_B)).otherwise(pl.col(SIGMA_E))
     thresholds = summary.join(binary, how="cross", maintain_order="left").select(
         *keys, threshold(pl.col("kuiper"), sigma2).alias(THRESHOLD)
     )
-    schema = schema_of(points)  # (the keys' types, as in the summary: one look-up for both)
+    # (the keys' types, as in the summary: one look-up for both, or none)
+    schema = pl.Schema(types) if types is not None else schema_of(points)
     found = locate(points, keys, thresholds, schema)
     if keys:
         return join_on_keys(summary, found, keys, schema)

@@ -18,10 +18,36 @@ sums in an order that varies between runs of the streaming engine).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
+import numpy as np
 import polars as pl
 
-__all__ = ["boundary", "ordered_sum", "run_total", "with_running_sums"]
+__all__ = ["boundary", "ordered_sum", "run_total", "running", "with_running_sums"]
+
+
+def running(
+    expr: pl.Expr, kind: Literal["sum", "max"] = "sum", dtype: pl.DataType | None = None
+) -> pl.Expr:
+    """The running sum (or maximum) of ``expr`` over the whole frame, in row order.
+
+    Polars' ``cum_sum`` / ``cum_max``, computed by NumPy's ``accumulate``
+    over the column (out[i] = out[i - 1] + x[i]: the same additions in the
+    same order, so the same bits) at about two fifths of the cost (Polars
+    2.1: 1.6 ms a column of 134,094 doubles, NumPy 0.6 ms). A column with
+    nulls is left to Polars. Frame-wide only: never inside ``over`` or a
+    group-by (the function would run once per group). ``dtype``: the
+    column's (Float64 by default).
+    """
+    polars_kind = "cum_sum" if kind == "sum" else "cum_max"
+    ufunc = np.add if kind == "sum" else np.maximum
+
+    def accumulate(series: pl.Series) -> pl.Series:
+        if series.null_count() or series.dtype not in (pl.Float64, pl.Int64):
+            return getattr(series, polars_kind)()
+        return pl.Series(series.name, ufunc.accumulate(series.to_numpy()), dtype=series.dtype)
+
+    return expr.map_batches(accumulate, return_dtype=dtype or pl.Float64())
 
 
 def with_running_sums(frame: pl.LazyFrame, terms: Mapping[str, pl.Expr]) -> pl.LazyFrame:
@@ -42,20 +68,31 @@ def with_running_sums(frame: pl.LazyFrame, terms: Mapping[str, pl.Expr]) -> pl.L
         additions): ``name + name_err`` is the running total to about 2^-106
         relative.
     """
-    # In stages, so that no term or running sum is evaluated twice.
+    # In stages, so that no term, running sum or part of TwoSum is evaluated twice
+    # (Polars' common-subexpression elimination does not share the parts nested in
+    # one another: the shift was taken four times per sum, a fifth of a small screen's
+    # running sums).
+    parts = ("term", "before", "added", "back")
     staged = frame.with_columns(term.alias(f"{name}_term") for name, term in terms.items())
-    staged = staged.with_columns(pl.col(f"{name}_term").cum_sum().alias(name) for name in terms)
+    staged = staged.with_columns(running(pl.col(f"{name}_term")).alias(name) for name in terms)
+    staged = staged.with_columns(
+        pl.col(name).shift(1, fill_value=0.0).alias(f"{name}_before") for name in terms
+    )
+    staged = staged.with_columns(
+        (pl.col(f"{name}_before") + pl.col(f"{name}_term")).alias(f"{name}_added") for name in terms
+    )
+    staged = staged.with_columns(
+        (pl.col(f"{name}_added") - pl.col(f"{name}_before")).alias(f"{name}_back") for name in terms
+    )
     errors = []
     for name in terms:
-        term, total = pl.col(f"{name}_term"), pl.col(name)
-        before = total.shift(1, fill_value=0.0)
-        added = before + term
-        back = added - before
+        term, before, added, back = (pl.col(f"{name}_{part}") for part in parts)
         two_sum_error = (before - (added - back)) + (term - back)
         # ``added - total`` is 0 when Polars adds in order, as it does; it keeps
         # the pair exact should the running sum ever be associated otherwise.
-        errors.append(((added - total) + two_sum_error).cum_sum().alias(f"{name}_err"))
-    return staged.with_columns(errors).drop(f"{name}_term" for name in terms)
+        total = pl.col(name)
+        errors.append(running((added - total) + two_sum_error).alias(f"{name}_err"))
+    return staged.with_columns(errors).drop(f"{name}_{part}" for name in terms for part in parts)
 
 
 def run_total(name: str) -> pl.Expr:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -34,8 +34,23 @@ def sort_by_score(frame: pl.LazyFrame, extra: Sequence[str] = ()) -> pl.LazyFram
     same values in the same order whatever the order of the input rows, so
     the results are the same bits (rows equal in all these columns are
     interchangeable in every sum).
+
+    The rows are sorted by the score alone first, and by all the columns of
+    the canonical order only when some score repeats: with every score
+    distinct (continuous scores) the two orders are the same, and a sort by
+    one float column costs Polars about two thirds of a sort by three
+    (which, on a frame sorted by score already, costs less than on the
+    input).
     """
-    return frame.sort([*CANONICAL, *extra]).cache()
+    order = [*CANONICAL, *extra]
+
+    def ordered(batch: pl.DataFrame) -> pl.DataFrame:
+        batch = batch.sort(nm.SCORE)
+        scores = batch.get_column(nm.SCORE).to_numpy()
+        return batch.sort(order) if bool(np.any(scores[1:] == scores[:-1])) else batch
+
+    # (The schema is kept: no look-up of it.)
+    return frame.map_batches(ordered, streamable=False).cache()
 
 
 def group_rows(
@@ -59,7 +74,7 @@ def group_rows(
         return ordered
     columns = [
         pl.col(k).cast(pl.Categorical).to_physical()
-        if schema is not None and schema[k] == pl.String
+        if schema is not None and schema[k] in (pl.String, pl.Categorical)
         else pl.col(k)
         for k in keys
     ]
@@ -72,6 +87,7 @@ def merge_ties(
     *,
     extra: Sequence[str] = (),
     any_group_order: bool = False,
+    types: Mapping[str, pl.DataType] | None = None,
 ) -> pl.LazyFrame:
     """Collapse each (group, score) to one point, in increasing order of score per group.
 
@@ -110,6 +126,9 @@ def merge_ties(
         Whether the groups may come in any order (string keys are then
         regrouped by their categorical codes, :func:`group_rows`); by
         default they come in the order of their keys.
+    types
+        The dtypes of ``keys`` in ``frame``, when the caller knows them (no
+        look-up of ``frame``'s schema, which resolves the whole plan).
 
     Returns
     -------
@@ -122,7 +141,10 @@ def merge_ties(
     keys = list(keys)
     tie = [*keys, nm.SCORE]
     averaged = [nm.RESPONSE, *extra]
-    schema = frame.collect_schema()  # (one look-up: each resolves the whole plan)
+    if types is None:
+        schema = frame.collect_schema()  # (one look-up: each resolves the whole plan)
+    else:  # (the other columns are standardized float64s)
+        schema = pl.Schema({**{c: pl.Float64() for c in (nm.SCORE, *averaged)}, **types})
     rows = group_rows(frame, keys, schema if any_group_order else None).select(
         *tie, nm.WEIGHT, *averaged, boundary(tie, 1).alias(_FIRST)
     )

@@ -289,7 +289,7 @@ def _compiled_step(ordered: pl.DataFrame, plan: Plan, queries: pl.DataFrame) -> 
     from polars_cumdev.kernel import ranges as k
 
     keys = plan.keys
-    ids, offset, count = _engines.source_group_ids(ordered, keys)
+    ids, offset, count = _engines.group_ids(ordered, keys)
     s, r, w = (
         np.ascontiguousarray(ordered.get_column(c).cast(pl.Float64).to_numpy())
         for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)

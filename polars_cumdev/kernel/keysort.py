@@ -9,9 +9,10 @@ short (:func:`_spread`, :func:`_split`; keys of two values, such as 0/1
 responses, are parted in one pass, without counters in memory); one
 insertion pass then orders the short stretches, the only rows left out of
 order, and is skipped when there are none. Each pass keeps rows of equal
-keys in their order: the sort is stable. Every pass reads each row once and
-cuts the bits in which a stretch's keys differ by six at least: at most
-about 20 passes over a row, whatever the keys.
+keys in their order: the sort is stable. A counting pass over a stretch of
+more than :data:`SHORT` rows leaves buckets whose keys differ in six bits
+fewer at least: a row goes through at most 11 passes a key, whatever the
+keys (the keys are in the buckets' spans, not spread evenly).
 """
 
 from __future__ import annotations

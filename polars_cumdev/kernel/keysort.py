@@ -11,8 +11,8 @@ insertion pass then orders the short stretches, the only rows left out of
 order, and is skipped when there are none. Each pass keeps rows of equal
 keys in their order: the sort is stable. A counting pass over a stretch of
 more than :data:`SHORT` rows leaves buckets whose keys differ in six bits
-fewer at least: a row goes through at most 11 passes a key, whatever the
-keys (the keys are in the buckets' spans, not spread evenly).
+fewer at least: a row goes through at most 11 passes a key, however the
+keys are spread.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from numba import njit
 
 from polars_cumdev.kernel.prefix import I64, JIT
 
-__all__ = ["SHORT", "Room", "stable_order", "work_space"]
+__all__ = ["SHORT", "Room", "insert", "stable_order", "work_space"]
 
 U64 = npt.NDArray[np.uint64]
 #: Work space (:func:`work_space`): the keys, the places, spare places, bucket counts, a stack.
@@ -162,8 +162,8 @@ def _split(
     return rough
 
 
-@njit(**JIT)
-def _insert(first: U64, second: U64, place: I64, n: int) -> None:
+@njit(**JIT, inline="always")
+def insert(first: U64, second: U64, place: I64, n: int) -> None:
     """Stable insertion sort of ``place[:n]`` by (first, second) of each.
 
     The last row placed is the largest so far: kept at hand, a row in order
@@ -211,7 +211,7 @@ def stable_order(room: Room, n: int, levels: int, least: np.uint64, most: np.uin
         spread = _spread(first, spare[:0], place, counts, 0, n, least, most)
         top, rough = _push(stack, 0, counts, spread, 0, 0, levels)
     if _split(first, second, levels, place, spare, counts, stack, top) or rough:
-        _insert(first, second, place, n)
+        insert(first, second, place, n)
 
 
 @njit(**JIT)

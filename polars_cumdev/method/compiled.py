@@ -205,9 +205,22 @@ def _in_ties_order(order: np.ndarray, columns: list[np.ndarray], weighted: bool)
     if not permutation.shape[0]:
         return order
     for j in range(len(columns)):
-        if j != 2 or weighted:
+        if (j != 0 or _signed_zeros(columns[0])) and (j != 2 or weighted):
             columns[j] = np.take(columns[j], permutation)
     return np.take(order, permutation)
+
+
+def _signed_zeros(s: np.ndarray) -> bool:
+    """Whether the scores hold both -0.0 and 0.0: the only equal scores that differ in bits.
+
+    The rows moved within a run of equal scores keep their scores otherwise,
+    so the score column need not be moved.
+    """
+    if s.dtype.kind != "f":
+        return False
+    zeros = s[s == 0.0]
+    signs = np.signbit(zeros)
+    return bool(signs.any() and not signs.all())
 
 
 def _read(batch: pl.DataFrame, prepared: Prepared, grouped: bool = False) -> Rows:

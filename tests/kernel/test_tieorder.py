@@ -244,3 +244,20 @@ def test_tie_order_threads_share_runs_whatever_their_place():
     whole = np.zeros(n)  # one run of every row
     _check(whole, r, w, True)
     _check(whole, r, w, False)
+
+
+@pytest.mark.parametrize("zeros", [[0.0, 0.0], [-0.0, -0.0], [-0.0, 0.0]])
+def test_moved_scores_keep_the_sign_of_zero(monkeypatch, zeros):
+    # Within a run of equal scores only -0.0 and 0.0 differ in bits: the score
+    # column is moved with the others exactly when the run may mix them.
+    monkeypatch.setattr(compiled, "KERNEL_ROWS", 0)
+    s = np.array([-1.0, zeros[0], zeros[1], zeros[0], zeros[1], 2.0])
+    w = np.array([1.0, 5.0, 4.0, 3.0, 2.0, 1.0])
+    r = np.array([0, 1, 0, 1, 0, 1], dtype=np.int8)
+    order = np.arange(6)
+    columns = [s.copy(), r.copy(), w.copy()]
+    order = compiled._in_ties_order(order, columns, weighted=True)
+    assert order.tolist() == [0, 4, 3, 2, 1, 5]  # the run of zeros by weight
+    np.testing.assert_array_equal(np.signbit(columns[0]), np.signbit(s[order]))
+    np.testing.assert_array_equal(columns[1], r[order])
+    np.testing.assert_array_equal(columns[2], w[order])

@@ -37,7 +37,7 @@ From 2^20 rows the large passes use both cores (:mod:`polars_cumdev.kernel.split
 a group's points are closed from its own state only, so the groups are split
 between two threads, each keeping its groups' additions in the same order
 (the screen's :mod:`polars_cumdev.kernel.boundaries` pass and the closing of
-its bins, while the calling thread also carries the running sums;
+its bins, each thread carrying its own copy of the running sums;
 calibration's walk, :func:`calibration_walk`; the located stretches,
 :func:`split_stretches`): the same bits as on one thread.
 The rows reach the kernel sorted by score alone; :mod:`polars_cumdev.kernel.tieorder`

@@ -86,11 +86,12 @@ def boundaries(
 
 def file_closings(
     gid: np.ndarray, offset: int, s: np.ndarray, groups: int, threads: int = 2
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`boundaries` of every group, on one thread or two (``threads``).
 
-    Returns ``(heads, link, points, first)``: ``heads`` has one row of list
-    heads per thread (one or two rows), ``link``, ``points`` and ``first`` as
+    Returns ``(heads, link, points, first, owner)``: ``heads`` has one row of
+    list heads per thread (one or two rows), row t listing the closings of
+    the groups with ``owner[g] == t``; ``link``, ``points`` and ``first`` as
     :func:`boundaries`'.
     """
     m = s.shape[0]
@@ -101,7 +102,7 @@ def file_closings(
     if not two:
         owner = np.zeros(groups, dtype=np.int8)
         points, first = boundaries(gid, offset, s, groups, heads[0], link, owner, 0)
-        return heads, link, points, first
+        return heads, link, points, first, owner
     owner = owners(group_rows(gid, offset, groups), 0.5)
     with ThreadPoolExecutor(max_workers=1) as pool:
         other = pool.submit(boundaries, gid, offset, s, groups, heads[1], link, owner, 1)
@@ -110,4 +111,4 @@ def file_closings(
     mine = owner == 1
     points[mine] = points_1[mine]
     first[mine] = first_1[mine]
-    return heads, link, points, first
+    return heads, link, points, first, owner

@@ -14,8 +14,8 @@ sorted by score, and the running sums are never stored:
    two ties). The closing is filed under that row (linked lists per row:
    ``heads[t, u]``, ``link[i]``, one list per thread); each group's points are
    counted, so that its curve's place is known.
-2. :func:`sweep` -- one walk carrying the compensated running sums (as
-   :func:`prefix_table` adds them) and every group's open tie. After the last
+2. :func:`sweep` -- one walk (per thread) carrying the compensated running
+   sums (as :func:`prefix_table` adds them) and every group's open tie. After the last
    row of a distinct score, the ties filed under it are closed: the bin is
    the difference of the running sums now and at the group's previous
    closing (kept per group), with :func:`bin_moments`' arithmetic on the
@@ -53,7 +53,7 @@ from polars_cumdev.kernel.prefix import (
     moments_between,
     weight,
 )
-from polars_cumdev.kernel.split import TWO_THREADS, main_share, owners
+from polars_cumdev.kernel.split import TWO_THREADS
 from polars_cumdev.kernel.walks import (
     C_LAST,
     C_MAX,
@@ -256,6 +256,39 @@ def _divide_curves(out: F64, starts: I64, curves: F64) -> None:
             curves[k, 1] /= total
 
 
+def _walk_share(
+    columns: tuple,
+    heads: np.ndarray,
+    link: np.ndarray,
+    closing: tuple,
+    owner: np.ndarray,
+    who: int,
+    batch: int,
+) -> None:
+    """Walk every row, closing the points of the groups with ``owner[g] == who``.
+
+    ``heads`` holds the lists of those groups' closings (one row of
+    :func:`boundaries`' lists). The running sums and the open ties are this
+    walk's own; ``closing`` is the shared ``(out, lows, centre, starts,
+    curves, record)``, of which the walk writes its groups' rows only.
+    """
+    gid, offset, s, r, w, weighted, scale, groups, centre = columns
+    m = s.shape[0]
+    tie = np.zeros((groups, 5))  # score, W, W R, W^2, first R of the open tie
+    tie[:, 0] = np.nan
+    ints = np.zeros((groups, 2), dtype=np.int64)  # rows, mixed
+    sums = np.zeros(SUMS)
+    queue, snaps = np.empty((batch + 2 * groups, 9)), np.empty((batch + 1, TABLE_COLUMNS))
+    out, lows, centre, starts, curves, record = closing
+    begin = 0
+    while begin < m:
+        begin, queued = _fill(
+            gid, offset, s, r, w, weighted, scale, centre, heads, link, sums, tie, ints,
+            queue, snaps, begin,
+        )  # fmt: skip
+        _flush(out, queue, queued, snaps, lows, centre, starts, curves, record, owner, who)
+
+
 def sweep(
     gid: np.ndarray,
     offset: int,
@@ -269,9 +302,9 @@ def sweep(
     heads: np.ndarray,
     link: np.ndarray,
     starts: np.ndarray,
+    owner: np.ndarray,
     record: bool,
     batch: int = QUEUE,
-    threads: int = 2,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The screen's statistics (:func:`screen_groups`' ``out``) from :func:`boundaries`' lists.
 
@@ -280,58 +313,31 @@ def sweep(
     point k (``starts`` from the counts of :func:`boundaries`); else
     ``curves`` is empty.
 
-    The walk runs in batches of ``batch`` closings. On two threads the
-    calling thread walks the rows that fill a batch (:func:`_fill`, the
-    running sums), then closes the points of its share of the groups
-    (:func:`_flush`, the heavier arithmetic; the share from
-    :func:`polars_cumdev.kernel.split.main_share`, so that both threads are
-    busy about as long), while the second closes those of the other groups,
-    batch after batch. A group's closings are done once, in the order of
+    ``heads`` has one row of lists per thread (:func:`file_closings`), row
+    t holding the closings of the groups with ``owner[g] == t``. Each thread
+    walks every row in batches of ``batch`` closings, carrying its own
+    running sums (the same additions in the same order on each: the same
+    numbers) and closing its groups' points (:func:`_fill`, then
+    :func:`_flush`). No thread waits for the other and no batch crosses
+    between the cores (an earlier design, one thread carrying the sums and
+    both closing, spent about as much time passing the batches between the
+    cores as it saved). A group's closings are done once, in the order of
     the rows, with the same numbers, and touch only its own state, so the
-    results are the same bits on one thread or two (``threads=1``, or fewer
-    than :data:`TWO_THREADS` rows: the batches are closed in turn on the
-    calling thread).
+    results are the same bits on one thread or two.
     """
-    m = s.shape[0]
     out = np.zeros((groups, GROUP_COLUMNS))
     out[:, C_MAX] = -np.inf
     out[:, C_MIN] = np.inf
     curves = np.empty((starts[-1] if record else 0, 3))
-    tie = np.zeros((groups, 5))  # score, W, W R, W^2, first R of the open tie
-    tie[:, 0] = np.nan
-    ints = np.zeros((groups, 2), dtype=np.int64)  # rows, mixed
     lows = np.zeros((groups, TABLE_COLUMNS))
-    sums = np.zeros(SUMS)
-    buffers = [
-        (np.empty((batch + 2 * groups, 9)), np.empty((batch + 1, TABLE_COLUMNS))) for _ in (0, 1)
-    ]
-    two = threads >= 2 and m >= TWO_THREADS
-    points = np.diff(starts)
-    owner = owners(points, main_share(m, int(starts[-1]))) if two else np.zeros(groups, np.int8)
-    state = (lows, centre, starts, curves, record, owner)
-    pool = ThreadPoolExecutor(max_workers=1) if two else None
-    pending: list = [None, None]  # the second thread's closing of each buffer's batch
-    begin, side = 0, 0
-    try:
-        while begin < m:
-            if pending[side] is not None:  # the buffer's previous batch is closed
-                pending[side].result()
-                pending[side] = None
-            queue, snaps = buffers[side]
-            begin, queued = _fill(
-                gid, offset, s, r, w, weighted, scale, centre, heads, link, sums, tie, ints,
-                queue, snaps, begin,
-            )  # fmt: skip
-            if pool is not None:
-                pending[side] = pool.submit(_flush, out, queue, queued, snaps, *state, 1)
-            _flush(out, queue, queued, snaps, *state, 0)
-            side = 1 - side
-        for future in pending:
-            if future is not None:
-                future.result()
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True)
+    columns = (gid, offset, s, r, w, weighted, scale, groups, centre)
+    closing = (out, lows, centre, starts, curves, record)
+    shares = [(heads[t : t + 1], link, closing, owner, t, batch) for t in range(heads.shape[0])]
+    with ThreadPoolExecutor(max_workers=max(len(shares) - 1, 1)) as pool:
+        others = [pool.submit(_walk_share, columns, *share) for share in shares[1:]]
+        _walk_share(columns, *shares[0])
+        for future in others:
+            future.result()
     if record:
         _divide_curves(out, starts, curves)
     return out, curves
@@ -358,13 +364,13 @@ def screen_events(
     groups' points, length groups + 1) and ``curves`` (rows A_k and C_k,
     already divided by the group's W_g, and S'_k; empty without ``record``).
     ``batch``: closings per batch of :func:`sweep` (fewer in the tests, to
-    run many batches on small data) and ``threads`` (1 or 2) of :func:`sweep`:
-    the results depend on neither.
+    run many batches on small data) and ``threads`` (1 or 2: the walks of
+    :func:`file_closings` and :func:`sweep`): the results depend on neither.
     """
     two = threads >= 2 and s.shape[0] >= TWO_THREADS
-    heads, link, points, first = file_closings(gid, offset, s, groups, 2 if two else 1)
+    heads, link, points, first, owner = file_closings(gid, offset, s, groups, 2 if two else 1)
     starts = np.zeros(groups + 1, dtype=np.int64)
     np.cumsum(points, out=starts[1:])
-    columns = (gid, offset, s, r, w, weighted, scale, groups, centre, heads, link, starts)
-    out, curves = sweep(*columns, record, batch, threads)
+    columns = (gid, offset, s, r, w, weighted, scale, groups, centre, heads, link, starts, owner)
+    out, curves = sweep(*columns, record, batch)
     return out, first, starts, curves

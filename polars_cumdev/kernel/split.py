@@ -21,34 +21,15 @@ from polars_cumdev.kernel.prefix import I64, JIT, TABLE_COLUMNS, Array
 from polars_cumdev.kernel.walks import WEIGHT, _walk, calibration_curves
 
 __all__ = [
-    "FLUSH_COST",
     "TWO_THREADS",
     "calibration_walk",
     "group_rows",
-    "main_share",
     "owners",
     "split_stretches",
 ]
 
 #: Fewest rows for which the walks use a second thread (below, one walks everything).
 TWO_THREADS = 1 << 20
-
-#: Time to close one point over the time to carry the running sums past one row
-#: (:mod:`polars_cumdev.kernel.events`; measured at 1e7 rows, continuous scores).
-FLUSH_COST = 2.6
-
-
-def main_share(rows: int, points: int) -> float:
-    """The calling thread's share of the closings when it also walks the rows.
-
-    The calling thread carries the running sums over ``rows`` rows (cost
-    ``rows``) and closes a share ``a`` of the ``points`` (cost ``FLUSH_COST``
-    each); the second thread closes the rest. Balanced when
-    ``rows + a X = (1 - a) X`` with ``X = FLUSH_COST * points``.
-    """
-    if points <= 0:
-        return 0.0
-    return max(0.0, 0.5 - rows / (2.0 * FLUSH_COST * points))
 
 
 @njit(**JIT)

@@ -103,14 +103,6 @@ def test_owners_give_the_calling_thread_about_its_share(share):
     np.testing.assert_array_equal(owner, split.owners(points, share))  # deterministic
 
 
-def test_main_share_balances_the_walk_against_the_closings():
-    assert split.main_share(100, 0) == 0.0
-    assert split.main_share(100, 1) == 0.0  # the rows alone outweigh the closings
-    a = split.main_share(1000, 1000)
-    work = split.FLUSH_COST * 1000
-    assert 1000 + a * work == pytest.approx((1 - a) * work)
-
-
 def test_split_walks_equal_one_thread_end_to_end(monkeypatch):
     """Screen and calibration(by=) with the second thread on small data: same bits."""
     df = build_frame(5, 3000, response="bernoulli", weights="float", scores="mixed")

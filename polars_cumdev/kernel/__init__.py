@@ -63,7 +63,7 @@ are compiled again rather than failing every call (:mod:`polars_cumdev.kernel._c
 
 from polars_cumdev.kernel import boundaries as _boundaries
 from polars_cumdev.kernel import cells as _cells
-from polars_cumdev.kernel import curve, keysort, radix, ranks, tieorder
+from polars_cumdev.kernel import curve, gather, keysort, radix, ranks, tieorder
 from polars_cumdev.kernel import events as _events
 from polars_cumdev.kernel import levels as _levels
 from polars_cumdev.kernel import location as _location
@@ -160,6 +160,7 @@ __all__ = [
     "calibration_groups",
     "calibration_walk",
     "curve",
+    "gather",
     "group_curves",
     "group_points",
     "keysort",

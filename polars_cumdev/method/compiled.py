@@ -132,7 +132,7 @@ class Rows:
     def frame(self, columns: Sequence[str] | None = None) -> pl.DataFrame:
         """The source's ``columns`` (all of them by default) in the rows' order."""
         chosen = self.source if columns is None else self.source.select(columns)
-        return chosen.gather(pl.Series(self.order))
+        return _gathered(chosen, self.order)
 
     def at(self, positions: np.ndarray, columns: Sequence[str]) -> pl.DataFrame:
         """The source's ``columns`` at ``positions`` of the rows' order."""
@@ -145,6 +145,17 @@ _NUMPY_NUMBERS = (
     pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64,
     pl.Float32, pl.Float64,
 )  # fmt: skip
+
+
+def _gathered(frame: pl.DataFrame, order: np.ndarray) -> pl.DataFrame:
+    """The rows of ``frame`` at ``order``, made contiguous first.
+
+    The streaming engine hands the node its batch in many chunks (100 at
+    1e7 rows, Polars 2.1), and a gather across chunks costs about 2.6 times
+    as much as one over contiguous columns, whose copy costs little beside
+    it (``benchmarks/kernel_stages.py``, which collects as users do).
+    """
+    return frame.rechunk().gather(pl.Series(order))
 
 
 def _numbers(column: pl.Series) -> np.ndarray:
@@ -197,17 +208,19 @@ def _in_ties_order(order: np.ndarray, columns: list[np.ndarray], weighted: bool)
 
     A compiled pass over the runs (:func:`polars_cumdev.kernel.tieorder.tie_order`)
     finds the permutation; only when some run is out of order are the
-    arrays moved, one at a time (so that at most one extra column is held).
+    arrays moved, together (:func:`polars_cumdev.kernel.gather.gather_rows`).
     """
     if columns[0].shape[0] < KERNEL_ROWS:
         return order  # ordered by the three keys already
-    permutation = kernel().tieorder.tie_order(*columns[:3], weighted)
+    k = kernel()
+    permutation = k.tieorder.tie_order(*columns[:3], weighted)
     if not permutation.shape[0]:
         return order
-    for j in range(len(columns)):
-        if (j != 0 or _signed_zeros(columns[0])) and (j != 2 or weighted):
-            columns[j] = np.take(columns[j], permutation)
-    return np.take(order, permutation)
+    moved = [j for j in range(len(columns)) if j != 0 or _signed_zeros(columns[0])]
+    order, *placed = k.gather.gather_rows(permutation, [order, *[columns[j] for j in moved]])
+    for j, column in zip(moved, placed, strict=True):
+        columns[j] = column
+    return order
 
 
 def _signed_zeros(s: np.ndarray) -> bool:
@@ -223,6 +236,39 @@ def _signed_zeros(s: np.ndarray) -> bool:
     return bool(signs.any() and not signs.all())
 
 
+def _ordered_columns(
+    batch: pl.DataFrame,
+    prepared: Prepared,
+    order: np.ndarray,
+    numbered: tuple[np.ndarray, int, int] | None,
+) -> list[np.ndarray]:
+    """``[s, r, w]`` (``w`` empty without weights), then the group numbers if any, at ``order``.
+
+    From :data:`KERNEL_ROWS` rows one compiled pass on two threads moves
+    them all (:func:`polars_cumdev.kernel.gather.gather_rows`); below, where
+    Numba is not loaded, Polars' ``gather``.
+    """
+    score, response, weight = prepared.names
+    names = [score, response, *([weight] if weight else [])]
+    if batch.height >= KERNEL_ROWS:
+        # Copied first: NumPy asks the kernel for huge pages for its large arrays, and
+        # the gather's reads at random rows then miss the address cache far less than in
+        # Polars' buffers (a third of the gather's time at 1e7 rows from Parquet).
+        columns = [np.array(_numbers(batch.get_column(n)), copy=True) for n in names]
+        columns += [] if weight else [np.empty(0)]
+        columns += [] if numbered is None else [numbered[0]]
+        return kernel().gather.gather_rows(order, columns)
+    numeric = batch.select(names)
+    if numbered is not None:
+        numeric = numeric.with_columns(pl.Series(_GID, numbered[0]))
+    numeric = _gathered(numeric, order)
+    w = _numbers(numeric.get_column(weight)) if weight else np.empty(0)
+    columns = [_numbers(numeric.get_column(score)), _numbers(numeric.get_column(response)), w]
+    if numbered is not None:
+        columns.append(numeric.get_column(_GID).to_numpy())
+    return columns
+
+
 def _read(batch: pl.DataFrame, prepared: Prepared, grouped: bool = False) -> Rows:
     """Check the rows (the plan's checks, batch-wide), then put them in order for the kernel.
 
@@ -235,18 +281,10 @@ def _read(batch: pl.DataFrame, prepared: Prepared, grouped: bool = False) -> Row
         *[c.count.cast(pl.Int64).alias(f"c{i}") for i, c in enumerate(checks)],
     ).row(0)
     raise_failures(checks, counts[1:], counts[0])
-    score, response, weight = prepared.names
+    _, response, weight = prepared.names
     order = _canonical_order(batch, prepared)
-    numeric = batch.select(score, response, *([weight] if weight else []))
     numbered = group_ids(batch, prepared.keys) if grouped else None
-    if numbered is not None:
-        numeric = numeric.with_columns(pl.Series(_GID, numbered[0]))
-    numeric = numeric.gather(pl.Series(order))
-    w = _numbers(numeric.get_column(weight)) if weight else np.empty(0)
-    columns = [_numbers(numeric.get_column(score)), _numbers(numeric.get_column(response)), w]
-    if numbered is not None:
-        columns.append(numeric.get_column(_GID).to_numpy())
-    del numeric, w  # (the columns' memory is freed as each one is moved)
+    columns = _ordered_columns(batch, prepared, order, numbered)
     order = _in_ties_order(order, columns, weight is not None)
     s, r, w = columns[:3]
     largest = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64).max()

@@ -6,8 +6,10 @@ score. Polars' ``DataFrame.sort`` finds the order with a comparison sort on
 the threads; a least-significant-digit radix sort of the scores' bits
 (:func:`polars_cumdev.kernel.ranks.radix_order`, one byte per pass over the
 bytes in which the scores differ) finds it in about half the processor time
-(``benchmarks/multicalibration.py``), and ``DataFrame.gather`` then moves
-the three columns (the node's other columns stay where they are). From
+(``benchmarks/multicalibration.py``), and one compiled pass
+(:func:`polars_cumdev.kernel.gather.gather_rows`) then moves the three
+columns and the group numbers (the node's other columns stay where they
+are). From
 :data:`SLICED_ROWS` rows each pass of the radix sort is cut into two slices
 of the rows, one per thread (:func:`sorted_in_slices`, the same order as on
 one thread). Equal scores may come out in another order

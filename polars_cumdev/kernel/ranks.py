@@ -45,6 +45,7 @@ __all__ = [
     "UNSIGNED",
     "digit_positions",
     "distinct_count",
+    "float_values",
     "key",
     "radix_order",
     "scatter_grid",
@@ -86,6 +87,20 @@ def key(raw: np.uint64, kind: int) -> np.uint64:
     if kind == SIGNED:
         return raw ^ sign
     return raw
+
+
+@njit(**JIT)
+def float_values(keys: U64) -> F64:
+    """The doubles whose :data:`FLOAT` keys these are, decoded in place (a view of ``keys``).
+
+    The inverse of :func:`key` on doubles, except that -0.0, whose key is
+    0.0's, comes back as 0.0.
+    """
+    sign = np.uint64(1) << np.uint64(63)
+    for i in range(keys.shape[0]):
+        k = keys[i]
+        keys[i] = k ^ sign if k & sign else ~k
+    return keys.view(np.float64)
 
 
 @njit(**JIT)

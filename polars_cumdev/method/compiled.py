@@ -173,7 +173,9 @@ def _numbers(column: pl.Series) -> np.ndarray:
     return np.ascontiguousarray(column.to_numpy())
 
 
-def _canonical_order(batch: pl.DataFrame, prepared: Prepared) -> np.ndarray:
+def _canonical_order(
+    batch: pl.DataFrame, prepared: Prepared
+) -> tuple[np.ndarray, np.ndarray | None]:
     """The source rows in increasing score, each run of equal scores by weight, then response.
 
     The order :func:`polars_cumdev.method.ties.sort_by_score` gives in one
@@ -187,6 +189,8 @@ def _canonical_order(batch: pl.DataFrame, prepared: Prepared) -> np.ndarray:
     alone (:func:`polars_cumdev.method.score_order.score_order`), and
     :func:`_in_ties_order` then orders the runs. Every float sum then adds
     the same values in the same order whatever the input's row order.
+    Returns the order, and the scores in it where the radix sort gave them
+    (else None).
     """
     score, response, weight = prepared.names
     if batch.height < KERNEL_ROWS:
@@ -194,10 +198,10 @@ def _canonical_order(batch: pl.DataFrame, prepared: Prepared) -> np.ndarray:
         order = column.arg_sort().to_numpy()
         ordered = _numbers(column)[order]
         if not bool(np.any(ordered[1:] == ordered[:-1])):
-            return order
+            return order, None
         keys = [score, *([weight] if weight else []), response]
         presorted = batch.select(keys).gather(pl.Series(order))
-        return order[presorted.select(pl.arg_sort_by(keys)).to_series().to_numpy()]
+        return order[presorted.select(pl.arg_sort_by(keys)).to_series().to_numpy()], None
     return score_order(batch.get_column(score))
 
 
@@ -241,12 +245,14 @@ def _ordered_columns(
     prepared: Prepared,
     order: np.ndarray,
     numbered: tuple[np.ndarray, int, int] | None,
+    scores: np.ndarray | None,
 ) -> list[np.ndarray]:
     """``[s, r, w]`` (``w`` empty without weights), then the group numbers if any, at ``order``.
 
     From :data:`KERNEL_ROWS` rows one compiled pass on two threads moves
-    them all (:func:`polars_cumdev.kernel.gather.gather_rows`); below, where
-    Numba is not loaded, Polars' ``gather``.
+    them all (:func:`polars_cumdev.kernel.gather.gather_rows`), but the
+    scores when the sort gave them in order already (``scores``); below,
+    where Numba is not loaded, Polars' ``gather``.
     """
     score, response, weight = prepared.names
     names = [score, response, *([weight] if weight else [])]
@@ -254,10 +260,12 @@ def _ordered_columns(
         # Copied first: NumPy asks the kernel for huge pages for its large arrays, and
         # the gather's reads at random rows then miss the address cache far less than in
         # Polars' buffers (a third of the gather's time at 1e7 rows from Parquet).
-        columns = [np.array(_numbers(batch.get_column(n)), copy=True) for n in names]
+        moved = names[1:] if scores is not None else names
+        columns = [np.array(_numbers(batch.get_column(n)), copy=True) for n in moved]
         columns += [] if weight else [np.empty(0)]
         columns += [] if numbered is None else [numbered[0]]
-        return kernel().gather.gather_rows(order, columns)
+        gathered = kernel().gather.gather_rows(order, columns)
+        return gathered if scores is None else [scores, *gathered]
     numeric = batch.select(names)
     if numbered is not None:
         numeric = numeric.with_columns(pl.Series(_GID, numbered[0]))
@@ -282,9 +290,9 @@ def _read(batch: pl.DataFrame, prepared: Prepared, grouped: bool = False) -> Row
     ).row(0)
     raise_failures(checks, counts[1:], counts[0])
     _, response, weight = prepared.names
-    order = _canonical_order(batch, prepared)
+    order, scores = _canonical_order(batch, prepared)
     numbered = group_ids(batch, prepared.keys) if grouped else None
-    columns = _ordered_columns(batch, prepared, order, numbered)
+    columns = _ordered_columns(batch, prepared, order, numbered, scores)
     order = _in_ties_order(order, columns, weight is not None)
     s, r, w = columns[:3]
     largest = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64).max()

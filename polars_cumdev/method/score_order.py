@@ -90,18 +90,25 @@ def _on_slices(pool: ThreadPoolExecutor, function: Callable[..., None], jobs: li
         future.result()
 
 
-def score_order(column: pl.Series) -> np.ndarray:
-    """The rows of ``column`` in increasing score (equal scores in no set order).
+def score_order(column: pl.Series) -> tuple[np.ndarray, np.ndarray | None]:
+    """The rows of ``column`` in increasing score (equal scores in no set order), and the scores.
 
     The radix sort for a Float64 score without nulls from :data:`RADIX_ROWS`
     rows (on two threads from :data:`SLICED_ROWS` rows when the machine has
     two cores); Polars' ``arg_sort`` otherwise (other types, nulls, small
-    columns: those are refused or cheap).
+    columns: those are refused or cheap). The second element is the scores
+    in that order, decoded from the radix sort's sorted keys
+    (:func:`polars_cumdev.kernel.ranks.float_values`), so that they need not
+    be gathered; None after ``arg_sort``, or when the column holds -0.0
+    (whose key is 0.0's: the caller gathers the scores' own bits).
     """
     if column.len() < RADIX_ROWS or column.dtype != pl.Float64 or column.null_count():
-        return column.arg_sort().to_numpy()
+        return column.arg_sort().to_numpy(), None
     ranks = kernel().ranks
     raw = np.ascontiguousarray(column.to_numpy()).view(np.uint64)
     varying, _ = ranks.survey(raw, ranks.FLOAT)
     slices = 2 if column.len() >= SLICED_ROWS and (os.cpu_count() or 1) >= 2 else 1
-    return sorted_in_slices(raw, ranks.FLOAT, np.uint64(varying), slices)[1]
+    keys, order = sorted_in_slices(raw, ranks.FLOAT, np.uint64(varying), slices)
+    if bool(np.any(raw == np.uint64(1 << 63))):  # -0.0
+        return order, None
+    return order, ranks.float_values(keys)

@@ -142,7 +142,9 @@ def _prepare(
         reserved=PAIRED_COLUMNS,
         carry=[r.alias(_SECOND), *carry],
     )
-    prepared.checks.extend(_value_checks(second, "second response", r, positive=False))
+    prepared.checks.extend(
+        _value_checks(second, "second response", r, schema[second], positive=False)
+    )
     if unit is not None:
         prepared.checks.append(_range_check(second, "second response", r, *unit))
     return prepared

@@ -127,16 +127,29 @@ class Check:
     scope: Literal["rows", "frame", "spread"] = "rows"
 
 
-def _value_checks(column: str, what: str, expr: pl.Expr, *, positive: bool) -> list[Check]:
+def _value_checks(
+    column: str, what: str, expr: pl.Expr, dtype: pl.DataType, *, positive: bool
+) -> list[Check]:
+    """Nulls, NaN and infinities (and for weights, values <= 0 or too small) counted.
+
+    Only a float column can hold NaN or an infinity: for the others those two
+    counts are not computed (each would cast the whole column to Float64).
+    """
     label = f"{what} column {column!r}"
     checks = [
-        Check(expr.null_count(), f"{label} has {{count}} null value(s) among {{rows}} rows"),
-        Check(expr.is_nan().sum(), f"{label} has {{count}} NaN value(s) among {{rows}} rows"),
         Check(
-            expr.is_infinite().sum(),
-            f"{label} has {{count}} infinite value(s) among {{rows}} rows",
-        ),
+            pl.col(column).null_count(),
+            f"{label} has {{count}} null value(s) among {{rows}} rows",
+        )
     ]
+    if dtype.is_float():
+        checks += [
+            Check(expr.is_nan().sum(), f"{label} has {{count}} NaN value(s) among {{rows}} rows"),
+            Check(
+                expr.is_infinite().sum(),
+                f"{label} has {{count}} infinite value(s) among {{rows}} rows",
+            ),
+        ]
     if positive:
         checks.append(
             Check(
@@ -393,14 +406,14 @@ def prepare(
         )
     ]
     checks += _exact_float_check(score, "score", schema)
-    checks += _value_checks(score, "score", s, positive=False)
-    checks += _value_checks(response, "response", r, positive=False)
+    checks += _value_checks(score, "score", s, schema[score], positive=False)
+    checks += _value_checks(response, "response", r, schema[response], positive=False)
     columns = [*keys, *carry, s.alias(nm.SCORE), r.alias(nm.RESPONSE)]
     if weight is None:
         columns.append(pl.lit(1.0, dtype=pl.Float64).alias(nm.WEIGHT))
     else:
         w = pl.col(weight).cast(pl.Float64)
-        checks += _value_checks(weight, "weight", w, positive=True)
+        checks += _value_checks(weight, "weight", w, schema[weight], positive=True)
         columns.append(w.alias(nm.WEIGHT))
     if score_range is not None:
         checks.append(_range_check(score, "score", s, *score_range))

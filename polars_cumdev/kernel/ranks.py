@@ -197,6 +197,15 @@ def radix_order(raw: U64, kind: int, varying: np.uint64, radix_bytes: int) -> tu
 
 
 @njit(**JIT)
+def _ascending(keys: U64, start: int, end: int) -> bool:
+    """Whether keys[start:end] never decreases."""
+    for i in range(start + 1, end):
+        if keys[i] < keys[i - 1]:
+            return False
+    return True
+
+
+@njit(**JIT)
 def _finish(keys: U64, rows: U32, shift: np.uint64) -> None:
     """Sort every run of keys equal above bit ``shift`` by the whole key, in place."""
     n = keys.shape[0]
@@ -217,7 +226,7 @@ def _finish(keys: U64, rows: U32, shift: np.uint64) -> None:
                     j -= 1
                 keys[j + 1] = k
                 rows[j + 1] = r
-        else:
+        elif not _ascending(keys, start, end):  # (a run of equal scores is: ties are common)
             order = np.argsort(keys[start:end])
             keys[start:end] = keys[start:end][order]
             rows[start:end] = rows[start:end][order]

@@ -263,7 +263,7 @@ def _ordered_columns(
         moved = names[1:] if scores is not None else names
         columns = [np.array(_numbers(batch.get_column(n)), copy=True) for n in moved]
         columns += [] if weight else [np.empty(0)]
-        columns += [] if numbered is None else [numbered[0]]
+        columns += [] if numbered is None else [np.array(numbered[0], copy=True)]
         gathered = kernel().gather.gather_rows(order, columns)
         return gathered if scores is None else [scores, *gathered]
     numeric = batch.select(names)

@@ -62,8 +62,8 @@ are compiled again rather than failing every call (:mod:`polars_cumdev.kernel._c
 """
 
 from polars_cumdev.kernel import boundaries as _boundaries
+from polars_cumdev.kernel import bucketsort, curve, gather, keysort, radix, ranks, tieorder
 from polars_cumdev.kernel import cells as _cells
-from polars_cumdev.kernel import curve, gather, keysort, radix, ranks, tieorder
 from polars_cumdev.kernel import events as _events
 from polars_cumdev.kernel import levels as _levels
 from polars_cumdev.kernel import location as _location
@@ -156,6 +156,7 @@ __all__ = [
     "TABLE_COLUMNS",
     "TWO_THREADS",
     "WEIGHT",
+    "bucketsort",
     "calibration_curves",
     "calibration_groups",
     "calibration_walk",

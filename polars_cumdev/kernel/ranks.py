@@ -227,7 +227,7 @@ def _finish(keys: U64, rows: U32, shift: np.uint64) -> None:
                 keys[j + 1] = k
                 rows[j + 1] = r
         elif not _ascending(keys, start, end):  # (a run of equal scores is: ties are common)
-            order = np.argsort(keys[start:end])
+            order = np.argsort(keys[start:end], kind="mergesort")  # (stable)
             keys[start:end] = keys[start:end][order]
             rows[start:end] = rows[start:end][order]
         start = end

@@ -1,20 +1,23 @@
-"""The compiled node's order of the rows by score: a radix sort of the score.
+"""The order of the rows by score where the node cannot move the columns with the sort.
 
-:func:`polars_cumdev.method.compiled.node` receives the user's rows in any
-order and hands the kernel the score, response and weight columns sorted by
-score. Polars' ``DataFrame.sort`` finds the order with a comparison sort on
-the threads; a least-significant-digit radix sort of the scores' bits
+:func:`polars_cumdev.method.compiled.node` hands the kernel the score,
+response and weight columns sorted by score. A Float64 score from
+:data:`~polars_cumdev.method.compiled.KERNEL_ROWS` rows is sorted with the
+columns riding along (:mod:`polars_cumdev.kernel.bucketsort`); other scores
+(other dtypes, a Float64 column holding -0.0, whose key is 0.0's) get their
+order here, and one compiled pass
+(:func:`polars_cumdev.kernel.gather.gather_rows`) then moves the columns.
+Polars' ``arg_sort`` is a comparison sort; for Float64 a
+least-significant-digit radix sort of the scores' bits
 (:func:`polars_cumdev.kernel.ranks.radix_order`, one byte per pass over the
-bytes in which the scores differ) finds it in about half the processor time
-(``benchmarks/multicalibration.py``), and one compiled pass
-(:func:`polars_cumdev.kernel.gather.gather_rows`) then moves the three
-columns and the group numbers (the node's other columns stay where they
-are). From
+bytes in which the scores differ) finds the order in about half the
+processor time (``benchmarks/multicalibration.py``). From
 :data:`SLICED_ROWS` rows each pass of the radix sort is cut into two slices
 of the rows, one per thread (:func:`sorted_in_slices`, the same order as on
-one thread). Equal scores may come out in another order
-than Polars' sort would give them; the node puts every run of equal scores
-in its canonical order right after (by weight, then response), so the
+one thread); the Hilbert ranking (:mod:`polars_cumdev.covariates.ranking`)
+uses the same driver. Equal scores may come out in another order than
+Polars' sort would give them; the node puts every run of equal scores in
+its canonical order right after (by weight, then response), so the
 kernel's sums are the same bits either way.
 """
 
@@ -90,25 +93,18 @@ def _on_slices(pool: ThreadPoolExecutor, function: Callable[..., None], jobs: li
         future.result()
 
 
-def score_order(column: pl.Series) -> tuple[np.ndarray, np.ndarray | None]:
-    """The rows of ``column`` in increasing score (equal scores in no set order), and the scores.
+def score_order(column: pl.Series) -> np.ndarray:
+    """The rows of ``column`` in increasing score (equal scores in no set order).
 
     The radix sort for a Float64 score without nulls from :data:`RADIX_ROWS`
     rows (on two threads from :data:`SLICED_ROWS` rows when the machine has
     two cores); Polars' ``arg_sort`` otherwise (other types, nulls, small
-    columns: those are refused or cheap). The second element is the scores
-    in that order, decoded from the radix sort's sorted keys
-    (:func:`polars_cumdev.kernel.ranks.float_values`), so that they need not
-    be gathered; None after ``arg_sort``, or when the column holds -0.0
-    (whose key is 0.0's: the caller gathers the scores' own bits).
+    columns: those are refused or cheap).
     """
     if column.len() < RADIX_ROWS or column.dtype != pl.Float64 or column.null_count():
-        return column.arg_sort().to_numpy(), None
+        return column.arg_sort().to_numpy()
     ranks = kernel().ranks
     raw = np.ascontiguousarray(column.to_numpy()).view(np.uint64)
     varying, _ = ranks.survey(raw, ranks.FLOAT)
     slices = 2 if column.len() >= SLICED_ROWS and (os.cpu_count() or 1) >= 2 else 1
-    keys, order = sorted_in_slices(raw, ranks.FLOAT, np.uint64(varying), slices)
-    if bool(np.any(raw == np.uint64(1 << 63))):  # -0.0
-        return order, None
-    return order, ranks.float_values(keys)
+    return sorted_in_slices(raw, ranks.FLOAT, np.uint64(varying), slices)[1]

@@ -1,0 +1,292 @@
+"""The node's rows put in score order in one pass over memory, the columns riding along.
+
+The node (:mod:`polars_cumdev.method.compiled`) needs the score, response,
+weight and group number of every row in increasing score. Sorting the
+scores' row numbers (a least-significant-digit radix sort: five passes over
+all rows) and then gathering the columns through them (a read at a random
+row for every value) costs two thirds of a Polars sort of the whole frame
+before the analysis starts. Here:
+
+1. :func:`_histogram` counts the rows of each of 256 buckets of the keys'
+   (:func:`polars_cumdev.kernel.ranks.key`) eight highest bits that differ
+   between rows;
+2. :func:`_scatter` moves every row's key, row number and columns to its
+   bucket, each thread its slice of the rows (the slices in order inside a
+   bucket: stable), so that every value is read once, in order, and written
+   to one of 256 places that advance one after the other;
+3. :func:`_sort_buckets` sorts each bucket, small enough to stay in the
+   processor's caches, by the key's next bits (insertion sort for a few
+   rows, else least-significant-digit passes over the next three bytes that
+   differ, and :func:`polars_cumdev.kernel.ranks._finish` for rows equal on
+   all of those), and moves its columns into that order.
+
+The result is the order a stable sort of the keys gives, with the scores
+decoded from the sorted keys (:func:`polars_cumdev.kernel.ranks.float_values`):
+the same rows, in the same order, as :func:`polars_cumdev.kernel.ranks.radix_order`
+followed by a gather, up to the order of rows with equal scores (which the
+node then sets, :mod:`polars_cumdev.kernel.tieorder`).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import numpy.typing as npt
+from numba import njit
+
+from polars_cumdev.kernel.prefix import JIT, Array
+from polars_cumdev.kernel.ranks import FLOAT, _finish, float_values, key, survey
+from polars_cumdev.kernel.split import TWO_THREADS
+
+__all__ = ["bucket_sort"]
+
+U64 = npt.NDArray[np.uint64]
+U32 = npt.NDArray[np.uint32]
+I64 = npt.NDArray[np.int64]
+
+_TOP = 11  # bits of the buckets
+_DIGITS = 3  # bytes sorted by passes inside a bucket, below the bucket's bits
+_SMALL = 48  # buckets of at most this many rows: insertion sort
+
+
+@njit(**JIT)
+def _histogram(raw: U64, begin: int, end: int, shift: np.uint64, counts: I64) -> None:
+    """counts[b] = rows begin..end-1 whose key has bucket b at ``shift``."""
+    mask = np.uint64((1 << _TOP) - 1)
+    for i in range(begin, end):
+        counts[(key(raw[i], FLOAT) >> shift) & mask] += 1
+
+
+@njit(**JIT)
+def _scatter(
+    raw: U64,
+    begin: int,
+    end: int,
+    shift: np.uint64,
+    start: I64,
+    keys: U64,
+    order: U32,
+    a: Array,
+    b: Array,
+    c: Array,
+    out_a: Array,
+    out_b: Array,
+    out_c: Array,
+) -> None:
+    """Rows begin..end-1 (key, row number, non-empty columns) to their buckets' next places."""
+    mask = np.uint64((1 << _TOP) - 1)
+    has_a, has_b, has_c = a.size > 0, b.size > 0, c.size > 0
+    for i in range(begin, end):
+        k = key(raw[i], FLOAT)
+        bucket = (k >> shift) & mask
+        j = start[bucket]
+        start[bucket] = j + 1
+        keys[j] = k
+        order[j] = i
+        if has_a:
+            out_a[j] = a[i]
+        if has_b:
+            out_b[j] = b[i]
+        if has_c:
+            out_c[j] = c[i]
+
+
+@njit(**JIT)
+def _local_order(
+    keys: U64, lo: int, n: int, shifts: I64, tk: U64, tp: U32, uk: U64, up: U32
+) -> tuple[U64, U32]:
+    """Keys lo..lo+n-1 sorted (stable) by the bits at ``shifts`` and below, with their places.
+
+    Returns the scratch arrays holding the sorted keys and, for each, its
+    place (0..n-1) in the bucket.
+    """
+    for q in range(n):
+        tk[q] = keys[lo + q]
+        tp[q] = q
+    if n <= _SMALL:  # insertion sort by the whole key
+        for q in range(1, n):
+            kq, pq = tk[q], tp[q]
+            j = q - 1
+            while j >= 0 and tk[j] > kq:
+                tk[j + 1] = tk[j]
+                tp[j + 1] = tp[j]
+                j -= 1
+            tk[j + 1] = kq
+            tp[j + 1] = pq
+        return tk, tp
+    counts = np.empty(256, dtype=np.int64)
+    mask = np.uint64(255)
+    for d in range(shifts.shape[0] - 1, -1, -1):  # least significant digit first
+        shift = np.uint64(shifts[d])
+        counts[:] = 0
+        for q in range(n):
+            counts[(tk[q] >> shift) & mask] += 1
+        total = 0
+        for v in range(256):
+            here = counts[v]
+            counts[v] = total
+            total += here
+        for q in range(n):
+            v = (tk[q] >> shift) & mask
+            j = counts[v]
+            counts[v] = j + 1
+            uk[j] = tk[q]
+            up[j] = tp[q]
+        tk, uk = uk, tk
+        tp, up = up, tp
+    if shifts.shape[0] and shifts[shifts.shape[0] - 1] > 0:
+        _finish(tk[:n], tp[:n], np.uint64(shifts[shifts.shape[0] - 1]))
+    return tk, tp
+
+
+@njit(**JIT)
+def _sort_buckets(
+    bounds: I64,
+    first: int,
+    last: int,
+    shifts: I64,
+    keys: U64,
+    order: U32,
+    a: Array,
+    b: Array,
+    c: Array,
+    scratch: tuple,
+) -> None:
+    """Sort buckets first..last-1 in place: keys, row numbers and non-empty columns."""
+    tk, tp, uk, up, t_o, t_a, t_b, t_c = scratch
+    has_a, has_b, has_c = a.size > 0, b.size > 0, c.size > 0
+    for bucket in range(first, last):
+        lo, hi = bounds[bucket], bounds[bucket + 1]
+        n = hi - lo
+        if n <= 1:
+            continue
+        sk, sp = _local_order(keys, lo, n, shifts, tk, tp, uk, up)
+        moved = False
+        for q in range(n):
+            if sp[q] != q:
+                moved = True
+                break
+        if not moved:
+            continue
+        for q in range(n):
+            keys[lo + q] = sk[q]
+            t_o[q] = order[lo + sp[q]]
+        for q in range(n):
+            order[lo + q] = t_o[q]
+        if has_a:
+            for q in range(n):
+                t_a[q] = a[lo + sp[q]]
+            for q in range(n):
+                a[lo + q] = t_a[q]
+        if has_b:
+            for q in range(n):
+                t_b[q] = b[lo + sp[q]]
+            for q in range(n):
+                b[lo + q] = t_b[q]
+        if has_c:
+            for q in range(n):
+                t_c[q] = c[lo + sp[q]]
+            for q in range(n):
+                c[lo + q] = t_c[q]
+
+
+def _inner_shifts(varying: int, shift: int) -> np.ndarray:
+    """The shifts of the bytes sorted inside a bucket, most significant first.
+
+    Up to :data:`_DIGITS` windows of eight bits right below ``shift`` (the
+    lowest clamped at bit 0), keeping only windows in which some key bit
+    varies.
+    """
+    shifts = []
+    for d in range(1, _DIGITS + 1):
+        low = max(shift - 8 * d, 0)
+        window = ((1 << 8) - 1) << low
+        if varying & window & ((1 << shift) - 1):
+            shifts.append(low)
+        if low == 0:
+            break
+    return np.array(shifts, dtype=np.int64)
+
+
+def _run(pool: ThreadPoolExecutor | None, function, jobs: list) -> None:
+    """``function(*job)`` for every job: the first here, the others on ``pool``."""
+    others = [pool.submit(function, *job) for job in jobs[1:]] if pool else []
+    if not pool:
+        for job in jobs[1:]:
+            function(*job)
+    function(*jobs[0])
+    for future in others:
+        future.result()
+
+
+def bucket_sort(
+    score: np.ndarray, columns: list[np.ndarray], threads: int = 2
+) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The scores sorted, the row each came from, and up to three columns in that order.
+
+    ``score`` is a float64 array without NaN (-0.0 comes back as 0.0: the
+    caller keeps such columns out); ``columns`` are any numeric arrays of
+    the same length, or empty (absent). The order is that of a stable sort
+    of the scores. From :data:`~polars_cumdev.kernel.split.TWO_THREADS`
+    rows two threads take half of the rows, then of the buckets: the same
+    result on one thread or two.
+    """
+    if len(columns) > 3:
+        raise ValueError(f"bucket_sort moves at most three columns, got {len(columns)}")
+    raw = np.ascontiguousarray(score).view(np.uint64)
+    n = raw.shape[0]
+    if n >= 2**32:
+        raise ValueError("bucket_sort numbers rows in 32 bits: at most 2^32 - 1 rows")
+    padded = [*columns, *[np.empty(0, dtype=np.uint8)] * (3 - len(columns))]
+    moved = [np.empty(n if x.size else 0, dtype=x.dtype) for x in padded]
+    keys = np.empty(n, dtype=np.uint64)
+    order = np.empty(n, dtype=np.uint32)
+    varying = int(survey(raw, FLOAT)[0]) if n else 0
+    slices = 2 if threads >= 2 and n >= TWO_THREADS else 1
+    cuts = [n * t // slices for t in range(slices + 1)]
+    shift = max(varying.bit_length() - _TOP, 0)
+    counts = np.zeros((slices, 1 << _TOP), dtype=np.int64)
+    with ThreadPoolExecutor(max_workers=1) if slices > 1 else _NoPool() as pool:
+        jobs = [(raw, cuts[t], cuts[t + 1], np.uint64(shift), counts[t]) for t in range(slices)]
+        _run(pool, _histogram, jobs)
+        totals = counts.sum(axis=0)
+        starts = (np.cumsum(totals) - totals)[None, :] + np.cumsum(counts, axis=0) - counts
+        bounds = np.concatenate([[0], np.cumsum(totals)]).astype(np.int64)
+        jobs = [
+            (raw, cuts[t], cuts[t + 1], np.uint64(shift), starts[t], keys, order, *padded, *moved)
+            for t in range(slices)
+        ]
+        _run(pool, _scatter, jobs)
+        shifts = _inner_shifts(varying, shift)
+        largest = int(totals.max()) if n else 0
+        middle = int(np.searchsorted(bounds, n // 2)) if slices > 1 else totals.size
+        parts = [(0, middle), (middle, totals.size)][:slices] if slices > 1 else [(0, totals.size)]
+        jobs = [
+            (bounds, lo, hi, shifts, keys, order, *moved, _scratch(largest, moved))
+            for lo, hi in parts
+        ]
+        _run(pool, _sort_buckets, jobs)
+    return float_values(keys), order, moved[: len(columns)]
+
+
+def _scratch(size: int, moved: list[np.ndarray]) -> tuple:
+    """One thread's buffers for :func:`_sort_buckets`: two of keys and places, one per column."""
+    return (
+        np.empty(size, dtype=np.uint64),
+        np.empty(size, dtype=np.uint32),
+        np.empty(size, dtype=np.uint64),
+        np.empty(size, dtype=np.uint32),
+        np.empty(size, dtype=np.uint32),
+        *[np.empty(size if x.size else 0, dtype=x.dtype) for x in moved],
+    )
+
+
+class _NoPool:
+    """A stand-in for the pool on one thread (:func:`_run` then runs every job here)."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None

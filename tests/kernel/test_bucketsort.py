@@ -1,0 +1,109 @@
+"""The node's sort that moves the columns with the scores, against NumPy's stable sort."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from polars_cumdev import kernel as k
+from polars_cumdev.kernel import bucketsort
+
+SPECIAL = [0.0, -1.0, 1.0, 1.0 + 2**-52, 5e-324, -5e-324, 2.2e-308, 1e300, -1e300, 0.5]
+
+
+def _expected(s: np.ndarray, columns: list[np.ndarray]) -> tuple:
+    order = np.argsort(s, kind="stable")
+    scores = np.where(s[order] == 0.0, 0.0, s[order])  # -0.0 comes back as 0.0
+    return order, scores, [c[order] if c.size else c for c in columns]
+
+
+def _check(s: np.ndarray, columns: list[np.ndarray], threads: int) -> None:
+    scores, order, moved = bucketsort.bucket_sort(s, columns, threads=threads)
+    want_order, want_scores, want_moved = _expected(s, columns)
+    assert order.dtype == np.uint32
+    np.testing.assert_array_equal(order, want_order)
+    assert np.array_equal(scores.view(np.uint64), want_scores.view(np.uint64))
+    assert len(moved) == len(columns)
+    for got, want in zip(moved, want_moved, strict=True):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=200))
+def test_float_values_undo_the_keys(values):
+    x = np.array(values + SPECIAL, dtype=np.float64)
+    keys = np.array([k.ranks.key(v, k.ranks.FLOAT) for v in x.view(np.uint64)], dtype=np.uint64)
+    back = k.ranks.float_values(keys.copy())
+    expected = np.where(x == 0.0, 0.0, x)  # -0.0 shares 0.0's key
+    assert np.array_equal(back.view(np.uint64), expected.view(np.uint64))
+
+
+def _scores(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    return {
+        "continuous": rng.random(n),
+        "logistic": 1.0 / (1.0 + np.exp(-rng.normal(size=n))),
+        "3-decimal": np.round(rng.random(n), 3),
+        "three values": rng.integers(0, 3, n) * 0.5,
+        "signs and scales": rng.normal(size=n) * np.exp(rng.normal(size=n) * 20),
+        "subnormal": rng.integers(-50, 50, n) * 5e-324,
+        "one value": np.full(n, 0.25),
+        "ulps apart": 1.0 + rng.integers(0, 1 << 20, n) * 2.0**-52,
+    }[kind]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "continuous",
+        "logistic",
+        "3-decimal",
+        "three values",
+        "signs and scales",
+        "subnormal",
+        "one value",
+        "ulps apart",
+    ],
+)
+@pytest.mark.parametrize("n", [0, 1, 2, 47, 49, 3_000, 60_000])
+def test_bucket_sort_is_a_stable_sort(monkeypatch, threads, kind, n):
+    monkeypatch.setattr(bucketsort, "TWO_THREADS", 0)  # the second thread from any size
+    rng = np.random.default_rng(n + len(kind))
+    s = _scores(kind, n, rng)
+    r = rng.integers(0, 2, n).astype(np.int8)
+    w = rng.random(n).astype(np.float32)
+    g = rng.integers(0, 1000, n).astype(np.int64)
+    _check(s, [r, w, g], threads)
+    _check(s, [r, np.empty(0), g], threads)  # no weights
+    _check(s, [], threads)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    values=st.lists(
+        st.floats(allow_nan=False, allow_infinity=False).filter(lambda v: v != 0.0) | st.just(0.0),
+        max_size=300,
+    ),
+    threads=st.sampled_from([1, 2]),
+)
+def test_bucket_sort_of_any_doubles(values, threads):
+    s = np.array(values, dtype=np.float64)
+    index = np.arange(s.shape[0], dtype=np.int32)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bucketsort, "TWO_THREADS", 0)  # the second thread from any size
+        _check(s, [index], threads)
+
+
+def test_two_threads_on_their_own_size():
+    rng = np.random.default_rng(2)
+    n = bucketsort.TWO_THREADS + 5
+    s = np.round(rng.normal(size=n), 4)  # (-0.0 among them)
+    ids = rng.integers(0, 300, n).astype(np.int32)
+    one = bucketsort.bucket_sort(s, [ids], threads=1)
+    two = bucketsort.bucket_sort(s, [ids], threads=2)
+    np.testing.assert_array_equal(one[1], two[1])
+    np.testing.assert_array_equal(one[2][0], two[2][0])
+    _check(s, [ids], 2)

@@ -247,14 +247,14 @@ def _sorted_rows(
 
     ``w`` is empty without weights. From :data:`KERNEL_ROWS` rows a Float64
     score without -0.0 is sorted with the other columns riding along
-    (:func:`polars_cumdev.kernel.bucketsort.bucket_sort`: one pass over
-    memory, the scores decoded from the sorted keys). Otherwise the order
+    (:func:`polars_cumdev.kernel.bucketsort.bucket_sort`: in canonical
+    order at once, the scores decoded from the sorted keys). Otherwise the order
     comes first (:func:`_canonical_order`), and the columns are then moved
     into it: by one compiled pass on two threads
     (:func:`polars_cumdev.kernel.gather.gather_rows`) from
-    :data:`KERNEL_ROWS` rows; below, where Numba is not loaded, by Polars'
-    ``gather``. Runs of equal scores are put in canonical order after
-    (:func:`_in_ties_order`).
+    :data:`KERNEL_ROWS` rows, after which the runs of equal scores are put
+    in canonical order (:func:`_in_ties_order`); below, where Numba is not
+    loaded, by Polars' ``gather`` (the order then has its ties in order).
     """
     score, response, weight = prepared.names
     ids = [] if numbered is None else [numbered[0]]
@@ -264,14 +264,18 @@ def _sorted_rows(
         r = [_numbers(batch.get_column(response))]
         s = _numbers(column)
         if column.dtype == pl.Float64 and not bool(np.any(s.view(np.uint64) == _MINUS_ZERO)):
-            scores, order, moved = kernel().bucketsort.bucket_sort(s, [*r, *w, *ids])
-            return order, [scores, *moved]
+            numbers = ids[0] if ids else np.empty(0, dtype=np.int32)
+            sort = kernel().bucketsort.bucket_sort
+            scores, order, (r_, w_, numbers) = sort(s, *r, *w, numbers, weight is not None)
+            return order, [scores, r_, w_, *([numbers] if ids else [])]
         order = _canonical_order(batch, prepared)
         # Copied first: NumPy asks the kernel for huge pages for its large arrays, and
         # the gather's reads at random rows then miss the address cache far less than in
         # Polars' buffers (a third of the gather's time at 1e7 rows from Parquet).
         columns = [np.array(x, copy=True) for x in (s, *r, *w, *ids)]
-        return order, kernel().gather.gather_rows(order, columns)
+        columns = kernel().gather.gather_rows(order, columns)
+        order = _in_ties_order(order, columns, weight is not None)  # (moves the columns)
+        return order, columns
     order = _canonical_order(batch, prepared)
     numeric = batch.select(score, response, *([weight] if weight else []))
     if ids:
@@ -299,7 +303,6 @@ def _read(batch: pl.DataFrame, prepared: Prepared, grouped: bool = False) -> Row
     _, response, weight = prepared.names
     numbered = group_ids(batch, prepared.keys) if grouped else None
     order, columns = _sorted_rows(batch, prepared, numbered)
-    order = _in_ties_order(order, columns, weight is not None)
     s, r, w = columns[:3]
     largest = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64).max()
     (scale,) = batch.select(scale_factor(largest)).row(0)

@@ -1,4 +1,4 @@
-"""The node's sort that moves the columns with the scores, against NumPy's stable sort."""
+"""The node's sort that moves the columns with the scores, against NumPy's ``lexsort``."""
 
 from __future__ import annotations
 
@@ -13,19 +13,21 @@ from polars_cumdev.kernel import bucketsort
 SPECIAL = [0.0, -1.0, 1.0, 1.0 + 2**-52, 5e-324, -5e-324, 2.2e-308, 1e300, -1e300, 0.5]
 
 
-def _expected(s: np.ndarray, columns: list[np.ndarray]) -> tuple:
-    order = np.argsort(s, kind="stable")
+def _expected(s: np.ndarray, r: np.ndarray, w: np.ndarray, ids: np.ndarray) -> tuple:
+    """A stable sort by score, weight (if any), then response."""
+    keys = (r, w, s) if w.size else (r, s)
+    order = np.lexsort(keys)
     scores = np.where(s[order] == 0.0, 0.0, s[order])  # -0.0 comes back as 0.0
-    return order, scores, [c[order] if c.size else c for c in columns]
+    return order, scores, [x[order] if x.size else x for x in (r, w, ids)]
 
 
-def _check(s: np.ndarray, columns: list[np.ndarray], threads: int) -> None:
-    scores, order, moved = bucketsort.bucket_sort(s, columns, threads=threads)
-    want_order, want_scores, want_moved = _expected(s, columns)
+def _check(s: np.ndarray, r: np.ndarray, w: np.ndarray, ids: np.ndarray, threads: int) -> None:
+    scores, order, moved = bucketsort.bucket_sort(s, r, w, ids, w.size > 0, threads=threads)
+    want_order, want_scores, want_moved = _expected(s, r, w, ids)
     assert order.dtype == np.uint32
     np.testing.assert_array_equal(order, want_order)
     assert np.array_equal(scores.view(np.uint64), want_scores.view(np.uint64))
-    assert len(moved) == len(columns)
+    assert len(moved) == 3
     for got, want in zip(moved, want_moved, strict=True):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
@@ -74,11 +76,11 @@ def test_bucket_sort_is_a_stable_sort(monkeypatch, threads, kind, n):
     rng = np.random.default_rng(n + len(kind))
     s = _scores(kind, n, rng)
     r = rng.integers(0, 2, n).astype(np.int8)
-    w = rng.random(n).astype(np.float32)
+    w = rng.integers(1, 4, n).astype(np.float32)  # (weights tie too: runs by weight, response)
     g = rng.integers(0, 1000, n).astype(np.int64)
-    _check(s, [r, w, g], threads)
-    _check(s, [r, np.empty(0), g], threads)  # no weights
-    _check(s, [], threads)
+    _check(s, r, w, g, threads)
+    _check(s, r.astype(np.float64) * 0.5, np.empty(0), g, threads)  # no weights
+    _check(s, r, w, np.empty(0, dtype=np.int32), threads)  # no group numbers
 
 
 @settings(max_examples=40, deadline=None)
@@ -91,19 +93,24 @@ def test_bucket_sort_is_a_stable_sort(monkeypatch, threads, kind, n):
 )
 def test_bucket_sort_of_any_doubles(values, threads):
     s = np.array(values, dtype=np.float64)
-    index = np.arange(s.shape[0], dtype=np.int32)
+    n = s.shape[0]
+    rng = np.random.default_rng(n)
+    r, w = rng.normal(size=n), rng.integers(1, 3, n).astype(np.float64)
+    index = np.arange(n, dtype=np.int32)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(bucketsort, "TWO_THREADS", 0)  # the second thread from any size
-        _check(s, [index], threads)
+        _check(s, r, w, index, threads)
 
 
 def test_two_threads_on_their_own_size():
     rng = np.random.default_rng(2)
     n = bucketsort.TWO_THREADS + 5
     s = np.round(rng.normal(size=n), 4)  # (-0.0 among them)
+    r = (rng.random(n) < 0.5).astype(np.float64)
+    w = rng.integers(1, 5, n).astype(np.float64)
     ids = rng.integers(0, 300, n).astype(np.int32)
-    one = bucketsort.bucket_sort(s, [ids], threads=1)
-    two = bucketsort.bucket_sort(s, [ids], threads=2)
+    one = bucketsort.bucket_sort(s, r, w, ids, True, threads=1)
+    two = bucketsort.bucket_sort(s, r, w, ids, True, threads=2)
     np.testing.assert_array_equal(one[1], two[1])
-    np.testing.assert_array_equal(one[2][0], two[2][0])
-    _check(s, [ids], 2)
+    np.testing.assert_array_equal(one[2][2], two[2][2])
+    _check(s, r, w, ids, 2)

@@ -1,0 +1,46 @@
+"""The search for the end of a tie's bin, against NumPy's ``searchsorted``."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from polars_cumdev.kernel import boundaries
+
+
+def _expected(s: np.ndarray, value: float, low: int, high: int) -> int:
+    return low + int(np.searchsorted(s[low : high + 1], value, side="right")) - 1
+
+
+def _scores(kind: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    if kind == 0:  # continuous
+        return np.sort(rng.random(n))
+    if kind == 1:  # ties
+        return np.sort(np.round(rng.random(n), 2))
+    if kind == 2:  # signs and scales far apart
+        return np.sort(rng.normal(size=n) * np.exp(rng.normal(size=n) * 30))
+    if kind == 3:  # differences that overflow
+        return np.sort(np.concatenate([[-1.7e308, 1.7e308], rng.random(n)]))
+    return np.sort(np.exp(rng.random(n) * 50))  # far from evenly spread
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    kind=st.integers(0, 4),
+    n=st.integers(1, 300),
+    seed=st.integers(0, 2**32 - 1),
+    where=st.floats(0.0, 1.0),
+)
+def test_last_row_at_most_is_searchsorted(kind, n, seed, where):
+    rng = np.random.default_rng(seed)
+    s = _scores(kind, n, rng)
+    low = int(rng.integers(0, s.shape[0]))
+    high = int(rng.integers(low, s.shape[0]))
+    with np.errstate(over="ignore", invalid="ignore"):
+        inside = s[low] + (s[high] - s[low]) * where
+    for value in (s[low], s[high], inside, np.nextafter(s[high], -np.inf)):
+        if not s[low] <= value:  # (the search assumes s[low] <= value)
+            continue
+        got = boundaries._last_row_at_most(s, float(value), low, high)
+        assert got == _expected(s, float(value), low, high)

@@ -11,11 +11,16 @@ For each score kind, builds the weighted frame of :func:`common.make_frame`
 * ``df.sort("score")``: the reference, one eager sort of the four columns;
 * ``sort by score, weight, response``: the node's sort before issue 22's
   second round (three keys, for ties in canonical order);
-* ``canonical ties``: what follows the node's sort by score alone now
-  (:func:`polars_cumdev.method.compiled._in_ties_order`: the compiled pass
-  over runs of equal scores, :func:`polars_cumdev.kernel.tieorder.tie_order`,
-  on two threads, and the moves of the columns and of the order when some
-  run is out of order);
+* ``radix order, gather, ties``: the node's route for scores the bucket sort
+  does not take (a Float64 score holding -0.0, other dtypes): the radix
+  sort of the row numbers (:func:`polars_cumdev.method.score_order.score_order`),
+  the compiled gather of the score, response, weight and group numbers
+  (:func:`polars_cumdev.kernel.gather.gather_rows`) and the canonical tie
+  order (:func:`polars_cumdev.method.compiled._in_ties_order`);
+* ``bucket sort``: the node's route for a Float64 score
+  (:func:`polars_cumdev.kernel.bucketsort.bucket_sort`: the same rows in
+  the same canonical order, the columns riding along; checked to give the
+  same arrays as the route above);
 * ``events walk, 1 thread`` and ``2 threads``
   (:func:`polars_cumdev.kernel.screen_events` with ``threads=1`` or 2, on
   the sorted arrays, curves recorded; the two are checked to give the same
@@ -26,7 +31,9 @@ For each score kind, builds the weighted frame of :func:`common.make_frame`
 * ``located stretches, 1 thread`` and ``2 threads``
   (:func:`polars_cumdev.kernel.split_stretches` on the recorded curves);
 * ``whole screen`` (``screen(df.lazy(), ..., engine="kernel")``, location
-  included) and ``calibration(by=)`` (``engine="kernel"``).
+  included) and ``calibration(by=)`` (``engine="kernel"``), collected with
+  Polars' default engine (in Polars 2.1 the streaming engine, which hands
+  the node its rows in many chunks).
 
 Each figure is printed as seconds and as a ratio to the sort, with the load
 average: on a shared machine only the ratios mean anything.
@@ -43,9 +50,11 @@ import numpy as np
 
 def measure(scores: str, n: int, groups: int, repeat: int) -> tuple[list[dict], bool]:
     """The table's rows of one score kind, and whether 1 and 2 threads gave the same bits."""
+    import polars as pl
+
     from polars_cumdev import kernel as k
     from polars_cumdev.calibration import calibration
-    from polars_cumdev.method import compiled
+    from polars_cumdev.method import compiled, score_order
     from polars_cumdev.subpopulation import screen
 
     df = common.make_frame(n, groups, seed=n + groups, decimals=common.score_kind(scores))
@@ -53,7 +62,20 @@ def measure(scores: str, n: int, groups: int, repeat: int) -> tuple[list[dict], 
     ordered = df.sort("score")
     ids, s = ordered["group"].to_numpy(), ordered["score"].to_numpy()
     r, w = ordered["response"].to_numpy(), ordered["weight"].to_numpy()
-    identity = np.arange(s.shape[0])  # the score order of the sorted rows
+    raw = [df.get_column(c).to_numpy() for c in ("score", "response", "weight", "group")]
+
+    def radix_route() -> list[np.ndarray]:
+        order = score_order.score_order(pl.Series(raw[0]))
+        columns = k.gather.gather_rows(order, [np.array(x, copy=True) for x in raw])
+        return [compiled._in_ties_order(order, columns, weighted=True), *columns]
+
+    def bucket_route() -> list[np.ndarray]:
+        scores, order, moved = k.bucketsort.bucket_sort(*raw, weighted=True)
+        return [order, scores, *moved]
+
+    routes_agree = all(
+        np.array_equal(a, b) for a, b in zip(radix_route(), bucket_route(), strict=True)
+    )
     walk = (ids, 0, s, r, w, True, 1.0, groups, 0.5, True)
     one = k.screen_events(*walk, threads=1)
     two = k.screen_events(*walk, threads=2)
@@ -67,7 +89,8 @@ def measure(scores: str, n: int, groups: int, repeat: int) -> tuple[list[dict], 
     parts = {
         "df.sort(score)": lambda: df.sort("score"),
         "sort by score, weight, response": lambda: df.sort(["score", "weight", "response"]),
-        "canonical ties": lambda: compiled._in_ties_order(identity, [s, r, w], weighted=True),
+        "radix order, gather, ties": radix_route,
+        "bucket sort": bucket_route,
         "events walk, 1 thread": lambda: k.screen_events(*walk, threads=1),
         "events walk, 2 threads": lambda: k.screen_events(*walk, threads=2),
         "calibration walk, 1 thread": lambda: k.calibration_walk(*calibrating, threads=1),
@@ -97,7 +120,7 @@ def measure(scores: str, n: int, groups: int, repeat: int) -> tuple[list[dict], 
         }
         for name, seconds in best.items()
     ]
-    return rows, same
+    return rows, same and routes_agree
 
 
 def main() -> None:
@@ -112,7 +135,10 @@ def main() -> None:
     for scores in args.scores:
         rows, same = measure(scores, int(args.rows), args.groups, args.repeat)
         table += rows
-        print(f"{scores}: events on 1 and 2 threads give the same bits: {same}")
+        print(
+            f"{scores}: events on 1 and 2 threads, and the node's two routes to the "
+            f"sorted rows, give the same arrays: {same}"
+        )
     print(f"{int(args.rows):,} rows, {args.groups} groups, best of {args.repeat}")
     print(common.markdown_table(table, ("scores", "part", "seconds", "/ sort", "load")))
 

@@ -326,3 +326,28 @@ def test_compiled_range_steps_give_the_one_pass_screen(monkeypatch, ranges, resp
     one = uneven.cumdev.screen(by="g", score="s", response="r", weight="w", engine="polars")
     parts = screen_partitioned(uneven, "g", "s", "r", "w", ranges=ranges)
     assert_same(one, parts, ["g"], exact=("n", "n_scores", "variance"))
+
+
+@pytest.mark.parametrize("zeros", ["plus", "minus", "mixed"])
+def test_compiled_range_steps_with_signed_zero_scores(monkeypatch, zeros):
+    # A range whose scores hold -0.0 is sorted by Polars; the others ride the bucket sort.
+    from polars_cumdev.engines.partitioned import screen_partitioned
+
+    monkeypatch.setattr(compiled, "KERNEL_ROWS", 1)  # every range through the kernel
+    rng = np.random.default_rng(17)
+    n = 1500
+    s = np.round(rng.normal(size=n), 1)
+    signs = {"plus": 0.0, "minus": -0.0, "mixed": np.where(rng.random(n) < 0.5, -0.0, 0.0)}
+    s = np.where(s == 0.0, signs[zeros], s)
+    df = pl.DataFrame(
+        {
+            "g": rng.integers(0, 4, n),
+            "s": s,
+            "r": (rng.random(n) < 0.4).astype(np.float64),
+            "w": rng.integers(1, 4, n).astype(np.float64),
+        }
+    )
+    one = df.cumdev.screen(by="g", score="s", response="r", weight="w", engine="polars")
+    for ranges in (1, 4):
+        parts = screen_partitioned(df, "g", "s", "r", "w", ranges=ranges)
+        assert_same(one, parts, ["g"], exact=("n", "n_scores", "variance"))

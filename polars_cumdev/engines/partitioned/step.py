@@ -117,11 +117,11 @@ def range_step(
     keys, centre = plan.keys, plan.centre
     queries = plan.queries_for(r)
     if compiled is not False:
-        ordered = as_lazy(rows).sort(CANONICAL).collect(engine=engine)
-        wanted = compiled or (ordered.height >= _engines.KERNEL_ROWS and _engines.available())
+        frame = as_lazy(rows).collect(engine=engine)
+        wanted = compiled or (frame.height >= _engines.KERNEL_ROWS and _engines.available())
         if wanted:
-            return _compiled_step(ordered, plan, queries)
-        rows = ordered
+            return _compiled_step(frame, plan, queries)
+        rows = frame
     ordered, prefix = sorted_prefix(rows, plan, engine)
     # A fresh one-row frame: a slice of `prefix` would keep its buffers alive.
     totals = (
@@ -284,16 +284,34 @@ def _table_rows(table: np.ndarray, at: np.ndarray | None) -> dict[str, np.ndarra
     return {c: columns[c] for c in (*SUMS, *MAXIMA)}
 
 
-def _compiled_step(ordered: pl.DataFrame, plan: Plan, queries: pl.DataFrame) -> RangeResult:
-    """:func:`range_step` by :func:`polars_cumdev.kernel.range_cells` (rows sorted by score)."""
+def _canonical_columns(
+    frame: pl.DataFrame, keys: Sequence[str]
+) -> tuple[np.ndarray, tuple[np.ndarray, int, int], list[np.ndarray]]:
+    """The range's rows in canonical order: the order, group numbers and ``[s, r, w]``.
+
+    The columns ride along the sort
+    (:func:`polars_cumdev.kernel.bucketsort.bucket_sort`), as in the
+    in-memory node; a score holding -0.0 (whose sort key is 0.0's) is sorted
+    by Polars instead (:data:`~polars_cumdev.method.ties.CANONICAL`).
+    """
+    ids, offset, count = _engines.group_ids(frame, keys)
+    s, r, w = (
+        np.ascontiguousarray(frame.get_column(c).cast(pl.Float64).to_numpy())
+        for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
+    )
+    if not bool(np.any(s.view(np.uint64) == np.uint64(1 << 63))):
+        s, order, (r, w, ids) = _engines.kernel().bucketsort.bucket_sort(s, r, w, ids, True)
+        return order, (ids, offset, count), [s, r, w]
+    order = frame.select(pl.arg_sort_by(CANONICAL)).to_series().to_numpy()
+    return order, (ids[order], offset, count), [s[order], r[order], w[order]]
+
+
+def _compiled_step(frame: pl.DataFrame, plan: Plan, queries: pl.DataFrame) -> RangeResult:
+    """:func:`range_step` by :func:`polars_cumdev.kernel.range_cells` (rows in any order)."""
     from polars_cumdev.kernel import ranges as k
 
     keys = plan.keys
-    ids, offset, count = _engines.group_ids(ordered, keys)
-    s, r, w = (
-        np.ascontiguousarray(ordered.get_column(c).cast(pl.Float64).to_numpy())
-        for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
-    )
+    order, (ids, offset, count), (s, r, w) = _canonical_columns(frame, keys)
     midpoints_ = np.ascontiguousarray(queries.get_column(MIDPOINT).cast(pl.Float64).to_numpy())
     floats, ints, _, table, answers = _engines.kernel().range_cells(
         ids, offset, s, r, w, plan.weight_scale, count, plan.centre, midpoints_
@@ -306,7 +324,7 @@ def _compiled_step(ordered: pl.DataFrame, plan: Plan, queries: pl.DataFrame) -> 
     l_lo = _table_rows(table, ints[:, k.C_L_LO])
     cells = pl.concat(
         [
-            ordered.select(keys)[pl.Series(ints[:, k.C_FIRST])] if keys else pl.DataFrame(),
+            frame.select(keys)[pl.Series(order[ints[:, k.C_FIRST]])] if keys else pl.DataFrame(),
             pl.DataFrame(
                 {
                     "n": ints[:, k.C_N],

@@ -172,7 +172,21 @@ def _numbers(column: pl.Series) -> np.ndarray:
         column = column.cast(pl.UInt8)
     elif not any(column.dtype == kind for kind in _NUMPY_NUMBERS):
         column = column.cast(pl.Float64)
-    return np.ascontiguousarray(column.to_numpy())
+    return _contiguous(column)
+
+
+def _contiguous(column: pl.Series) -> np.ndarray:
+    """A column without nulls as one NumPy array: a view of one chunk, or NumPy's copy of many.
+
+    The streaming engine hands the node its batch in many chunks. Joined by
+    Polars, the copy would live in Polars' allocator, which keeps the pages
+    after the copy is dropped (the node's peak memory under the streaming
+    engine was 0.9x the input above the in-memory engine's); NumPy's copy is
+    returned to the system when dropped, and gets huge pages.
+    """
+    if column.n_chunks() <= 1:
+        return np.ascontiguousarray(column.to_numpy())
+    return np.concatenate([chunk.to_numpy() for chunk in column.get_chunks()])
 
 
 def _canonical_order(
@@ -393,7 +407,7 @@ def group_ids(batch: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, int
         if numpy_integer and physical.null_count() == 0 and physical.len():
             low, high = int(physical.min()), int(physical.max())  # type: ignore[arg-type]
             if high - low + 1 < _DIRECT_RANGE:
-                return np.ascontiguousarray(physical.to_numpy()), low, high - low + 1
+                return _contiguous(physical), low, high - low + 1
     # Float keys are joined as (is NaN, value with NaN as 0): NaN is a key like any
     # other, and a join on NaN itself is not matched in every case (a one-row
     # frame with a NaN key found no partner, and an unmatched row numbered

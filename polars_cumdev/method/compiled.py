@@ -38,6 +38,8 @@ import polars as pl
 from polars_cumdev.errors import CumdevError, InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.kernel_loader import available, kernel
+from polars_cumdev.method.node_columns import GID as _GID
+from polars_cumdev.method.node_columns import group_ids, numbers
 from polars_cumdev.method.prepare import Prepared, raise_failures
 from polars_cumdev.method.score_order import score_order
 from polars_cumdev.method.weights import rescale, scale_factor
@@ -64,11 +66,8 @@ ENGINES = ("auto", "polars", "kernel")
 #: Fewest rows for which ``engine="auto"`` runs the compiled kernel.
 KERNEL_ROWS = 1_000_000
 
-_GID = f"{nm.PREFIX}gid"
 # The bits of -0.0 (its sort key is 0.0's: such scores are not decoded from sorted keys).
 _MINUS_ZERO = np.uint64(1 << 63)
-# Key ranges up to this size map to group numbers by an offset (else a join).
-_DIRECT_RANGE = 1 << 24
 
 
 def check_engine(engine: object) -> Engine:
@@ -141,14 +140,6 @@ class Rows:
         return self.source.select(columns)[pl.Series(np.take(self.order, positions))]
 
 
-# Numeric dtypes NumPy holds as they are (no 128-bit integers; Float16 is cast, as Numba's
-# kernel does not read half precision).
-_NUMPY_NUMBERS = (
-    pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64,
-    pl.Float32, pl.Float64,
-)  # fmt: skip
-
-
 def _gathered(frame: pl.DataFrame, order: np.ndarray) -> pl.DataFrame:
     """The rows of ``frame`` at ``order``, made contiguous first.
 
@@ -158,35 +149,6 @@ def _gathered(frame: pl.DataFrame, order: np.ndarray) -> pl.DataFrame:
     it (``benchmarks/kernel_stages.py``, which collects as users do).
     """
     return frame.rechunk().gather(pl.Series(order))
-
-
-def _numbers(column: pl.Series) -> np.ndarray:
-    """A checked numeric column as a NumPy array the kernel reads as doubles.
-
-    Booleans become 0/1 bytes; dtypes NumPy or the kernel cannot read
-    (Int128, UInt128, Decimal, Float16) are cast to Float64, as the Polars
-    stages cast every column (a score that float64 cannot hold exactly was
-    refused by the checks).
-    """
-    if column.dtype == pl.Boolean:
-        column = column.cast(pl.UInt8)
-    elif not any(column.dtype == kind for kind in _NUMPY_NUMBERS):
-        column = column.cast(pl.Float64)
-    return _contiguous(column)
-
-
-def _contiguous(column: pl.Series) -> np.ndarray:
-    """A column without nulls as one NumPy array: a view of one chunk, or NumPy's copy of many.
-
-    The streaming engine hands the node its batch in many chunks. Joined by
-    Polars, the copy would live in Polars' allocator, which keeps the pages
-    after the copy is dropped (the node's peak memory under the streaming
-    engine was 0.9x the input above the in-memory engine's); NumPy's copy is
-    returned to the system when dropped, and gets huge pages.
-    """
-    if column.n_chunks() <= 1:
-        return np.ascontiguousarray(column.to_numpy())
-    return np.concatenate([chunk.to_numpy() for chunk in column.get_chunks()])
 
 
 def _canonical_order(
@@ -210,7 +172,7 @@ def _canonical_order(
     if batch.height < KERNEL_ROWS:
         column = batch.get_column(score)
         order = column.arg_sort().to_numpy()
-        ordered = _numbers(column)[order]
+        ordered = numbers(column)[order]
         if not bool(np.any(ordered[1:] == ordered[:-1])):
             return order
         keys = [score, *([weight] if weight else []), response]
@@ -274,14 +236,14 @@ def _sorted_rows(
     ids = [] if numbered is None else [numbered[0]]
     if batch.height >= KERNEL_ROWS:
         column = batch.get_column(score)
-        w = [_numbers(batch.get_column(weight))] if weight else [np.empty(0)]
-        r = [_numbers(batch.get_column(response))]
-        s = _numbers(column)
+        w = [numbers(batch.get_column(weight))] if weight else [np.empty(0)]
+        r = [numbers(batch.get_column(response))]
+        s = numbers(column)
         if column.dtype == pl.Float64 and not bool(np.any(s.view(np.uint64) == _MINUS_ZERO)):
-            numbers = ids[0] if ids else np.empty(0, dtype=np.int32)
+            gid = ids[0] if ids else np.empty(0, dtype=np.int32)
             sort = kernel().bucketsort.bucket_sort
-            scores, order, (r_, w_, numbers) = sort(s, *r, *w, numbers, weight is not None)
-            return order, [scores, r_, w_, *([numbers] if ids else [])]
+            scores, order, (r_, w_, gid) = sort(s, *r, *w, gid, weight is not None)
+            return order, [scores, r_, w_, *([gid] if ids else [])]
         order = _canonical_order(batch, prepared)
         # Copied first: NumPy asks the kernel for huge pages for its large arrays, and
         # the gather's reads at random rows then miss the address cache far less than in
@@ -295,8 +257,8 @@ def _sorted_rows(
     if ids:
         numeric = numeric.with_columns(pl.Series(_GID, ids[0]))
     numeric = _gathered(numeric, order)
-    w = _numbers(numeric.get_column(weight)) if weight else np.empty(0)
-    columns = [_numbers(numeric.get_column(score)), _numbers(numeric.get_column(response)), w]
+    w = numbers(numeric.get_column(weight)) if weight else np.empty(0)
+    columns = [numbers(numeric.get_column(score)), numbers(numeric.get_column(response)), w]
     if ids:
         columns.append(numeric.get_column(_GID).to_numpy())
     return order, columns
@@ -379,54 +341,6 @@ def standardized(rows: Rows, prepared: Prepared) -> pl.LazyFrame:
     """
     frame = rows.frame().lazy().select(prepared.columns)
     return rescale(frame)[0]
-
-
-def group_ids(batch: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, int, int]:
-    """Group numbers of the rows of ``batch``: ``(ids, offset, count)``, 0 <= id - offset < count.
-
-    A single integer-like key without nulls whose values span less than 2^24
-    (integers, booleans, dates, times, strings through a categorical cast) is
-    its own number, offset by its smallest value: the kernel reads the
-    column as it is, with no copy. Any other key set is numbered by a join
-    with its distinct values (null keys included). Numbers with no row are
-    allowed: the kernel reports them as absent.
-    """
-    if not keys:
-        return np.zeros(batch.height, dtype=np.int8), 0, 1
-    if len(keys) == 1:
-        column = batch.get_column(keys[0])
-        if column.dtype == pl.String:
-            column = column.cast(pl.Categorical)
-        if column.dtype == pl.Boolean:
-            column = column.cast(pl.Int8)
-        physical = column.to_physical()
-        numpy_integer = physical.dtype.is_integer() and physical.dtype not in (
-            pl.Int128,
-            pl.UInt128,
-        )
-        if numpy_integer and physical.null_count() == 0 and physical.len():
-            low, high = int(physical.min()), int(physical.max())  # type: ignore[arg-type]
-            if high - low + 1 < _DIRECT_RANGE:
-                return _contiguous(physical), low, high - low + 1
-    # Float keys are joined as (is NaN, value with NaN as 0): NaN is a key like any
-    # other, and a join on NaN itself is not matched in every case (a one-row
-    # frame with a NaN key found no partner, and an unmatched row numbered
-    # outside the groups crashed the compiled walk).
-    columns = []
-    for key in keys:
-        column = pl.col(key)
-        if batch.schema[key].is_float():
-            columns += [column.is_nan().alias(f"{key}{_GID}nan"), column.fill_nan(0.0)]
-        else:
-            columns.append(column)
-    coded = batch.select(columns)
-    table = coded.unique().with_row_index(_GID)
-    ids = coded.join(
-        table, on=coded.columns, how="left", nulls_equal=True, maintain_order="left"
-    ).get_column(_GID)
-    if ids.null_count():  # never hand the kernel a row outside the groups
-        raise CumdevError(f"internal error: {ids.null_count()} rows matched no group of {keys}")
-    return ids.to_numpy(), 0, max(table.height, 1)
 
 
 def facts(rows: Rows, variance: str) -> dict[str, object]:

@@ -25,7 +25,7 @@ def _scores(kind: int, n: int, rng: np.random.Generator) -> np.ndarray:
     return np.sort(np.exp(rng.random(n) * 50))  # far from evenly spread
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     kind=st.integers(0, 4),
     n=st.integers(1, 300),

@@ -13,6 +13,7 @@ from polars_cumdev.engines.partitioned.columns import GID, MIDPOINT, QUERY, Engi
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled as _engines
 from polars_cumdev.method.bins import bin_moments, midpoints
+from polars_cumdev.method.node_columns import group_ids
 from polars_cumdev.method.prefix_sums import (
     COUNT_SUMS,
     FLOAT_SUMS,
@@ -294,7 +295,7 @@ def _canonical_columns(
     in-memory node; a score holding -0.0 (whose sort key is 0.0's) is sorted
     by Polars instead (:data:`~polars_cumdev.method.ties.CANONICAL`).
     """
-    ids, offset, count = _engines.group_ids(frame, keys)
+    ids, offset, count = group_ids(frame, keys)
     s, r, w = (
         np.ascontiguousarray(frame.get_column(c).cast(pl.Float64).to_numpy())
         for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)

@@ -151,9 +151,7 @@ def _gathered(frame: pl.DataFrame, order: np.ndarray) -> pl.DataFrame:
     return frame.rechunk().gather(pl.Series(order))
 
 
-def _canonical_order(
-    batch: pl.DataFrame, prepared: Prepared
-) -> tuple[np.ndarray, np.ndarray | None]:
+def _canonical_order(batch: pl.DataFrame, prepared: Prepared) -> np.ndarray:
     """The source rows in increasing score, each run of equal scores by weight, then response.
 
     The order :func:`polars_cumdev.method.ties.sort_by_score` gives in one

@@ -60,7 +60,8 @@ def test_screen_matches_in_process_for_1_2_7_64_ranges(client):
         assert_same(expected, actual, ["g"])
 
 
-@pytest.mark.parametrize("ranges", [pytest.param(1, marks=pytest.mark.slow), 7])
+@pytest.mark.slow  # (a round trip through a Dask cluster: 5 s)
+@pytest.mark.parametrize("ranges", [1, 7])
 def test_located_like_in_process(client, ranges):
     # Planted deviations: one crossing several of 7 ranges, one inside a range,
     # a fall; round 4 lays out only the flagged groups' curves.

@@ -9,10 +9,11 @@ per row (``heads[t, u]``, ``link[i]``).
 
 A group's closings depend on its own rows only, so on large data the groups
 are split between two threads (:mod:`polars_cumdev.kernel.split`, by their
-rows, counted in a sample of every 64th row), each filing its groups' closings in its own list per row
-(``heads[0]`` and ``heads[1]``). The lists hold the same closings whatever the
-split; only the order of closings of different groups under one row differs,
-and no sum adds numbers of two groups, so the results are the same bits.
+rows, counted in a sample of every 64th row), each filing its groups'
+closings in its own list per row (``heads[0]`` and ``heads[1]``). The lists
+hold the same closings whatever the split; only the order of closings of
+different groups under one row differs, and no sum adds numbers of two
+groups, so the results are the same bits.
 """
 
 from __future__ import annotations

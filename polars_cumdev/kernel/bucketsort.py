@@ -26,8 +26,8 @@ analysis starts. Here:
 Every step is stable, so rows equal in all three columns keep their input
 order: the order of ``np.lexsort((r, w, s))``. The scores come back decoded
 from the sorted keys (:func:`polars_cumdev.kernel.ranks.float_values`).
-At 1e7 rows this takes 0.44 s where the radix sort and the gather took
-0.72 s (``benchmarks/kernel_stages.py``).
+At 1e7 rows on continuous scores this takes about 0.45 s, where the radix
+sort, the gather and the tie order took 1.1 s (``benchmarks/kernel_stages.py``).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ U32 = npt.NDArray[np.uint32]
 I64 = npt.NDArray[np.int64]
 
 _TOP = 11  # bits of the buckets
-_DIGITS = 3  # bytes sorted by passes inside a bucket, below the bucket's bits
+_DIGITS = 2  # bytes sorted by passes inside a bucket, below the bucket's bits
 _SMALL = 48  # buckets of at most this many rows: insertion sort
 
 
@@ -235,12 +235,9 @@ def _inner_shifts(varying: int, shift: int) -> np.ndarray:
     return np.array(shifts, dtype=np.int64)
 
 
-def _run(pool: ThreadPoolExecutor | None, function, jobs: list) -> None:
-    """``function(*job)`` for every job: the first here, the others on ``pool``."""
-    others = [pool.submit(function, *job) for job in jobs[1:]] if pool else []
-    if not pool:
-        for job in jobs[1:]:
-            function(*job)
+def _run(pool: ThreadPoolExecutor, function, jobs: list) -> None:
+    """``function(*job)`` for every job: the first on this thread, the others on ``pool``."""
+    others = [pool.submit(function, *job) for job in jobs[1:]]
     function(*jobs[0])
     for future in others:
         future.result()
@@ -282,7 +279,7 @@ def bucket_sort(
     cuts = [n * t // slices for t in range(slices + 1)]
     shift = max(varying.bit_length() - _TOP, 0)
     counts = np.zeros((slices, 1 << _TOP), dtype=np.int64)
-    with ThreadPoolExecutor(max_workers=1) if slices > 1 else _NoPool() as pool:
+    with ThreadPoolExecutor(max_workers=1) as pool:  # (idle on one thread)
         jobs = [(raw, cuts[t], cuts[t + 1], np.uint64(shift), counts[t]) for t in range(slices)]
         _run(pool, _histogram, jobs)
         totals = counts.sum(axis=0)
@@ -317,13 +314,3 @@ def _scratch(size: int, moved: list[np.ndarray]) -> tuple:
         np.empty(size, dtype=np.uint32),
         *[np.empty(size if x.size else 0, dtype=x.dtype) for x in moved],
     )
-
-
-class _NoPool:
-    """A stand-in for the pool on one thread (:func:`_run` then runs every job here)."""
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None

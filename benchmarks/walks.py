@@ -45,7 +45,12 @@ def _table(k, located, gid, cols, groups, centre):
     per_point = np.repeat(total[wanted], counts[wanted])
     bounds = np.concatenate([[0], np.cumsum(counts[wanted])])
     found = located(
-        bounds, curves[0] / per_point, curves[1] / per_point, curves[2], thresholds[wanted], True
+        bounds,
+        curves[:, 0] / per_point,
+        curves[:, 1] / per_point,
+        curves[:, 2],
+        thresholds[wanted],
+        True,
     )
     return out, found, wanted
 

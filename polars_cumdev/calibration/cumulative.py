@@ -164,7 +164,7 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
             ids, offset, rows.s, rows.r, rows.w, rows.weighted, rows.scale, count, starts, threads,
             divided=True,
         )  # fmt: skip
-        recorded = (starts, curves[0], curves[1], curves[2])
+        recorded = (starts, curves[:, 0], curves[:, 1], curves[:, 2])
         found = kernel_frames.location(rows, ids, offset, out, first, True, recorded=recorded)
         return kernel_frames.summary_frame(rows, keys, out, first, found).select(list(schema))
 

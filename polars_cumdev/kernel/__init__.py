@@ -64,6 +64,7 @@ are compiled again rather than failing every call (:mod:`polars_cumdev.kernel._c
 from polars_cumdev.kernel import boundaries as _boundaries
 from polars_cumdev.kernel import bucketsort, curve, gather, keysort, radix, ranks, tieorder
 from polars_cumdev.kernel import cells as _cells
+from polars_cumdev.kernel import curves as _curves
 from polars_cumdev.kernel import events as _events
 from polars_cumdev.kernel import levels as _levels
 from polars_cumdev.kernel import location as _location
@@ -74,6 +75,7 @@ from polars_cumdev.kernel import segments as _segments
 from polars_cumdev.kernel import split as _split
 from polars_cumdev.kernel import walks as _walks
 from polars_cumdev.kernel._cache import tolerate_damage
+from polars_cumdev.kernel.curves import calibration_curves, group_curves
 from polars_cumdev.kernel.events import screen_events
 from polars_cumdev.kernel.location import stretches, stretches_from
 from polars_cumdev.kernel.points import (
@@ -105,21 +107,22 @@ from polars_cumdev.kernel.walks import (
     SIGMA_B,
     SIGMA_E,
     WEIGHT,
-    calibration_curves,
     calibration_groups,
-    group_curves,
     screen_groups,
     tie_counts,
 )
 
 tolerate_damage(
+    bucketsort,
     curve,
+    gather,
     keysort,
     radix,
     ranks,
     tieorder,
     _boundaries,
     _cells,
+    _curves,
     _events,
     _levels,
     _location,

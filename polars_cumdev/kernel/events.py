@@ -37,6 +37,7 @@ import numpy.typing as npt
 from numba import njit
 
 from polars_cumdev.kernel.boundaries import boundaries, file_closings
+from polars_cumdev.kernel.curves import divide_by_weight
 from polars_cumdev.kernel.prefix import (
     F64,
     HI,
@@ -246,16 +247,6 @@ def _fill(
     return end, queued
 
 
-@njit(**JIT)
-def _divide_curves(out: F64, starts: I64, curves: F64) -> None:
-    """A_k and C_k of every recorded group divided by its W_g."""
-    for g in range(out.shape[0]):
-        total = out[g, WEIGHT]
-        for k in range(starts[g], starts[g + 1]):
-            curves[k, 0] /= total
-            curves[k, 1] /= total
-
-
 def _walk_share(
     columns: tuple,
     heads: np.ndarray,
@@ -339,7 +330,7 @@ def sweep(
         for future in others:
             future.result()
     if record:
-        _divide_curves(out, starts, curves)
+        divide_by_weight(out, starts, curves)
     return out, curves
 
 

@@ -16,9 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
+from polars_cumdev.kernel.curves import calibration_curves, divide_by_weight
 from polars_cumdev.kernel.location import stretches
 from polars_cumdev.kernel.prefix import I64, JIT, TABLE_COLUMNS, Array
-from polars_cumdev.kernel.walks import WEIGHT, _walk, calibration_curves
+from polars_cumdev.kernel.walks import _walk
 
 __all__ = [
     "TWO_THREADS",
@@ -79,16 +80,6 @@ def _calibration_share(
     )  # fmt: skip
 
 
-@njit(**JIT)
-def _divide_by_weight(out: np.ndarray, starts: I64, curves: np.ndarray) -> None:
-    """Rows W_g A_k and W_g C_k of every group's curve divided by its W_g, in place."""
-    for g in range(out.shape[0]):
-        total = out[g, WEIGHT]
-        for k in range(starts[g], starts[g + 1]):
-            curves[0, k] /= total
-            curves[1, k] /= total
-
-
 def calibration_walk(
     gid: np.ndarray,
     offset: int,
@@ -106,18 +97,18 @@ def calibration_walk(
 
     On two, each thread walks all rows and closes the points of its groups
     (split by their points, :func:`owners`); the results are the same bits.
-    With ``divided``, the rows A_k and C_k of the curves are divided by the
-    group's W_g (in place).
+    With ``divided``, the columns A_k and C_k of the curves are divided by
+    the group's W_g (in place).
     """
     if threads < 2:
         out, first, curves = calibration_curves(
             gid, offset, s, r, w, weighted, scale, groups, starts
         )
         if divided:
-            _divide_by_weight(out, starts, curves)
+            divide_by_weight(out, starts, curves)
         return out, first, curves
     owner = owners(np.diff(starts), 0.5)  # (by points, known already: no pass over the rows)
-    curves = np.empty((3, starts[-1]))
+    curves = np.empty((starts[-1], 3))
     columns = (gid, offset, s, r, w, weighted, scale, groups, starts, curves)
     with ThreadPoolExecutor(max_workers=1) as pool:
         other = pool.submit(_calibration_share, *columns, owner == 1)
@@ -127,7 +118,7 @@ def calibration_walk(
     out[mine] = out_1[mine]
     first[mine] = first_1[mine]
     if divided:
-        _divide_by_weight(out, starts, curves)
+        divide_by_weight(out, starts, curves)
     return out, first, curves
 
 

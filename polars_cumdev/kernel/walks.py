@@ -3,7 +3,8 @@
 Each walk carries every group's open tie (method.md 1.1) and closes it when
 the group's next distinct score arrives; :func:`screen_groups` and
 :func:`calibration_groups` sum the closed points into per-group statistics;
-:func:`group_curves` walks again to lay out the curves of chosen groups.
+:mod:`polars_cumdev.kernel.curves` lays out the groups' curves with the
+same walk.
 The points of one subpopulation are :mod:`polars_cumdev.kernel.points`.
 """
 
@@ -27,9 +28,7 @@ from polars_cumdev.kernel.prefix import (
 )
 
 __all__ = [
-    "calibration_curves",
     "calibration_groups",
-    "group_curves",
     "merged_tie",
     "screen_groups",
     "tie_counts",
@@ -118,7 +117,7 @@ def _walk(
 
     ``scores`` and ``table`` are :func:`prefix_table`'s (empty without bins).
     With a non-empty ``wanted``, only the wanted groups are walked, and each
-    closed point of group g is written to ``curves[:, starts[g] + k]``:
+    closed point of group g is written to ``curves[starts[g] + k]``:
     W_g A_k, W_g C_k and S'_k (see :func:`group_curves`).
     """
     recording = wanted.shape[0] > 0
@@ -203,9 +202,9 @@ def _walk(
             )
             if recording:
                 at = starts[g] + int(out[g, N_SCORES]) - 1
-                curves[0, at] = out[g, WEIGHT]
-                curves[1, at] = out[g, C_LAST]
-                curves[2, at] = tie[g, T_SCORE]
+                curves[at, 0] = out[g, WEIGHT]  # (a point's three values side by side:
+                curves[at, 1] = out[g, C_LAST]  # one place written per point, not three)
+                curves[at, 2] = tie[g, T_SCORE]
         if i < m:
             tie[g, T_SCORE] = si
             tie[g, T_W] = wi
@@ -325,54 +324,6 @@ def calibration_groups(
 
 
 @njit(**JIT)
-def group_curves(
-    gid: Array,
-    offset: int,
-    s: Array,
-    r: Array,
-    w: Array,
-    weighted: bool,
-    scale: float,
-    groups: int,
-    centre: float,
-    scores: F64,
-    table: F64,
-    bins: bool,
-    wanted: npt.NDArray[np.bool_],
-    starts: I64,
-) -> F64:
-    """The curves of the ``wanted`` groups, walked again (for their located stretch).
-
-    ``starts[g]`` is where group g's points go (its merged points, as
-    counted by the first walk, follow); rows of other groups are skipped.
-    Returns ``curves`` with rows W_g A_k, W_g C_k (sums of W'_j and of
-    W'_j (R'_j - ref_j) up to point k, not yet divided by the group's total
-    weight W_g) and S'_k. With ``bins``, ``scores`` and ``table`` are the
-    prefix table given to :func:`screen_groups` (its walk, again); without,
-    empty arrays and the walk is :func:`calibration_groups`'.
-    """
-    curves = np.empty((3, starts[-1]))
-    _walk(
-        gid,
-        offset,
-        s,
-        r,
-        w,
-        weighted,
-        scale,
-        groups,
-        centre,
-        scores,
-        table,
-        bins,
-        wanted,
-        starts,
-        curves,
-    )
-    return curves
-
-
-@njit(**JIT)
 def tie_counts(gid: Array, offset: int, s: Array, groups: int) -> I64:
     """Each group's number of merged points (distinct scores), rows sorted by score."""
     counts = np.zeros(groups, dtype=np.int64)
@@ -384,45 +335,3 @@ def tie_counts(gid: Array, offset: int, s: Array, groups: int) -> I64:
             last[g] = si
             counts[g] += 1
     return counts
-
-
-@njit(**JIT)
-def calibration_curves(
-    gid: Array,
-    offset: int,
-    s: Array,
-    r: Array,
-    w: Array,
-    weighted: bool,
-    scale: float,
-    groups: int,
-    starts: I64,
-) -> tuple[F64, I64, F64]:
-    """:func:`calibration_groups` that also lays out every group's curve in the same walk.
-
-    ``starts`` are the groups' offsets from :func:`tie_counts`; returns
-    ``(out, first, curves)`` with ``curves`` as :func:`group_curves`'
-    (W_g A_k, W_g C_k, S'_k, not yet divided by W_g), so that the located
-    stretch needs no second walk.
-    """
-    everyone = np.ones(groups, dtype=np.bool_)
-    scores, table = np.empty(0), np.empty((0, TABLE_COLUMNS))
-    curves = np.empty((3, starts[-1]))
-    out, first = _walk(
-        gid,
-        offset,
-        s,
-        r,
-        w,
-        weighted,
-        scale,
-        groups,
-        0.0,
-        scores,
-        table,
-        False,
-        everyone,
-        starts,
-        curves,
-    )
-    return out, first, curves

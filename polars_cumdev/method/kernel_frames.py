@@ -144,9 +144,9 @@ def location(
     per_point = np.repeat(total[wanted], counts[wanted])
     found = located(
         np.concatenate([[0], np.cumsum(counts[wanted])]),
-        curves[0] / per_point,
-        curves[1] / per_point,
-        curves[2],
+        curves[:, 0] / per_point,
+        curves[:, 1] / per_point,
+        curves[:, 2],
         thresholds[wanted],
     )
     for name, values in found.items():

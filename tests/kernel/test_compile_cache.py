@@ -150,3 +150,26 @@ def test_truncated_cache_files_are_compiled_again(tmp_path: Path) -> None:
     assert all(size > 0 for size in repaired.values())
     third = _run(root, tmp_path, tmp_path / "data.csv", NUMBA_CACHE_DIR=str(cache))
     assert third.returncode == 0, third.stderr[-3000:]
+
+
+def test_every_compiled_module_recovers_from_damaged_cache_files() -> None:
+    # A kernel module left out of kernel/__init__'s tolerate_damage call would fail
+    # on a cut-short cache file instead of compiling again.
+    import importlib
+    import pkgutil
+
+    from numba.core import caching
+    from numba.core.dispatcher import Dispatcher
+
+    import polars_cumdev.kernel as kernel
+
+    left_out = []
+    for info in pkgutil.iter_modules(kernel.__path__):
+        module = importlib.import_module(f"polars_cumdev.kernel.{info.name}")
+        for name, value in vars(module).items():
+            if not isinstance(value, Dispatcher) or value.__module__ != module.__name__:
+                continue
+            cache_file = getattr(getattr(value, "_cache", None), "_cache_file", None)
+            if type(cache_file) is caching.IndexDataCacheFile:  # not made tolerant
+                left_out.append(f"{info.name}.{name}")
+    assert not left_out

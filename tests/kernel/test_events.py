@@ -60,9 +60,9 @@ def test_events_equal_the_prefix_table_walk(monkeypatch, scores, groups, weighte
     np.testing.assert_array_equal(np.diff(starts), counts)
     old = k.group_curves(gid, 0, *columns, count, centre, *prefix, True, present, starts)
     per_point = np.repeat(out[present, k.WEIGHT], counts[present])
-    np.testing.assert_array_equal(curves[:, 0], old[0] / per_point)
-    np.testing.assert_array_equal(curves[:, 1], old[1] / per_point)
-    np.testing.assert_array_equal(curves[:, 2], old[2])
+    np.testing.assert_array_equal(curves[:, 0], old[:, 0] / per_point)
+    np.testing.assert_array_equal(curves[:, 1], old[:, 1] / per_point)
+    np.testing.assert_array_equal(curves[:, 2], old[:, 2])
     bare = events.screen_events(gid, 0, *columns, count, centre, False, batch)
     np.testing.assert_array_equal(bare[0], out)
     assert bare[3].size == 0

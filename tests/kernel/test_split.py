@@ -89,8 +89,8 @@ def test_calibration_walk_same_bits_on_one_and_two_threads(scores, groups, weigh
             np.testing.assert_array_equal(a, b)
         out, _, divided = k.calibration_walk(*columns, threads=threads, divided=True)
         per_point = np.repeat(out[:, k.WEIGHT], np.diff(starts))
-        np.testing.assert_array_equal(divided[:2], reference[2][:2] / per_point)
-        np.testing.assert_array_equal(divided[2], reference[2][2])
+        np.testing.assert_array_equal(divided[:, :2], reference[2][:, :2] / per_point[:, None])
+        np.testing.assert_array_equal(divided[:, 2], reference[2][:, 2])
 
 
 @pytest.mark.parametrize("share", [0.0, 0.1, 0.31, 0.5, 0.9])

@@ -118,7 +118,7 @@ def _walk(
     ``scores`` and ``table`` are :func:`prefix_table`'s (empty without bins).
     With a non-empty ``wanted``, only the wanted groups are walked, and each
     closed point of group g is written to ``curves[starts[g] + k]``:
-    W_g A_k, W_g C_k and S'_k (see :func:`group_curves`).
+    W_g A_k, W_g C_k and S'_k (see :func:`polars_cumdev.kernel.curves.group_curves`).
     """
     recording = wanted.shape[0] > 0
     m = s.shape[0]
@@ -250,7 +250,8 @@ def screen_groups(
     scores, table
         The full population's distinct scores and compensated running sums,
         ``prefix_table(s, r, w, weighted, scale, centre)`` (computed once by
-        the caller, who may walk again with :func:`group_curves`).
+        the caller, who may walk again with
+        :func:`polars_cumdev.kernel.curves.group_curves`).
 
     Returns
     -------

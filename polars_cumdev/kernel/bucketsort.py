@@ -40,7 +40,7 @@ from numba import njit
 
 from polars_cumdev.kernel.prefix import JIT, Array
 from polars_cumdev.kernel.ranks import FLOAT, _finish, float_values, key, survey
-from polars_cumdev.kernel.split import TWO_THREADS
+from polars_cumdev.kernel.split import TWO_THREADS, on_threads
 from polars_cumdev.kernel.tieorder import _order_runs, _unordered_run
 
 __all__ = ["bucket_sort"]
@@ -145,6 +145,15 @@ def _local_order(
 
 
 @njit(**JIT)
+def _permute(x: Array, lo: int, n: int, places: npt.NDArray[np.integer], temporary: Array) -> None:
+    """Rows lo..lo+n-1 of ``x`` put in the order ``places`` (through ``temporary``)."""
+    for q in range(n):
+        temporary[q] = x[lo + places[q]]
+    for q in range(n):
+        x[lo + q] = temporary[q]
+
+
+@njit(**JIT)
 def _move(
     lo: int,
     n: int,
@@ -156,25 +165,13 @@ def _move(
     """Rows lo..lo+n-1 of ``order`` and of the non-empty columns to their ``places`` order."""
     t_o, t_a, t_b, t_c = temporary
     a, b, c = columns
-    for q in range(n):
-        t_o[q] = order[lo + places[q]]
-    for q in range(n):
-        order[lo + q] = t_o[q]
+    _permute(order, lo, n, places, t_o)
     if a.size > 0:
-        for q in range(n):
-            t_a[q] = a[lo + places[q]]
-        for q in range(n):
-            a[lo + q] = t_a[q]
+        _permute(a, lo, n, places, t_a)
     if b.size > 0:
-        for q in range(n):
-            t_b[q] = b[lo + places[q]]
-        for q in range(n):
-            b[lo + q] = t_b[q]
+        _permute(b, lo, n, places, t_b)
     if c.size > 0:
-        for q in range(n):
-            t_c[q] = c[lo + places[q]]
-        for q in range(n):
-            c[lo + q] = t_c[q]
+        _permute(c, lo, n, places, t_c)
 
 
 @njit(**JIT)
@@ -235,14 +232,6 @@ def _inner_shifts(varying: int, shift: int) -> np.ndarray:
     return np.array(shifts, dtype=np.int64)
 
 
-def _run(pool: ThreadPoolExecutor, function, jobs: list) -> None:
-    """``function(*job)`` for every job: the first on this thread, the others on ``pool``."""
-    others = [pool.submit(function, *job) for job in jobs[1:]]
-    function(*jobs[0])
-    for future in others:
-        future.result()
-
-
 def bucket_sort(
     score: np.ndarray,
     r: np.ndarray,
@@ -281,7 +270,7 @@ def bucket_sort(
     counts = np.zeros((slices, 1 << _TOP), dtype=np.int64)
     with ThreadPoolExecutor(max_workers=1) as pool:  # (idle on one thread)
         jobs = [(raw, cuts[t], cuts[t + 1], np.uint64(shift), counts[t]) for t in range(slices)]
-        _run(pool, _histogram, jobs)
+        on_threads(pool, _histogram, jobs)
         totals = counts.sum(axis=0)
         starts = (np.cumsum(totals) - totals)[None, :] + np.cumsum(counts, axis=0) - counts
         bounds = np.concatenate([[0], np.cumsum(totals)]).astype(np.int64)
@@ -289,7 +278,7 @@ def bucket_sort(
             (raw, cuts[t], cuts[t + 1], np.uint64(shift), starts[t], keys, order, *columns, *moved)
             for t in range(slices)
         ]
-        _run(pool, _scatter, jobs)
+        on_threads(pool, _scatter, jobs)
         shifts = _inner_shifts(varying, shift)
         largest = int(totals.max()) if n else 0
         middle = int(np.searchsorted(bounds, n // 2)) if slices > 1 else totals.size
@@ -298,7 +287,7 @@ def bucket_sort(
             (bounds, lo, hi, shifts, keys, order, *moved, weighted, _scratch(largest, moved))
             for lo, hi in parts
         ]
-        _run(pool, _sort_buckets, jobs)
+        on_threads(pool, _sort_buckets, jobs)
     return float_values(keys), order, moved
 
 

@@ -11,6 +11,7 @@ closes about ``share`` of the points.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -24,12 +25,27 @@ from polars_cumdev.kernel.walks import _walk
 __all__ = [
     "TWO_THREADS",
     "calibration_walk",
+    "on_threads",
     "owners",
     "split_stretches",
 ]
 
 #: Fewest rows for which the walks use a second thread (below, one walks everything).
 TWO_THREADS = 1 << 20
+
+
+def on_threads(pool: ThreadPoolExecutor, function: Callable[..., None], jobs: list) -> None:
+    """``function(*job)`` for every job: the first on the calling thread, the others on ``pool``.
+
+    The drivers of the passes cut into slices of rows or groups (the radix
+    sort's, :func:`polars_cumdev.method.score_order.sorted_in_slices`; the
+    bucket sort's, :mod:`polars_cumdev.kernel.bucketsort`) run their slices
+    through it; each job writes its own part of the output.
+    """
+    others = [pool.submit(function, *job) for job in jobs[1:]]
+    function(*jobs[0])
+    for future in others:
+        future.result()
 
 
 @njit(**JIT)

@@ -243,10 +243,11 @@ def _sorted_rows(
             scores, order, (r_, w_, gid) = sort(s, *r, *w, gid, weight is not None)
             return order, [scores, r_, w_, *([gid] if ids else [])]
         order = _canonical_order(batch, prepared)
-        # Copied first: NumPy asks the kernel for huge pages for its large arrays, and
-        # the gather's reads at random rows then miss the address cache far less than in
-        # Polars' buffers (a third of the gather's time at 1e7 rows from Parquet).
-        columns = [np.array(x, copy=True) for x in (s, *r, *w, *ids)]
+        # Views of Polars' buffers are copied first: NumPy asks the kernel for huge pages
+        # for its large arrays, and the gather's reads at random rows then miss the address
+        # cache far less than in Polars' buffers (a third of the gather's time at 1e7 rows
+        # from Parquet). A batch in many chunks was joined by NumPy already (its own data).
+        columns = [x if x.base is None else np.array(x, copy=True) for x in (s, *r, *w, *ids)]
         columns = kernel().gather.gather_rows(order, columns)
         order = _in_ties_order(order, columns, weight is not None)  # (moves the columns)
         return order, columns

@@ -24,7 +24,6 @@ kernel's sums are the same bits either way.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -68,7 +67,7 @@ def sorted_in_slices(
             counts = np.zeros((slices, 256), dtype=np.int64)
             read = (first, raw, kind, src_k)
             jobs = [(*read, *ends, shift, counts[t]) for t, ends in enumerate(slice_of)]
-            _on_slices(pool, radix.slice_counts, jobs)
+            k.split.on_threads(pool, radix.slice_counts, jobs)
             totals = counts.sum(axis=0)
             starts = (np.cumsum(totals) - totals)[None, :] + np.cumsum(counts, axis=0) - counts
             dst_k, dst_i = buffers[q % 2]
@@ -76,21 +75,13 @@ def sorted_in_slices(
                 (*read, src_i, *ends, shift, starts[t], dst_k, dst_i)
                 for t, ends in enumerate(slice_of)
             ]
-            _on_slices(pool, radix.slice_scatter, moves)
+            k.split.on_threads(pool, radix.slice_scatter, moves)
             src_k, src_i = dst_k, dst_i
     lowest = int(positions[0])
     below = int(varying) & ((1 << (8 * lowest)) - 1)
     if lowest > 0 and below:
         ranks._finish(src_k, src_i, np.uint64(8 * lowest))
     return src_k, src_i
-
-
-def _on_slices(pool: ThreadPoolExecutor, function: Callable[..., None], jobs: list) -> None:
-    """``function(*job)`` for every job: the first on the calling thread, the others on ``pool``."""
-    others = [pool.submit(function, *job) for job in jobs[1:]]
-    function(*jobs[0])
-    for future in others:
-        future.result()
 
 
 def score_order(column: pl.Series) -> np.ndarray:

@@ -128,8 +128,8 @@ def _flush(
 @njit(**JIT)
 def _enqueue(queue: F64, queued: int, g: int, tie: F64, ints: I64, snap: int) -> None:
     """Queue the closing of group g's open tie at the running sums ``snap``."""
-    for j in range(5):
-        queue[queued, j] = tie[g, j]
+    queue[queued, 0], queue[queued, 1], queue[queued, 2] = tie[g, 0], tie[g, 1], tie[g, 2]
+    queue[queued, 3], queue[queued, 4] = tie[g, 3], tie[g, 4]
     queue[queued, Q_ROWS] = ints[g, 0]
     queue[queued, Q_MIXED] = ints[g, 1]
     queue[queued, Q_GROUP] = g

@@ -163,16 +163,17 @@ def last_at_most(scores: F64, value: float, low: int, high: int) -> int:
 
 @njit(**JIT)
 def _bin_sum(
-    top: F64, upper: int, bottom: F64, below: int, j: int, rows: float
+    h: float, e: float, lowest: float, low_h: float, low_e: float, inside: bool, rows: float
 ) -> tuple[float, float]:
-    """A bin's total of stream j and its error bound (``bins.difference_error``)."""
-    if below >= 0:
-        h = top[upper, HI + j] - bottom[below, HI + j]
-        e = top[upper, LO + j] - bottom[below, LO + j]
-    else:
-        h = top[upper, HI + j]
-        e = top[upper, LO + j]
-    return h + e, EPS * (rows * top[upper, LOMAX + j] + (abs(h) + abs(e)))
+    """A bin's total of a stream and its error bound (``bins.difference_error``).
+
+    ``h``, ``e`` and ``lowest`` are the stream's running sum, error sum and
+    largest error at the bin's upper boundary, ``low_h`` and ``low_e`` the
+    sums at its lower one, subtracted only when it is ``inside`` the data.
+    """
+    h = h - low_h if inside else h
+    e = e - low_e if inside else e
+    return h + e, EPS * (rows * lowest + (abs(h) + abs(e)))
 
 
 @njit(**JIT)
@@ -192,59 +193,93 @@ def bin_moments(
 
 
 @njit(**JIT)
-def moments_between(
-    top: F64, upper: int, bottom: F64, below: int, centre: float
-) -> tuple[float, float, float, float, float, bool, float, int]:
-    """Rt_k (26), V_k (33) and their error bounds for the bin between two prefix rows.
-
-    Equation numbers are those of M. Tygert, "Cumulative deviation of a
-    subpopulation from the full population".
+def bin_totals(
+    top: F64, upper: int, bottom: F64, below: int
+) -> tuple[float, float, float, float, float, float, float, float, float, float, float]:
+    """A bin's totals between two prefix rows, with the bounds of their rounding errors.
 
     ``top[upper]`` is the prefix row (the running sums, as a row of
     :func:`prefix_table`) at the bin's upper boundary, ``bottom[below]`` the
-    one at its lower boundary (``below`` -1: the bin starts at -inf). The
-    arithmetic is that of :func:`polars_cumdev.method.bins.bin_moments`, operation
-    for operation.
-    Returns ``(Rt, V, e_Rt, e_bernoulli, e_V, overflow, bin weight, bin rows)``.
+    one at its lower boundary (``below`` -1: the bin starts at -inf).
+    Returns ``(W, W^2, W r, W r^2, their four bounds, rows, zeros, ones)``
+    (:func:`polars_cumdev.method.bins.difference_error`), the arguments of
+    :func:`moments_of`.
     """
-    rows = top[upper, ROWS]
-    zeros = top[upper, ZEROS]
-    ones = top[upper, ONES]
-    if below >= 0:
-        rows -= bottom[below, ROWS]
-        zeros -= bottom[below, ZEROS]
-        ones -= bottom[below, ONES]
-    bw, e_w = _bin_sum(top, upper, bottom, below, 0, rows)
-    bww, e_ww = _bin_sum(top, upper, bottom, below, 1, rows)
-    bwr, e_wr = _bin_sum(top, upper, bottom, below, 2, rows)
-    bwrr, e_wrr = _bin_sum(top, upper, bottom, below, 3, rows)
-    pure = ones == rows or zeros == rows
+    # Every value is read whether or not the bin starts at -inf (then at row 0,
+    # unused), and the case only chooses among them: arrays read inside a branch
+    # made Numba count references on each call (atomic operations), which took
+    # more than half of the screen's closing of a point.
+    inside = below >= 0
+    low = max(below, 0)
+    rows, low_rows = top[upper, ROWS], bottom[low, ROWS]
+    zeros, low_zeros = top[upper, ZEROS], bottom[low, ZEROS]
+    ones, low_ones = top[upper, ONES], bottom[low, ONES]
+    rows = rows - low_rows if inside else rows
+    zeros = zeros - low_zeros if inside else zeros
+    ones = ones - low_ones if inside else ones
+    t, b = upper, low
+    bw, e_w = _bin_sum(
+        top[t, HI], top[t, LO], top[t, LOMAX], bottom[b, HI], bottom[b, LO], inside, rows
+    )
+    bww, e_ww = _bin_sum(
+        top[t, HI + 1], top[t, LO + 1], top[t, LOMAX + 1],
+        bottom[b, HI + 1], bottom[b, LO + 1], inside, rows,
+    )  # fmt: skip
+    bwr, e_wr = _bin_sum(
+        top[t, HI + 2], top[t, LO + 2], top[t, LOMAX + 2],
+        bottom[b, HI + 2], bottom[b, LO + 2], inside, rows,
+    )  # fmt: skip
+    bwrr, e_wrr = _bin_sum(
+        top[t, HI + 3], top[t, LO + 3], top[t, LOMAX + 3],
+        bottom[b, HI + 3], bottom[b, LO + 3], inside, rows,
+    )  # fmt: skip
+    return bw, bww, bwr, bwrr, e_w, e_ww, e_wr, e_wrr, rows, zeros, ones
+
+
+@njit(**JIT)
+def moments_of(
+    bw: float,
+    bww: float,
+    bwr: float,
+    bwrr: float,
+    e_w: float,
+    e_ww: float,
+    e_wr: float,
+    e_wrr: float,
+    rows: float,
+    zeros: float,
+    ones: float,
+    centre: float,
+) -> tuple[float, float, float, float, float, bool]:
+    """Rt_k (26), V_k (33) and their error bounds from a bin's totals (:func:`bin_totals`).
+
+    Equation numbers are those of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population". The arithmetic is that of
+    :func:`polars_cumdev.method.bins.bin_moments`, operation for operation.
+    Every quantity is computed and the cases (a pure bin, one row, a total
+    without a correct digit) only choose among them: about a sixth faster in
+    the screen's walk than branching on them, with the same bits.
+    Returns ``(Rt, V, e_Rt, e_bernoulli, e_V, overflow)``.
+    """
+    all_ones = ones == rows
+    all_zeros = zeros == rows
+    pure = all_ones | all_zeros
     mean_c = bwr / bw
     second = bwrr / bw
     spread = second - mean_c * mean_c
     square = bw * bw
     denominator = square - bww
     unbias = square / denominator if rows > 1 else 0.0
-    if ones == rows:
-        reference = 1.0
-    elif zeros == rows:
-        reference = 0.0
-    else:
-        reference = centre + mean_c
+    reference = 1.0 if all_ones else (0.0 if all_zeros else centre + mean_c)
     variance = 0.0 if pure else unbias * spread
-    overflow = not (np.isfinite(bw) and np.isfinite(bww) and np.isfinite(bwr) and np.isfinite(bwrr))
+    finite = np.isfinite(bw) & np.isfinite(bww) & np.isfinite(bwr) & np.isfinite(bwrr)
+    overflow = not finite
     e_mean = (e_wr + abs(mean_c) * e_w) / bw + EPS * abs(mean_c)
-    if pure:
-        e_reference = 0.0
-    elif e_w >= bw:
-        e_reference = np.inf
-    else:
-        e_reference = e_mean + EPS * abs(reference)
+    lost = e_w >= bw  # the bin's weight keeps no correct digit
+    e_reference = 0.0 if pure else (np.inf if lost else e_mean + EPS * abs(reference))
     product = reference * (1.0 - reference)
-    if pure:
-        e_bernoulli = 0.0
-    else:
-        e_bernoulli = e_reference * (1.0 + e_reference) + EPS * (abs(reference) + abs(product))
+    bernoulli = e_reference * (1.0 + e_reference) + EPS * (abs(reference) + abs(product))
+    e_bernoulli = 0.0 if pure else bernoulli
     e_spread = (
         (e_wrr + abs(second) * e_w) / bw
         + 2.0 * abs(mean_c) * e_mean
@@ -252,11 +287,28 @@ def moments_between(
         + 2.0 * EPS * (abs(second) + mean_c * mean_c)
     )
     e_denominator = 2.0 * EPS * (square + bww) + 2.0 * bw * e_w + e_w * e_w + e_ww
-    if pure or rows <= 1:
-        e_variance = 0.0
-    elif e_w >= bw or denominator <= e_denominator:
-        e_variance = np.inf
-    else:
-        e_unbias = e_denominator / (denominator - e_denominator) + 2.0 * e_w / bw + 2.0 * EPS
-        e_variance = unbias * e_spread + abs(variance) * e_unbias + EPS * abs(variance)
-    return reference, variance, e_reference, e_bernoulli, e_variance, overflow, bw, int(rows)
+    e_unbias = e_denominator / (denominator - e_denominator) + 2.0 * e_w / bw + 2.0 * EPS
+    propagated = unbias * e_spread + abs(variance) * e_unbias + EPS * abs(variance)
+    unresolved = lost | (denominator <= e_denominator)
+    e_variance = 0.0 if pure | (rows <= 1) else (np.inf if unresolved else propagated)
+    return reference, variance, e_reference, e_bernoulli, e_variance, overflow
+
+
+@njit(**JIT)
+def moments_between(
+    top: F64, upper: int, bottom: F64, below: int, centre: float
+) -> tuple[float, float, float, float, float, bool, float, int]:
+    """Rt_k (26), V_k (33) and their error bounds for the bin between two prefix rows.
+
+    Equation numbers are those of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population". :func:`bin_totals`, then
+    :func:`moments_of`.
+    Returns ``(Rt, V, e_Rt, e_bernoulli, e_V, overflow, bin weight, bin rows)``.
+    """
+    bw, bww, bwr, bwrr, e_w, e_ww, e_wr, e_wrr, rows, zeros, ones = bin_totals(
+        top, upper, bottom, below
+    )
+    ref, var, e_ref, e_bern, e_var, overflow = moments_of(
+        bw, bww, bwr, bwrr, e_w, e_ww, e_wr, e_wrr, rows, zeros, ones, centre
+    )
+    return ref, var, e_ref, e_bern, e_var, overflow, bw, int(rows)

@@ -94,7 +94,7 @@ def _naive(top: np.ndarray, bottom: np.ndarray | None, centre: float) -> tuple:
 
 
 def _row(rng: np.random.Generator, kind: int, rows: int, base: np.ndarray | None) -> np.ndarray:
-    """A prefix row above ``base`` (or from zero) holding ``rows`` more rows of a bin of ``kind``."""
+    """A prefix row ``rows`` rows above ``base`` (or from zero), its bin of ``kind``."""
     row = np.zeros(TABLE_COLUMNS) if base is None else base.copy()
     w = rng.exponential(size=rows) * (1e-9 if kind == 3 else 1.0)
     r = rng.integers(0, 2, rows).astype(float) if kind in (1, 2) else rng.normal(size=rows)

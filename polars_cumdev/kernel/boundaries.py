@@ -4,8 +4,8 @@ For each row that opens a new tie of its group, the row where the group's
 previous tie's bin ends: the last row whose score is at most the midpoint B_k
 of the two scores ((6)-(7) of M. Tygert, "Cumulative deviation of a
 subpopulation from the full population"; a binary search in the sorted scores
-between the two ties). The closing is filed under that row, in a linked list
-per row (``heads[t, u]``, ``link[i]``).
+between the two ties, :data:`SIDE_BY_SIDE` searches at once). The closing is
+filed under that row, in a linked list per row (``heads[t, u]``, ``link[i]``).
 
 A group's closings depend on its own rows only, so on large data the groups
 are split between two threads (:mod:`polars_cumdev.kernel.split`, by their
@@ -31,16 +31,33 @@ __all__ = ["boundaries", "file_closings"]
 _SAMPLE = 64  # every this many rows are counted to split the groups between the threads
 
 
+# Searches run side by side (:func:`_last_rows_at_most`); at 1e7 rows 8 took 0.31 s
+# on one thread, 4 0.38, 16 0.34, 64 0.39 (a batch waits for its longest search).
+SIDE_BY_SIDE = 8
+
+
 @njit(**JIT)
-def _last_row_at_most(s: Array, value: float, low: int, high: int) -> int:
-    """Largest row u in [low, high] with s[u] <= value (s[low] <= value assumed)."""
-    while low < high:
-        mid = (low + high + 1) // 2
-        if float(s[mid]) <= value:
-            low = mid
-        else:
-            high = mid - 1
-    return low
+def _last_rows_at_most(s: Array, values: np.ndarray, bases: I64, lengths: I64, count: int) -> None:
+    """Each of ``count`` searches: the last row u in its range with s[u] <= its value.
+
+    Search x looks in rows ``bases[x]`` to ``bases[x] + lengths[x] - 1``,
+    assuming ``s[bases[x]] <= values[x]``; its answer replaces ``bases[x]``.
+    The searches halve their ranges in lock step, the comparison choosing the
+    next base without a branch. A lone binary search waits on each read in
+    turn: about 52 ns a search at 1e7 rows, though its rows are mostly in
+    cache (the boundaries took 0.60 s on one thread, 0.08 s of them outside
+    the searches). Side by side the reads overlap: 0.31 s.
+    """
+    longest = 0
+    for x in range(count):
+        longest = max(longest, lengths[x])
+    while longest > 1:
+        for x in range(count):
+            half = lengths[x] // 2  # 0 once a search is done: it then stays
+            probe = bases[x] + half
+            bases[x] = probe if float(s[probe]) <= values[x] else bases[x]
+            lengths[x] -= half
+        longest -= longest // 2
 
 
 @njit(**JIT)
@@ -68,6 +85,11 @@ def boundaries(
     first = np.full(groups, -1, dtype=np.int64)
     last = np.zeros(groups)
     tie_row = np.zeros(groups, dtype=np.int64)
+    arrivals = np.empty(SIDE_BY_SIDE, dtype=np.int64)  # the pending searches' rows i
+    values = np.empty(SIDE_BY_SIDE)
+    bases = np.empty(SIDE_BY_SIDE, dtype=np.int64)
+    lengths = np.empty(SIDE_BY_SIDE, dtype=np.int64)
+    pending = 0
     for i in range(m):
         g = int(gid[i]) - offset
         if owner[g] != who:
@@ -77,13 +99,28 @@ def boundaries(
             first[g] = i
         elif last[g] == si:
             continue
-        else:
-            u = _last_row_at_most(s, midpoint(last[g], si), tie_row[g], i - 1)
-            link[i] = head[u]
-            head[u] = i
+        else:  # the previous tie's bin ends at the last row <= B_k, in [tie_row[g], i - 1]
+            arrivals[pending] = i
+            values[pending] = midpoint(last[g], si)
+            bases[pending] = tie_row[g]
+            lengths[pending] = i - tie_row[g]
+            pending += 1
         last[g] = si
         tie_row[g] = i
         points[g] += 1
+        if pending == SIDE_BY_SIDE:
+            _last_rows_at_most(s, values, bases, lengths, pending)
+            for x in range(pending):
+                u = bases[x]
+                link[arrivals[x]] = head[u]
+                head[u] = arrivals[x]
+            pending = 0
+    if pending > 0:
+        _last_rows_at_most(s, values, bases, lengths, pending)
+        for x in range(pending):
+            u = bases[x]
+            link[arrivals[x]] = head[u]
+            head[u] = arrivals[x]
     return points, first
 
 

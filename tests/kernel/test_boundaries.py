@@ -30,17 +30,24 @@ def _scores(kind: int, n: int, rng: np.random.Generator) -> np.ndarray:
     kind=st.integers(0, 4),
     n=st.integers(1, 300),
     seed=st.integers(0, 2**32 - 1),
-    where=st.floats(0.0, 1.0),
+    count=st.integers(1, boundaries.SIDE_BY_SIDE),
 )
-def test_last_row_at_most_is_searchsorted(kind, n, seed, where):
+def test_searches_side_by_side_are_searchsorted(kind, n, seed, count):
+    """Up to SIDE_BY_SIDE searches of different lengths at once, each as searchsorted finds it."""
     rng = np.random.default_rng(seed)
     s = _scores(kind, n, rng)
-    low = int(rng.integers(0, s.shape[0]))
-    high = int(rng.integers(low, s.shape[0]))
-    with np.errstate(over="ignore", invalid="ignore"):
-        inside = s[low] + (s[high] - s[low]) * where
-    for value in (s[low], s[high], inside, np.nextafter(s[high], -np.inf)):
-        if not s[low] <= value:  # (the search assumes s[low] <= value)
-            continue
-        got = boundaries._last_row_at_most(s, float(value), low, high)
-        assert got == _expected(s, float(value), low, high)
+    lows = rng.integers(0, s.shape[0], count)
+    highs = np.array([int(rng.integers(low, s.shape[0])) for low in lows])
+    values = np.empty(count)
+    for x, (low, high) in enumerate(zip(lows, highs, strict=True)):
+        where = rng.random()
+        with np.errstate(over="ignore", invalid="ignore"):
+            inside = s[low] + (s[high] - s[low]) * where
+        candidates = [s[low], s[high], inside, np.nextafter(s[high], -np.inf)]
+        # (the search assumes s[low] <= value)
+        values[x] = rng.choice([v for v in candidates if s[low] <= v])
+    bases = lows.astype(np.int64)
+    lengths = (highs - lows + 1).astype(np.int64)
+    boundaries._last_rows_at_most(s, values, bases, lengths, count)
+    for x in range(count):
+        assert bases[x] == _expected(s, float(values[x]), int(lows[x]), int(highs[x]))

@@ -167,11 +167,15 @@ def _polars_summary(
     return summary.with_columns(pl.col(k).cast(pl.String) for k in texts) if texts else summary
 
 
-def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) -> pl.LazyFrame:
+def _summary_node(
+    prepared: Prepared, choice: compiled.Choice, variance: str, level: float
+) -> pl.LazyFrame:
     """Per-group statistics (:func:`summarize`'s layout, with ``BINARY`` and ``RMAX``).
 
     From the compiled node; ``"auto"`` below the threshold runs the Polars
-    stages on the node's rows instead.
+    stages on the node's rows instead. Stretches are located only in groups
+    significant at ``level`` by their own p-value
+    (:func:`polars_cumdev.method.kernel_frames.location`).
     """
     keys = prepared.keys
     source = schema_of(prepared.source)
@@ -195,7 +199,9 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice, variance: str) ->
         )
         binary = bool(constants[nm.BINARY])
         recorded = (starts, curves[:, 0], curves[:, 1], curves[:, 2])
-        found = kernel_frames.location(rows, ids, offset, out, first, binary, recorded=recorded)
+        found = kernel_frames.location(
+            rows, ids, offset, out, first, binary, recorded=recorded, level=level
+        )
         summary = kernel_frames.summary_frame(rows, keys, out, first, {**constants, **found})
         return summary.select(list(schema))
 
@@ -312,7 +318,7 @@ def screen(
     keys = prepared.keys
     choice = compiled.choose(engine, frame)
     if choice != "polars":
-        summary = _summary_node(prepared, choice, variance)
+        summary = _summary_node(prepared, choice, variance, level)
         stats = normalize(summary, keys, None, labels=prepared.labels, level=level)
     else:
         binary = is_binary(prepared.frame, variance)

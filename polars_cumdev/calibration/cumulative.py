@@ -144,8 +144,15 @@ def _polars_summary(
     return with_location(summary, accumulated, keys, _facts(ordered, target))
 
 
-def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
-    """Per-group statistics (:func:`summarize`'s layout) from the compiled node."""
+def _summary_node(
+    prepared: Prepared, choice: compiled.Choice, level: float | None = None
+) -> pl.LazyFrame:
+    """Per-group statistics (:func:`summarize`'s layout) from the compiled node.
+
+    With ``level``, stretches are located only in groups significant at
+    ``level`` by their own p-value
+    (:func:`polars_cumdev.method.kernel_frames.location`).
+    """
     keys = prepared.keys
     source = schema_of(prepared.source)
     schema = {**{k: source[k] for k in keys}, **SUMMARY_SCHEMA}
@@ -165,7 +172,9 @@ def _summary_node(prepared: Prepared, choice: compiled.Choice) -> pl.LazyFrame:
             divided=True,
         )  # fmt: skip
         recorded = (starts, curves[:, 0], curves[:, 1], curves[:, 2])
-        found = kernel_frames.location(rows, ids, offset, out, first, True, recorded=recorded)
+        found = kernel_frames.location(
+            rows, ids, offset, out, first, True, recorded=recorded, level=level
+        )
         return kernel_frames.summary_frame(rows, keys, out, first, found).select(list(schema))
 
     return compiled.node(prepared, run, schema, grouped=True)
@@ -246,7 +255,7 @@ def calibration(
         stats = _polars_summary(ordered, keys, target)
         bernoulli = _facts(ordered, target)
     else:
-        stats, scale = _summary_node(prepared, choice), None
+        stats, scale = _summary_node(prepared, choice, level), None
     out = normalize(
         stats,
         keys,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from polars_cumdev.covariates.ordering import resolve_score
@@ -198,7 +199,11 @@ def _summary_node(
             ids, offset, *columns, count, rows.centre, True
         )
         binary = bool(constants[nm.BINARY])
-        recorded = (starts, curves[:, 0], curves[:, 1], curves[:, 2])
+
+        def scores(wanted: np.ndarray) -> np.ndarray:  # of the stretches' end points
+            return k.tie_scores(ids, offset, rows.s, wanted)
+
+        recorded = (starts, curves[:, 0], curves[:, 1], scores)
         found = kernel_frames.location(
             rows, ids, offset, out, first, binary, recorded=recorded, level=level
         )

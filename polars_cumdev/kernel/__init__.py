@@ -75,7 +75,7 @@ from polars_cumdev.kernel import segments as _segments
 from polars_cumdev.kernel import split as _split
 from polars_cumdev.kernel import walks as _walks
 from polars_cumdev.kernel._cache import tolerate_damage
-from polars_cumdev.kernel.curves import calibration_curves, group_curves
+from polars_cumdev.kernel.curves import calibration_curves, group_curves, tie_scores
 from polars_cumdev.kernel.events import screen_events
 from polars_cumdev.kernel.location import stretches, stretches_from
 from polars_cumdev.kernel.points import (
@@ -179,5 +179,6 @@ __all__ = [
     "stretches",
     "stretches_from",
     "tie_counts",
+    "tie_scores",
     "tieorder",
 ]

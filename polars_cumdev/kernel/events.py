@@ -21,10 +21,12 @@ sorted by score, and the running sums are never stored:
    closing (kept per group), with :func:`bin_moments`' arithmetic on the
    same numbers as the table's rows, so the results are those of
    :func:`screen_groups` bit for bit. Each closed point is also written at
-   its place in the curves (W_g A_k, W_g C_k, S'_k), which the located
-   stretch reads without walking the rows again.
+   its place in the curves (W_g A_k and W_g C_k), which the located
+   stretch reads without walking the rows again (the scores of the points it
+   ends at come from :func:`polars_cumdev.kernel.curves.tie_scores`: a third
+   column of S'_k was 0.4 times the input's memory at the screen's peak).
 
-Memory: two 32-bit integers per row (three on two threads) and three doubles
+Memory: two 32-bit integers per row (three on two threads) and two doubles
 per merged point.
 """
 
@@ -122,7 +124,6 @@ def _flush(
             at = starts[g] + int(out[g, N_SCORES]) - 1
             curves[at, 0] = out[g, WEIGHT]
             curves[at, 1] = out[g, C_LAST]
-            curves[at, 2] = queue[q, Q_SCORE]
 
 
 @njit(**JIT)
@@ -300,7 +301,7 @@ def sweep(
     """The screen's statistics (:func:`screen_groups`' ``out``) from :func:`boundaries`' lists.
 
     With ``record``, also the curves of every group: ``curves[starts[g] + k]``
-    holds A_k and C_k (divided by the group's W_g) and S'_k of group g's
+    holds A_k and C_k (divided by the group's W_g) of group g's
     point k (``starts`` from the counts of :func:`boundaries`); else
     ``curves`` is empty.
 
@@ -319,7 +320,7 @@ def sweep(
     out = np.zeros((groups, GROUP_COLUMNS))
     out[:, C_MAX] = -np.inf
     out[:, C_MIN] = np.inf
-    curves = np.empty((starts[-1] if record else 0, 3))
+    curves = np.empty((starts[-1] if record else 0, 2))
     lows = np.zeros((groups, TABLE_COLUMNS))
     columns = (gid, offset, s, r, w, weighted, scale, groups, centre)
     closing = (out, lows, centre, starts, curves, record)
@@ -348,12 +349,12 @@ def screen_events(
     batch: int = QUEUE,
     threads: int = 2,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Every group's screen statistics, and with ``record`` their curves (A_k, C_k, S'_k).
+    """Every group's screen statistics, and with ``record`` their curves (A_k and C_k).
 
     The result of :func:`polars_cumdev.kernel.walks.screen_groups` (``out``,
     ``first``) without its prefix table, plus ``starts`` (offsets of the
     groups' points, length groups + 1) and ``curves`` (rows A_k and C_k,
-    already divided by the group's W_g, and S'_k; empty without ``record``).
+    already divided by the group's W_g; empty without ``record``).
     ``batch``: closings per batch of :func:`sweep` (fewer in the tests, to
     run many batches on small data) and ``threads`` (1 or 2: the walks of
     :func:`file_closings` and :func:`sweep`): the results depend on neither.

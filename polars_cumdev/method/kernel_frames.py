@@ -11,7 +11,7 @@ group's located stretch (method/location.py) from the first walk's sums.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -87,7 +87,7 @@ def location(
     first: np.ndarray,
     binary: bool,
     prefix: tuple[np.ndarray, np.ndarray] | None = None,
-    recorded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+    recorded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | Callable] | None = None,
     level: float | None = None,
 ) -> dict[str, np.ndarray]:
     """Each group's located stretch (:mod:`location`), one value per group number.
@@ -100,10 +100,10 @@ def location(
     (:mod:`polars_cumdev.method.findings`), and q is never below p, so the
     others' stretches would be blanked anyway (on the benchmark's 1e6 rows,
     16 of the 165 groups with T > 0; their search was most of its time).
-    ``recorded`` is
-    ``(starts, A, C, S')``, every group's curve kept during the first walk
-    (:func:`polars_cumdev.kernel.events.screen_events`,
-    :func:`polars_cumdev.kernel.calibration_curves`); without it the groups
+    ``recorded`` is ``(starts, A, C, S')``, every group's curve kept during
+    the first walk (:func:`polars_cumdev.kernel.events.screen_events`, whose
+    S' is a function of the wanted points as :func:`location.located` takes
+    it, or :func:`polars_cumdev.kernel.calibration_curves`); without it the groups
     with T > 0 are walked again (:func:`polars_cumdev.kernel.group_curves`)
     to lay out their curves.
     ``prefix`` is then the first walk's ``(scores, table)`` of

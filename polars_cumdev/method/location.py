@@ -24,7 +24,7 @@ compiled.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import polars as pl
@@ -183,7 +183,7 @@ def located(
     starts: np.ndarray,
     a: np.ndarray,
     c: np.ndarray,
-    s: np.ndarray,
+    s: np.ndarray | Callable[[np.ndarray], np.ndarray],
     thresholds: np.ndarray,
     compiled_search: bool = False,
 ) -> dict[str, np.ndarray]:
@@ -191,10 +191,13 @@ def located(
 
     ``starts`` are the groups' offsets (length groups + 1) in ``a`` (A_k),
     ``c`` (C_k) and ``s`` (S'_k), each group's points in order, the origin
-    implicit; ``thresholds`` their T. Small inputs are searched in NumPy
-    (:func:`stretches_numpy`), larger ones (or any, with
-    ``compiled_search``: the compiled engine, whose kernel is loaded
-    already) by the compiled kernel.
+    implicit; ``thresholds`` their T. ``s`` may instead be a function
+    giving, for an array of point numbers within each group (shape groups
+    by 2, -1 for none), their scores (NaN for none): the screen's compiled
+    walk keeps no scores (:func:`polars_cumdev.kernel.curves.tie_scores`).
+    Small inputs are searched in NumPy (:func:`stretches_numpy`), larger
+    ones (or any, with ``compiled_search``: the compiled engine, whose
+    kernel is loaded already) by the compiled kernel.
     """
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     lower, upper = _searched(
@@ -216,9 +219,15 @@ def located(
     share = a_hi - a_lo
     with np.errstate(invalid="ignore", divide="ignore"):
         deviation = (c_hi - c_lo) / share
+    if callable(s):
+        ends = np.stack([np.where(found, lower + 1, -1), np.where(found, upper, -1)], axis=1)
+        from_score, to_score = s(ends.astype(np.int64)).T
+    else:
+        from_score = s[inside] if s.size else np.zeros(len(found))
+        to_score = s[hi] if s.size else np.zeros(len(found))
     columns = {
-        "from_score": s[inside] if s.size else np.zeros(len(found)),
-        "to_score": s[hi] if s.size else np.zeros(len(found)),
+        "from_score": from_score,
+        "to_score": to_score,
         "share": share,
         "deviation": deviation,
     }

@@ -62,7 +62,16 @@ def test_events_equal_the_prefix_table_walk(monkeypatch, scores, groups, weighte
     per_point = np.repeat(out[present, k.WEIGHT], counts[present])
     np.testing.assert_array_equal(curves[:, 0], old[:, 0] / per_point)
     np.testing.assert_array_equal(curves[:, 1], old[:, 1] / per_point)
-    np.testing.assert_array_equal(curves[:, 2], old[:, 2])
+    assert curves.shape[1] == 2  # (no scores: tie_scores finds the few wanted)
+    rng = np.random.default_rng(groups)
+    wanted = np.where(
+        present[:, None], rng.integers(-1, np.maximum(counts, 1)[:, None], (count, 2)), -1
+    )
+    scores = k.tie_scores(gid, 0, s, wanted)
+    kept = wanted >= 0
+    at = np.where(kept, starts[:-1, None] + wanted, 0)
+    np.testing.assert_array_equal(scores[kept], old[:, 2][at[kept]])
+    assert np.isnan(scores[~kept]).all()
     bare = events.screen_events(gid, 0, *columns, count, centre, False, batch)
     np.testing.assert_array_equal(bare[0], out)
     assert bare[3].size == 0
@@ -74,4 +83,4 @@ def test_events_of_no_rows():
         np.empty(0, dtype=np.int32), 0, empty, empty, empty, True, 1.0, 2, 0.5, True
     )
     assert (first == -1).all() and (out[:, k.N_SCORES] == 0).all()
-    assert starts.tolist() == [0, 0, 0] and curves.shape == (0, 3)
+    assert starts.tolist() == [0, 0, 0] and curves.shape == (0, 2)

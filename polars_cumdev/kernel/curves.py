@@ -140,21 +140,32 @@ def tie_scores(gid: Array, offset: int, s: Array, wanted: I64) -> F64:
     Rows sorted by score; group g's merged point k is its k-th run of equal
     scores (from 0), whose score is that of its first row, as the walks
     record it. Returns an array shaped as ``wanted``, NaN where ``wanted``
-    is negative. One pass over the rows, each group counting its runs.
+    is negative. One pass over the rows, each group counting its runs, and
+    only until every wanted point is found (the rows of groups with none
+    wanted are skipped).
     """
-    groups = wanted.shape[0]
-    found = np.full(wanted.shape, np.nan)
+    groups, ends = wanted.shape
+    found = np.full((groups, ends), np.nan)
     count = np.zeros(groups, dtype=np.int64)
     last = np.full(groups, np.nan)
+    latest = np.full(groups, -1, dtype=np.int64)  # the last point wanted of each group
+    remaining = 0
+    for g in range(groups):
+        for j in range(ends):
+            latest[g] = max(latest[g], wanted[g, j])
+            remaining += wanted[g, j] >= 0
     for i in range(s.shape[0]):
+        if remaining == 0:
+            break
         g = int(gid[i]) - offset
         si = float(s[i])
-        if last[g] == si:  # (NaN at the group's first row: a new run)
+        if latest[g] < count[g] or last[g] == si:  # (NaN at a group's first row: a new run)
             continue
         last[g] = si
         k = count[g]
         count[g] = k + 1
-        for j in range(wanted.shape[1]):
+        for j in range(ends):
             if wanted[g, j] == k:
                 found[g, j] = si
+                remaining -= 1
     return found

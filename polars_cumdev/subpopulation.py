@@ -201,7 +201,7 @@ def _summary_node(
         binary = bool(constants[nm.BINARY])
 
         def scores(wanted: np.ndarray) -> np.ndarray:  # of the stretches' end points
-            return k.tie_scores(ids, offset, rows.s, wanted)
+            return k.split_tie_scores(ids, offset, rows.s, wanted, np.diff(starts))
 
         recorded = (starts, curves[:, 0], curves[:, 1], scores)
         found = kernel_frames.location(

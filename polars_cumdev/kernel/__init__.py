@@ -93,7 +93,12 @@ from polars_cumdev.kernel.points import (
 )
 from polars_cumdev.kernel.prefix import TABLE_COLUMNS, prefix_table, response_facts
 from polars_cumdev.kernel.ranges import range_cells
-from polars_cumdev.kernel.split import TWO_THREADS, calibration_walk, split_stretches
+from polars_cumdev.kernel.split import (
+    TWO_THREADS,
+    calibration_walk,
+    split_stretches,
+    split_tie_scores,
+)
 from polars_cumdev.kernel.walks import (
     C_LAST,
     C_MAX,
@@ -176,6 +181,7 @@ __all__ = [
     "screen_events",
     "screen_groups",
     "split_stretches",
+    "split_tie_scores",
     "stretches",
     "stretches_from",
     "tie_counts",

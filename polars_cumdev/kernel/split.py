@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import njit
 
-from polars_cumdev.kernel.curves import calibration_curves, divide_by_weight
+from polars_cumdev.kernel.curves import calibration_curves, divide_by_weight, tie_scores
 from polars_cumdev.kernel.location import stretches
 from polars_cumdev.kernel.prefix import I64, JIT, TABLE_COLUMNS, Array
 from polars_cumdev.kernel.walks import _walk
@@ -28,6 +28,7 @@ __all__ = [
     "on_threads",
     "owners",
     "split_stretches",
+    "split_tie_scores",
 ]
 
 #: Fewest rows for which the walks use a second thread (below, one walks everything).
@@ -165,3 +166,30 @@ def split_stretches(
     lower[mine] = lower_1[mine]
     upper[mine] = upper_1[mine]
     return lower, upper
+
+
+def split_tie_scores(
+    gid: np.ndarray,
+    offset: int,
+    s: np.ndarray,
+    wanted: np.ndarray,
+    points: np.ndarray,
+    threads: int | None = None,
+) -> np.ndarray:
+    """:func:`polars_cumdev.kernel.curves.tie_scores` on one thread or two.
+
+    ``points`` is each group's number of merged points. ``threads`` None:
+    two from :data:`TWO_THREADS` rows. On two, each thread looks for the
+    points of its groups (split by the points of the groups with some point
+    wanted) and passes over the other groups' rows: the same scores.
+    """
+    if threads is None:
+        threads = 2 if s.shape[0] >= TWO_THREADS else 1
+    if threads < 2:
+        return tie_scores(gid, offset, s, wanted)
+    asked = (wanted >= 0).any(axis=1)
+    mine = (owners(np.where(asked, points, 0).astype(np.int64), 0.5) == 1)[:, None]
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        other = pool.submit(tie_scores, gid, offset, s, np.where(mine, wanted, -1))
+        found = tie_scores(gid, offset, s, np.where(mine, -1, wanted))
+        return np.where(mine, other.result(), found)

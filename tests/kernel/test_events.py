@@ -68,6 +68,8 @@ def test_events_equal_the_prefix_table_walk(monkeypatch, scores, groups, weighte
         present[:, None], rng.integers(-1, np.maximum(counts, 1)[:, None], (count, 2)), -1
     )
     scores = k.tie_scores(gid, 0, s, wanted)
+    split = k.split_tie_scores(gid, 0, s, wanted, np.diff(starts), threads=2)
+    np.testing.assert_array_equal(split, scores)
     kept = wanted >= 0
     at = np.where(kept, starts[:-1, None] + wanted, 0)
     np.testing.assert_array_equal(scores[kept], old[:, 2][at[kept]])

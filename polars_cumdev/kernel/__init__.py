@@ -30,8 +30,15 @@ table: a first pass files each tie's closing under the row where its bin
 ends, and one walk carrying the running sums closes the ties there and keeps
 every group's curve for the located stretch (no second walk). On continuous
 scores the table holds a row (15 doubles) per row of input; the events need
-two 32-bit integers per row and three doubles per merged point. Same bits
+two 32-bit integers per row and two doubles per merged point (the scores
+of the points a stretch ends at come from :func:`tie_scores`). Same bits
 as :func:`screen_groups` (``tests/kernel/test_events.py``).
+
+Numba counts references to an array (atomic operations) when a compiled
+function reads it inside a branch, on every call: the helpers called per
+point read their arrays unconditionally and let the case choose among the
+values (:func:`polars_cumdev.kernel.prefix.bin_totals`: the screen's closing of
+a point went from 114 to about 60 ns).
 
 From 2^20 rows the large passes use both cores (:mod:`polars_cumdev.kernel.split`):
 a group's points are closed from its own state only, so the groups are split

@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-import numpy as np
 import polars as pl
 
 from polars_cumdev.covariates.ordering import resolve_score
@@ -199,11 +198,7 @@ def _summary_node(
             ids, offset, *columns, count, rows.centre, True
         )
         binary = bool(constants[nm.BINARY])
-
-        def scores(wanted: np.ndarray) -> np.ndarray:  # of the stretches' end points
-            return k.split_tie_scores(ids, offset, rows.s, wanted, np.diff(starts))
-
-        recorded = (starts, curves[:, 0], curves[:, 1], scores)
+        recorded = (starts, curves[:, 0], curves[:, 1], None)  # (no scores: see location)
         found = kernel_frames.location(
             rows, ids, offset, out, first, binary, recorded=recorded, level=level
         )

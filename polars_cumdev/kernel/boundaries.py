@@ -61,6 +61,25 @@ def _last_rows_at_most(s: Array, values: np.ndarray, bases: I64, lengths: I64, c
 
 
 @njit(**JIT)
+def _file(
+    s: Array,
+    arrivals: I64,
+    values: np.ndarray,
+    bases: I64,
+    lengths: I64,
+    pending: int,
+    head: Array,
+    link: Array,
+) -> None:
+    """Search the ``pending`` closings at once, then file each under its row (``head``)."""
+    _last_rows_at_most(s, values, bases, lengths, pending)
+    for x in range(pending):
+        u = bases[x]
+        link[arrivals[x]] = head[u]
+        head[u] = arrivals[x]
+
+
+@njit(**JIT)
 def boundaries(
     gid: Array,
     offset: int,
@@ -109,18 +128,9 @@ def boundaries(
         tie_row[g] = i
         points[g] += 1
         if pending == SIDE_BY_SIDE:
-            _last_rows_at_most(s, values, bases, lengths, pending)
-            for x in range(pending):
-                u = bases[x]
-                link[arrivals[x]] = head[u]
-                head[u] = arrivals[x]
+            _file(s, arrivals, values, bases, lengths, pending, head, link)
             pending = 0
-    if pending > 0:
-        _last_rows_at_most(s, values, bases, lengths, pending)
-        for x in range(pending):
-            u = bases[x]
-            link[arrivals[x]] = head[u]
-            head[u] = arrivals[x]
+    _file(s, arrivals, values, bases, lengths, pending, head, link)
     return points, first
 
 

@@ -11,7 +11,8 @@ group's located stretch (method/location.py) from the first walk's sums.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from functools import partial
 
 import numpy as np
 import polars as pl
@@ -87,7 +88,7 @@ def location(
     first: np.ndarray,
     binary: bool,
     prefix: tuple[np.ndarray, np.ndarray] | None = None,
-    recorded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | Callable] | None = None,
+    recorded: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None] | None = None,
     level: float | None = None,
 ) -> dict[str, np.ndarray]:
     """Each group's located stretch (:mod:`location`), one value per group number.
@@ -98,12 +99,13 @@ def location(
     is at most ``level`` are: the result states a stretch only where the
     Benjamini-Hochberg q-value over the groups is at most ``level``
     (:mod:`polars_cumdev.method.findings`), and q is never below p, so the
-    others' stretches would be blanked anyway (on the benchmark's 1e6 rows,
-    16 of the 165 groups with T > 0; their search was most of its time).
+    others' stretches would be blanked anyway (on ``benchmarks/common.py``'s
+    1e7 rows, 132 of the 238 groups with T > 0, holding 17% of their points).
     ``recorded`` is ``(starts, A, C, S')``, every group's curve kept during
-    the first walk (:func:`polars_cumdev.kernel.events.screen_events`, whose
-    S' is a function of the wanted points as :func:`location.located` takes
-    it, or :func:`polars_cumdev.kernel.calibration_curves`); without it the groups
+    the first walk (:func:`polars_cumdev.kernel.calibration_curves`, or
+    :func:`polars_cumdev.kernel.events.screen_events`, whose S' is None: the
+    scores of the points the stretches end at are then found in the rows,
+    :func:`polars_cumdev.kernel.split_tie_scores`); without it the groups
     with T > 0 are walked again (:func:`polars_cumdev.kernel.group_curves`)
     to lay out their curves.
     ``prefix`` is then the first walk's ``(scores, table)`` of
@@ -133,8 +135,12 @@ def location(
     if not wanted.any():
         return columns
     if recorded is not None:
+        starts, a, c, s = recorded
+        if s is None:
+            points = np.diff(starts)
+            s = partial(kernel().split_tie_scores, ids, offset, rows.s, points=points)
         chosen = np.where(wanted, thresholds, np.nan)  # T not positive: not searched
-        found = located(*recorded[:4], chosen, True)
+        found = located(starts, a, c, s, chosen, True)
         for name, values in found.items():
             columns[name][wanted] = values[wanted]
         return columns

@@ -71,10 +71,11 @@ from polars_cumdev.kernel.walks import (
 __all__ = ["boundaries", "screen_events", "sweep"]
 
 
-# Columns of a queued closing: the tie (score, W, W R, W^2, first R) and, as
-# doubles, its rows, whether its responses are mixed, its group and the
-# snapshot of the running sums it ends at.
-Q_SCORE, Q_W, Q_WR, Q_WW, Q_FIRST, Q_ROWS, Q_MIXED, Q_GROUP, Q_SNAP = range(9)
+# Columns of a queued closing: the tie (W, W R, W^2, first R) and, as doubles,
+# its rows, whether its responses are mixed, its group and the snapshot of the
+# running sums it ends at. (Its score is not queued: the curves keep none.)
+Q_W, Q_WR, Q_WW, Q_FIRST, Q_ROWS, Q_MIXED, Q_GROUP, Q_SNAP = range(8)
+Q_COLUMNS = 8
 QUEUE = 16384
 
 
@@ -129,8 +130,8 @@ def _flush(
 @njit(**JIT)
 def _enqueue(queue: F64, queued: int, g: int, tie: F64, ints: I64, snap: int) -> None:
     """Queue the closing of group g's open tie at the running sums ``snap``."""
-    queue[queued, 0], queue[queued, 1], queue[queued, 2] = tie[g, 0], tie[g, 1], tie[g, 2]
-    queue[queued, 3], queue[queued, 4] = tie[g, 3], tie[g, 4]
+    queue[queued, Q_W], queue[queued, Q_WR] = tie[g, 1], tie[g, 2]
+    queue[queued, Q_WW], queue[queued, Q_FIRST] = tie[g, 3], tie[g, 4]
     queue[queued, Q_ROWS] = ints[g, 0]
     queue[queued, Q_MIXED] = ints[g, 1]
     queue[queued, Q_GROUP] = g
@@ -270,7 +271,7 @@ def _walk_share(
     tie[:, 0] = np.nan
     ints = np.zeros((groups, 2), dtype=np.int64)  # rows, mixed
     sums = np.zeros(SUMS)
-    queue, snaps = np.empty((batch + 2 * groups, 9)), np.empty((batch + 1, TABLE_COLUMNS))
+    queue, snaps = np.empty((batch + 2 * groups, Q_COLUMNS)), np.empty((batch + 1, TABLE_COLUMNS))
     out, lows, centre, starts, curves, record = closing
     begin = 0
     while begin < m:

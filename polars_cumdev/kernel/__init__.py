@@ -75,6 +75,7 @@ from polars_cumdev.kernel import curves as _curves
 from polars_cumdev.kernel import events as _events
 from polars_cumdev.kernel import levels as _levels
 from polars_cumdev.kernel import location as _location
+from polars_cumdev.kernel import pieces as _pieces
 from polars_cumdev.kernel import points as _points
 from polars_cumdev.kernel import prefix as _prefix
 from polars_cumdev.kernel import ranges as _ranges
@@ -85,6 +86,7 @@ from polars_cumdev.kernel._cache import tolerate_damage
 from polars_cumdev.kernel.curves import calibration_curves, group_curves, tie_scores
 from polars_cumdev.kernel.events import screen_events
 from polars_cumdev.kernel.location import stretches, stretches_from
+from polars_cumdev.kernel.pieces import curve_pieces
 from polars_cumdev.kernel.points import (
     P_BIN_WEIGHT,
     P_E_BERNOULLI,
@@ -138,6 +140,7 @@ tolerate_damage(
     _events,
     _levels,
     _location,
+    _pieces,
     _points,
     _prefix,
     _ranges,
@@ -176,6 +179,7 @@ __all__ = [
     "calibration_groups",
     "calibration_walk",
     "curve",
+    "curve_pieces",
     "gather",
     "group_curves",
     "group_points",

@@ -11,12 +11,16 @@ prefix row at its lower midpoint (its bins reach across ranges and are
 finished by :func:`polars_cumdev.engines.partitioned.combine`); and for the points
 between, the sum, running maximum and minimum of W'_k (R'_k - Rt_k), the
 sigma sums with W'_k in place of a_k, their error bounds and the
-overflowed bins.
+overflowed bins. Given the groups it wants, it walks only theirs and lists
+their points: the second pass of the partitioned screen
+(:func:`polars_cumdev.engines.partitioned.range_points`) reads the flagged
+groups' curves from that list instead of sorting and binning the rows again.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 from numba import njit
 
 from polars_cumdev.kernel.prefix import (
@@ -35,6 +39,9 @@ from polars_cumdev.kernel.walks import merged_tie
 __all__ = [
     "CELL_FLOATS",
     "CELL_INTS",
+    "POINT_FLOATS",
+    "first_rows",
+    "grouped_order",
     "range_cells",
 ]
 
@@ -64,6 +71,55 @@ CELL_FLOATS = 15
 # running sum (-1: no interior point).
 C_N, C_N_SCORES, C_OVERFLOWS, C_F_UP, C_L_LO, C_FIRST, C_Q_AT_MAX, C_Q_AT_MIN = range(8)
 CELL_INTS = 8
+# Columns of a listed point, each running over its cell: its score S'_k, the
+# weight up to it (sum of W'_j, j <= k), the sum of the steps W'_j (R'_j - Rt_j)
+# up to it (over the interior points: the bins of a cell's first and last
+# points reach across ranges) and its place in the cell (1, 2, ...).
+P_SCORE, P_WEIGHT, P_STEPS, P_PLACE = range(4)
+POINT_FLOATS = 4
+
+
+@njit(**JIT)
+def first_rows(gid: Array, offset: int, groups: int) -> I64:
+    """Per group number, its first row (-1: no row); stops once every group is found."""
+    first = np.full(groups, -1, dtype=np.int64)
+    found = 0
+    for i in range(gid.shape[0]):
+        g = int(gid[i]) - offset
+        if first[g] < 0:
+            first[g] = i
+            found += 1
+            if found == groups:
+                break
+    return first
+
+
+@njit(**JIT)
+def grouped_order(owners: I64, groups: int) -> I64:
+    """The order putting each group's entries together, by group number (a stable counting sort)."""
+    starts = np.zeros(groups + 1, dtype=np.int64)
+    for i in range(owners.shape[0]):
+        starts[owners[i] + 1] += 1
+    for g in range(groups):
+        starts[g + 1] += starts[g]
+    order = np.empty(owners.shape[0], dtype=np.int64)
+    for i in range(owners.shape[0]):
+        g = owners[i]
+        order[starts[g]] = i
+        starts[g] += 1
+    return order
+
+
+@njit(**JIT)
+def _list(
+    owners: I64, points: F64, at: int, g: int, score: float, floats: F64, ints: I64, steps: float
+) -> None:
+    """List group g's point just closed (its cell's running columns are up to date)."""
+    owners[at] = g
+    points[at, P_SCORE] = score
+    points[at, P_WEIGHT] = floats[g, C_WEIGHT]
+    points[at, P_STEPS] = steps
+    points[at, P_PLACE] = ints[g, C_N_SCORES]
 
 
 @njit(**JIT)
@@ -77,7 +133,8 @@ def range_cells(
     groups: int,
     centre: float,
     queries: F64,
-) -> tuple[F64, I64, F64, F64, I64]:
+    wanted: npt.NDArray[np.bool_],
+) -> tuple[F64, I64, F64, F64, I64, I64, F64]:
     """The cells of one range and the prefix rows answering its queries.
 
     Parameters
@@ -90,15 +147,22 @@ def range_cells(
         The plan's weight scale and centring c.
     queries
         Midpoints routed to this range.
+    wanted
+        Per group number, whether to walk the group and list its points;
+        empty (the first pass): every group, no list. (The cells of the
+        groups not wanted are left empty, but for ``ints[g, C_FIRST]``.)
 
     Returns
     -------
     tuple
-        ``(floats, ints, scores, table, answers)``: per group number, the
-        cell's float and integer columns (``ints[g, C_FIRST]`` is -1 for a
-        group absent from the range); the range's prefix table
+        ``(floats, ints, scores, table, answers, owners, points)``: per group
+        number, the cell's float and integer columns (``ints[g, C_FIRST]`` is
+        -1 for a group absent from the range); the range's prefix table
         (:func:`prefix_table`); for each query, the prefix row of the last
-        score at most its midpoint (-1: below the range's first score).
+        score at most its midpoint (-1: below the range's first score); with
+        ``wanted``, every wanted point's group number and its :data:`POINT_FLOATS`
+        columns, each group's points in increasing order of score (the
+        groups interleaved).
     """
     scores, table = prefix_table(s, r, w, True, scale, centre)
     m = s.shape[0]
@@ -120,6 +184,10 @@ def range_cells(
     tie_mixed = np.zeros(groups, dtype=np.bool_)
     tie_rows = np.zeros(groups, dtype=np.int64)
     q = np.zeros(groups)  # running sum of the interior W' (R' - Rt)
+    record = wanted.shape[0] > 0
+    owners = np.empty(m if record else 0, dtype=np.int64)
+    points = np.empty((m if record else 0, POINT_FLOATS))
+    listed = 0
     d = 0
     for i in range(m):
         si = float(s[i])
@@ -128,6 +196,8 @@ def range_cells(
         g = int(gid[i]) - offset
         if ints[g, C_FIRST] < 0:
             ints[g, C_FIRST] = i
+        if record and not wanted[g]:
+            continue
         wi = weight(w, True, scale, i)
         ri = float(r[i])
         ints[g, C_N] += 1
@@ -171,6 +241,9 @@ def range_cells(
                 ints[g, C_OVERFLOWS] += overflow
             ints[g, C_N_SCORES] += 1
             below[g] = upper
+            if record:
+                _list(owners, points, listed, g, open_score[g], floats, ints, q[g])
+                listed += 1
         open_score[g] = si
         open_row[g] = d
         tie_w[g] = wi
@@ -198,10 +271,13 @@ def range_cells(
         else:
             ints[g, C_L_LO] = below[g]
         ints[g, C_N_SCORES] += 1
+        if record:
+            _list(owners, points, listed, g, open_score[g], floats, ints, q[g])
+            listed += 1
     answers = np.empty(queries.shape[0], dtype=np.int64)
     for k in range(queries.shape[0]):
         if scores.shape[0] == 0 or queries[k] < scores[0]:
             answers[k] = -1
         else:
             answers[k] = last_at_most(scores, queries[k], 0, last_row)
-    return floats, ints, scores, table, answers
+    return floats, ints, scores, table, answers, owners[:listed], points[:listed]

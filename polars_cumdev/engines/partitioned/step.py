@@ -314,8 +314,9 @@ def _compiled_step(frame: pl.DataFrame, plan: Plan, queries: pl.DataFrame) -> Ra
     keys = plan.keys
     order, (ids, offset, count), (s, r, w) = _canonical_columns(frame, keys)
     midpoints_ = np.ascontiguousarray(queries.get_column(MIDPOINT).cast(pl.Float64).to_numpy())
-    floats, ints, _, table, answers = _engines.kernel().range_cells(
-        ids, offset, s, r, w, plan.weight_scale, count, plan.centre, midpoints_
+    every = np.empty(0, dtype=np.bool_)  # (every group, no list of points)
+    floats, ints, _, table, answers, _, _ = _engines.kernel().range_cells(
+        ids, offset, s, r, w, plan.weight_scale, count, plan.centre, midpoints_, every
     )
     present = ints[:, k.C_FIRST] >= 0
     floats, ints = floats[present], ints[present]

@@ -10,9 +10,9 @@
   JVM, mapped to routing keys chosen so that no two ranges share a shuffle
   partition), ``repartition`` shuffles only the columns the screen reads,
   and ``mapInArrow`` runs each range's step;
-- pass 3, only when some significant group has D > 2 sigma: the same shuffled rows,
-  stepped again for those groups in the ranges holding them (their located
-  stretch).
+- pass 3, only when some significant group has D > 2 sigma: the same shuffled rows
+  (kept from pass 2, in memory or on disk), stepped again for those groups
+  in the ranges holding them (their located stretch).
 
 The driver raises a failed check with the in-process message, plans the
 ranges and combines the range results. The Python workers convert with
@@ -262,6 +262,7 @@ def screen(
     request = _request("screen", sdf, by, score, response, weight, variance)
     probe_spark(sdf.sparkSession)
     note("the executors import polars_cumdev")
+    from pyspark import StorageLevel
     from pyspark.sql import functions as sf
 
     data = sdf.select(*request.columns)
@@ -283,7 +284,20 @@ def screen(
     index = _range_of(sf.col(score).cast("double"), plan.cuts)
     route = sf.element_at(sf.array(*[sf.lit(k) for k in routes]), index + 1)
     shuffled = data.withColumn(_ROUTE, route).repartition(count, _ROUTE).drop(_ROUTE)
+    # Kept for pass 3, which reads the same shuffled rows: without, Spark shuffled
+    # them again (pass 3 at 1e7 rows: 14.1 s, kept 8.6 s; pass 2 14.99 -> 16.90 s).
+    shuffled = shuffled.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return _ranges(shuffled, request, plan, note)
+    finally:
+        shuffled.unpersist()
 
+
+def _ranges(
+    shuffled: Any, request: Request, plan: Any, note: Callable[[str], None]
+) -> pl.DataFrame:
+    """Passes 2 and 3 on the rows shuffled by range (see the module)."""
+    count = plan.ranges
     shipped = steps.task_plan(plan)
 
     def step(batches: Iterator[Any]) -> Iterator[Any]:

@@ -39,7 +39,7 @@ from polars_cumdev.kernel.walks import merged_tie
 __all__ = [
     "CELL_FLOATS",
     "CELL_INTS",
-    "POINT_FLOATS",
+    "LISTED_COLUMNS",
     "first_rows",
     "grouped_order",
     "range_cells",
@@ -75,8 +75,8 @@ CELL_INTS = 8
 # weight up to it (sum of W'_j, j <= k), the sum of the steps W'_j (R'_j - Rt_j)
 # up to it (over the interior points: the bins of a cell's first and last
 # points reach across ranges) and its place in the cell (1, 2, ...).
-P_SCORE, P_WEIGHT, P_STEPS, P_PLACE = range(4)
-POINT_FLOATS = 4
+L_SCORE, L_WEIGHT, L_STEPS, L_PLACE = range(4)
+LISTED_COLUMNS = 4
 
 
 @njit(**JIT)
@@ -116,10 +116,10 @@ def _list(
 ) -> None:
     """List group g's point just closed (its cell's running columns are up to date)."""
     owners[at] = g
-    points[at, P_SCORE] = score
-    points[at, P_WEIGHT] = floats[g, C_WEIGHT]
-    points[at, P_STEPS] = steps
-    points[at, P_PLACE] = ints[g, C_N_SCORES]
+    points[at, L_SCORE] = score
+    points[at, L_WEIGHT] = floats[g, C_WEIGHT]
+    points[at, L_STEPS] = steps
+    points[at, L_PLACE] = ints[g, C_N_SCORES]
 
 
 @njit(**JIT)
@@ -160,7 +160,7 @@ def range_cells(
         -1 for a group absent from the range); the range's prefix table
         (:func:`prefix_table`); for each query, the prefix row of the last
         score at most its midpoint (-1: below the range's first score); with
-        ``wanted``, every wanted point's group number and its :data:`POINT_FLOATS`
+        ``wanted``, every wanted point's group number and its :data:`LISTED_COLUMNS`
         columns, each group's points in increasing order of score (the
         groups interleaved).
     """
@@ -186,7 +186,7 @@ def range_cells(
     q = np.zeros(groups)  # running sum of the interior W' (R' - Rt)
     record = wanted.shape[0] > 0
     owners = np.empty(m if record else 0, dtype=np.int64)
-    points = np.empty((m if record else 0, POINT_FLOATS))
+    points = np.empty((m if record else 0, LISTED_COLUMNS))
     listed = 0
     d = 0
     for i in range(m):

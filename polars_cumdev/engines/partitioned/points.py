@@ -32,7 +32,7 @@ __all__ = ["range_points"]
 
 STRETCH = ("from_score", "to_score", "share", "deviation", "end")
 # The columns each route gives a point, running over its cell (as the compiled
-# walk lists them, :data:`polars_cumdev.kernel.ranges.POINT_FLOATS`): the weight
+# walk lists them, :data:`polars_cumdev.kernel.ranges.LISTED_COLUMNS`): the weight
 # up to it, the sum of the steps W'_j (R'_j - Rt_j) up to it (interior points
 # only: the bins of a cell's first and last points reach across ranges), its
 # place in the cell (1, 2, ...).
@@ -118,8 +118,7 @@ def range_points(
 def _compiled_pieces(listed: Listed) -> Pieces:
     """:func:`polars_cumdev.kernel.pieces.curve_pieces` on the listed points."""
     points, groups = listed
-    place = points.get_column(PLACE).to_numpy()
-    starts = np.append(np.flatnonzero(place == 1), place.shape[0]).astype(np.int64)
+    starts, place = _starts(points), points.get_column(PLACE).to_numpy()
     constants = groups.select(
         pl.col(c).cast(pl.Float64).fill_null(np.nan) for c in PIECE_CONSTANTS
     ).to_numpy()
@@ -175,9 +174,13 @@ def _polars_pieces(listed: Listed, engine: Engine) -> Pieces:
     values = {c: frame.get_column(c).to_numpy() for c in frame.columns if c != TOTAL_WEIGHT}
     values["a"] = values["a"] / frame.get_column(TOTAL_WEIGHT).to_numpy()
     values["next"] = frame.get_column("next").fill_null(np.nan).to_numpy()
+    return _starts(points), groups, values
+
+
+def _starts(points: pl.DataFrame) -> np.ndarray:
+    """The offsets of the groups' points (each group's first has place 1), and the end."""
     place = points.get_column(PLACE).to_numpy()
-    starts = np.append(np.flatnonzero(place == 1), place.shape[0]).astype(np.int64)
-    return starts, groups, values
+    return np.append(np.flatnonzero(place == 1), place.shape[0]).astype(np.int64)
 
 
 def _kernel_pays(frame: pl.DataFrame) -> bool:
@@ -204,15 +207,15 @@ def _polars_points(frame: pl.DataFrame, plan: Plan, cells: pl.DataFrame, engine:
     located, moments = binned_points(points, prefix, plan.centre)
     interior = ~pl.col("_first") & ~pl.col("_last")
     step = pl.col(nm.WEIGHT) * (pl.col(nm.RESPONSE) - moments.reference)
+    constants = [c for c in cells.columns if c not in keys]
     located = located.select(
         GID,
         nm.SCORE,
         pl.col(nm.WEIGHT).cum_sum().over(GID).alias(RUNNING_WEIGHT),
         pl.when(interior).then(step).otherwise(0.0).cum_sum().over(GID).alias(STEPS),
         pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(GID).alias(PLACE),
-        *[c for c in cells.columns if c not in keys],
+        *constants,
     ).collect(engine=engine)
-    constants = [c for c in cells.columns if c not in keys]
     return located.select(POINT_COLUMNS), located.filter(pl.col(PLACE) == 1).select(GID, *constants)
 
 
@@ -252,10 +255,10 @@ def _kernel_points(frame: pl.DataFrame, plan: Plan, cells: pl.DataFrame) -> List
     points = pl.DataFrame(
         {
             GID: owners,
-            nm.SCORE: listed[:, k.P_SCORE],
-            RUNNING_WEIGHT: listed[:, k.P_WEIGHT],
-            STEPS: listed[:, k.P_STEPS],
-            PLACE: listed[:, k.P_PLACE].astype(np.int64),
+            nm.SCORE: listed[:, k.L_SCORE],
+            RUNNING_WEIGHT: listed[:, k.L_WEIGHT],
+            STEPS: listed[:, k.L_STEPS],
+            PLACE: listed[:, k.L_PLACE].astype(np.int64),
         }
     )
     return points, groups.sort(GID)

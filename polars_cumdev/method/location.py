@@ -65,6 +65,15 @@ def threshold(kuiper: pl.Expr, sigma2: pl.Expr) -> pl.Expr:
 NUMPY_POINTS = 200_000
 
 
+def numpy_search(points: int, kernel_loaded: bool) -> bool:
+    """Whether a search of ``points`` points runs in NumPy (:data:`NUMPY_POINTS`).
+
+    ``kernel_loaded``: the caller has run the kernel already, so a small
+    compiled search costs no import of Numba either.
+    """
+    return (points < NUMPY_POINTS and not kernel_loaded) or not kernel_loader.available()
+
+
 def stretches_numpy(
     starts: np.ndarray,
     a: np.ndarray,
@@ -160,8 +169,7 @@ def _searched(
     the search read every point of all 41). Each group is searched on its
     own points alone, so the ends are those of a search over all groups.
     """
-    numpy = (a.size < NUMPY_POINTS and not compiled) or not kernel_loader.available()
-    if not numpy:  # (the compiled search skips such groups itself)
+    if not numpy_search(a.size, compiled):  # (the compiled search skips such groups itself)
         # (two threads, each over its groups, from kernel.TWO_THREADS points)
         return kernel_loader.kernel().split_stretches(starts, a, c, thresholds)
     wanted = thresholds > 0.0

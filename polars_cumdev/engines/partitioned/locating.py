@@ -59,7 +59,12 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import per_group
 from polars_cumdev.method.findings import significant
-from polars_cumdev.method.location import LOCATION_COLUMNS, NUMPY_POINTS, stretches_numpy, threshold
+from polars_cumdev.method.location import (
+    LOCATION_COLUMNS,
+    numpy_search,
+    stretches_numpy,
+    threshold,
+)
 from polars_cumdev.method.statistics import SIGMA_B, SIGMA_E
 
 __all__ = ["FID", "Locating", "flag", "search", "stitch", "with_located"]
@@ -202,13 +207,13 @@ def search(
     c: np.ndarray,
     origins: tuple[np.ndarray, np.ndarray, np.ndarray],
     thresholds: np.ndarray,
-    loaded: bool = False,
+    compiled_search: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`polars_cumdev.kernel.stretches_from` (NumPy below :data:`NUMPY_POINTS` points).
+    """:func:`polars_cumdev.kernel.stretches_from`, in NumPy for small searches.
 
-    ``loaded``: the caller has run the kernel already, so a small search
-    costs no import of Numba either (NumPy's took 40 ms a range of 160,000
-    points, the compiled one about 2).
+    ``compiled_search``: the caller has run the kernel already, so the search
+    is compiled whatever its size (:func:`~polars_cumdev.method.location.numpy_search`;
+    NumPy's took 40 ms a range of 160,000 points, the compiled one about 2).
     """
     arrays = (
         np.ascontiguousarray(starts, dtype=np.int64),
@@ -217,7 +222,7 @@ def search(
     )
     limits = np.ascontiguousarray(thresholds, dtype=np.float64)
     origin = tuple(np.ascontiguousarray(o, dtype=np.float64) for o in origins)
-    if (a.size < NUMPY_POINTS and not loaded) or not compiled.available():
+    if numpy_search(a.size, compiled_search):
         return stretches_numpy(*arrays, limits, origin)
     return compiled.kernel().stretches_from(*arrays, *origin, limits)
 

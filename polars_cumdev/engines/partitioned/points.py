@@ -22,6 +22,7 @@ from polars_cumdev.engines.partitioned.step import (
     _canonical_columns,
     _merged_by_group,
     binned_points,
+    kernel_wanted,
     sorted_prefix,
 )
 from polars_cumdev.method import _names as nm
@@ -99,7 +100,7 @@ def range_points(
         ``c``, ``score`` and ``next``, the score of the following point).
     """
     frame = as_lazy(rows).collect(engine=engine)
-    kernel = bool(compiled or (compiled is None and _kernel_pays(frame)))
+    kernel = kernel_wanted(compiled, frame.height)
     if kernel:
         starts, groups, values = _compiled_pieces(_kernel_points(frame, plan, cells))
     else:
@@ -183,11 +184,6 @@ def _starts(points: pl.DataFrame) -> np.ndarray:
     return np.append(np.flatnonzero(place == 1), place.shape[0]).astype(np.int64)
 
 
-def _kernel_pays(frame: pl.DataFrame) -> bool:
-    """Whether the range is large enough for the compiled walk (and Numba is there)."""
-    return frame.height >= _engines.KERNEL_ROWS and _engines.available()
-
-
 def _polars_points(frame: pl.DataFrame, plan: Plan, cells: pl.DataFrame, engine: Engine) -> Listed:
     """The flagged groups' points by the Polars stages (see :func:`_kernel_points`)."""
     keys = plan.keys
@@ -265,11 +261,11 @@ def _kernel_points(frame: pl.DataFrame, plan: Plan, cells: pl.DataFrame) -> List
 
 
 def _bests(
-    starts: np.ndarray, groups: pl.DataFrame, values: dict[str, np.ndarray], loaded: bool
+    starts: np.ndarray, groups: pl.DataFrame, values: dict[str, np.ndarray], compiled_search: bool
 ) -> pl.DataFrame:
     """Each group's best stretch starting at the point before the range or later.
 
-    ``loaded``: the kernel ran already (the compiled search whatever the size).
+    ``compiled_search``: the kernel ran already (the compiled search whatever the size).
     """
     if starts.shape[0] <= 1:
         return pl.DataFrame(schema={FID: pl.Int64, **dict.fromkeys(STRETCH, pl.Float64)})
@@ -283,7 +279,7 @@ def _bests(
         values["c"],
         (origin_a, origin_c, groups.get_column(SIGN).to_numpy()),
         groups.get_column(LIMIT).to_numpy(),
-        loaded,
+        compiled_search,
     )
     origins = {
         "a": origin_a,

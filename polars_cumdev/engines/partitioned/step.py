@@ -27,7 +27,14 @@ from polars_cumdev.method.prepare import FrameLike, as_lazy
 from polars_cumdev.method.sums import boundary
 from polars_cumdev.method.ties import CANONICAL, merge_ties
 
-__all__ = ["RangeResult", "binned_points", "range_step", "sorted_prefix", "zero_sums"]
+__all__ = [
+    "RangeResult",
+    "binned_points",
+    "kernel_wanted",
+    "range_step",
+    "sorted_prefix",
+    "zero_sums",
+]
 
 
 # Step 3: one range (a pure function of its rows and the small plan)
@@ -119,8 +126,7 @@ def range_step(
     queries = plan.queries_for(r)
     if compiled is not False:
         frame = as_lazy(rows).collect(engine=engine)
-        wanted = compiled or (frame.height >= _engines.KERNEL_ROWS and _engines.available())
-        if wanted:
+        if kernel_wanted(compiled, frame.height):
             return _compiled_step(frame, plan, queries)
         rows = frame
     ordered, prefix = sorted_prefix(rows, plan, engine)
@@ -184,6 +190,17 @@ def range_step(
     answers = _lookup(queries.lazy().select(QUERY, MIDPOINT), prefix, MIDPOINT).drop(MIDPOINT)
     cells_df, answers_df = pl.collect_all([cells, answers], engine=engine)
     return RangeResult(cells=cells_df, answers=answers_df, totals=totals)
+
+
+def kernel_wanted(compiled: bool | None, rows: int) -> bool:
+    """Whether a range of ``rows`` rows runs the compiled kernel.
+
+    ``compiled`` decides when given; ``None``: from
+    :data:`polars_cumdev.method.compiled.KERNEL_ROWS` rows, when Numba is there.
+    """
+    if compiled is not None:
+        return compiled
+    return rows >= _engines.KERNEL_ROWS and _engines.available()
 
 
 def sorted_prefix(rows: FrameLike, plan: Plan, engine: Engine) -> tuple[pl.DataFrame, pl.DataFrame]:

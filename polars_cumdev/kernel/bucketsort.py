@@ -242,9 +242,9 @@ def bucket_sort(
 ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
     """The rows in canonical order: by score, then weight, then response.
 
-    ``score`` is a float64 array without NaN (-0.0 comes back as 0.0: the
-    caller keeps such columns out); ``r``, ``w`` (read only if
-    ``weighted``; may be empty) and ``ids`` (the group numbers; may be
+    ``score`` is a float64 array without NaN (-0.0 would come back as 0.0:
+    the callers read it as 0.0 before, :mod:`polars_cumdev.method.signed_zeros`);
+    ``r``, ``w`` (read only if ``weighted``; may be empty) and ``ids`` (the group numbers; may be
     empty) are numeric arrays of the same length. Returns the scores in
     order, the row each came from (uint32) and ``[r, w, ids]`` in order
     (each empty where it came in empty). Rows equal in score, weight and

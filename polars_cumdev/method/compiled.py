@@ -42,6 +42,7 @@ from polars_cumdev.method.node_columns import GID as _GID
 from polars_cumdev.method.node_columns import group_ids, numbers
 from polars_cumdev.method.prepare import Prepared, raise_failures
 from polars_cumdev.method.score_order import score_order
+from polars_cumdev.method.signed_zeros import unsigned_score
 from polars_cumdev.method.weights import rescale, scale_factor
 
 __all__ = [
@@ -65,9 +66,6 @@ Choice = Literal["polars", "kernel", "at run time"]
 ENGINES = ("auto", "polars", "kernel")
 #: Fewest rows for which ``engine="auto"`` runs the compiled kernel.
 KERNEL_ROWS = 1_000_000
-
-# The bits of -0.0 (its sort key is 0.0's: such scores are not decoded from sorted keys).
-_MINUS_ZERO = np.uint64(1 << 63)
 
 
 def check_engine(engine: object) -> Engine:
@@ -194,24 +192,11 @@ def _in_ties_order(order: np.ndarray, columns: list[np.ndarray], weighted: bool)
     permutation = k.tieorder.tie_order(*columns[:3], weighted)
     if not permutation.shape[0]:
         return order
-    moved = [j for j in range(len(columns)) if j != 0 or _signed_zeros(columns[0])]
+    moved = list(range(1, len(columns)))  # (equal scores are equal bits: no -0.0 reaches here)
     order, *placed = k.gather.gather_rows(permutation, [order, *[columns[j] for j in moved]])
     for j, column in zip(moved, placed, strict=True):
         columns[j] = column
     return order
-
-
-def _signed_zeros(s: np.ndarray) -> bool:
-    """Whether the scores hold both -0.0 and 0.0: the only equal scores that differ in bits.
-
-    The rows moved within a run of equal scores keep their scores otherwise,
-    so the score column need not be moved.
-    """
-    if s.dtype.kind != "f":
-        return False
-    zeros = s[s == 0.0]
-    signs = np.signbit(zeros)
-    return bool(signs.any() and not signs.all())
 
 
 def _sorted_rows(
@@ -220,7 +205,7 @@ def _sorted_rows(
     """The rows' order by score, and ``[s, r, w]`` (then the group numbers, if any) in it.
 
     ``w`` is empty without weights. From :data:`KERNEL_ROWS` rows a Float64
-    score without -0.0 is sorted with the other columns riding along
+    score is sorted with the other columns riding along
     (:func:`polars_cumdev.kernel.bucketsort.bucket_sort`: in canonical
     order at once, the scores decoded from the sorted keys). Otherwise the order
     comes first (:func:`_canonical_order`), and the columns are then moved
@@ -237,7 +222,7 @@ def _sorted_rows(
         w = [numbers(batch.get_column(weight))] if weight else [np.empty(0)]
         r = [numbers(batch.get_column(response))]
         s = numbers(column)
-        if column.dtype == pl.Float64 and not bool(np.any(s.view(np.uint64) == _MINUS_ZERO)):
+        if column.dtype == pl.Float64:
             gid = ids[0] if ids else np.empty(0, dtype=np.int32)
             sort = kernel().bucketsort.bucket_sort
             scores, order, (r_, w_, gid) = sort(s, *r, *w, gid, weight is not None)
@@ -275,7 +260,8 @@ def _read(batch: pl.DataFrame, prepared: Prepared, grouped: bool = False) -> Row
         *[c.count.cast(pl.Int64).alias(f"c{i}") for i, c in enumerate(checks)],
     ).row(0)
     raise_failures(checks, counts[1:], counts[0])
-    _, response, weight = prepared.names
+    score, response, weight = prepared.names
+    batch = unsigned_score(batch, score)  # (the plan's standardized score does the same)
     numbered = group_ids(batch, prepared.keys) if grouped else None
     order, columns = _sorted_rows(batch, prepared, numbered)
     s, r, w = columns[:3]

@@ -32,6 +32,7 @@ from polars_cumdev.errors import (
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.frames import polars_frame
 from polars_cumdev.method.keys import Key, with_keys
+from polars_cumdev.method.signed_zeros import zero_without_sign
 from polars_cumdev.method.weights import SPREAD_MESSAGE, too_small
 
 __all__ = [
@@ -408,7 +409,7 @@ def prepare(
     checks += _exact_float_check(score, "score", schema)
     checks += _value_checks(score, "score", s, schema[score], positive=False)
     checks += _value_checks(response, "response", r, schema[response], positive=False)
-    columns = [*keys, *carry, s.alias(nm.SCORE), r.alias(nm.RESPONSE)]
+    columns = [*keys, *carry, zero_without_sign(s).alias(nm.SCORE), r.alias(nm.RESPONSE)]
     if weight is None:
         columns.append(pl.lit(1.0, dtype=pl.Float64).alias(nm.WEIGHT))
     else:

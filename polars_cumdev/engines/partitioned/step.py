@@ -309,19 +309,16 @@ def _canonical_columns(
 
     The columns ride along the sort
     (:func:`polars_cumdev.kernel.bucketsort.bucket_sort`), as in the
-    in-memory node; a score holding -0.0 (whose sort key is 0.0's) is sorted
-    by Polars instead (:data:`~polars_cumdev.method.ties.CANONICAL`).
+    in-memory node. The standardized score holds no -0.0
+    (:mod:`polars_cumdev.method.signed_zeros`), whose sort key is 0.0's.
     """
     ids, offset, count = group_ids(frame, keys)
     s, r, w = (
         np.ascontiguousarray(frame.get_column(c).cast(pl.Float64).to_numpy())
         for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
     )
-    if not bool(np.any(s.view(np.uint64) == np.uint64(1 << 63))):
-        s, order, (r, w, ids) = _engines.kernel().bucketsort.bucket_sort(s, r, w, ids, True)
-        return order, (ids, offset, count), [s, r, w]
-    order = frame.select(pl.arg_sort_by(CANONICAL)).to_series().to_numpy()
-    return order, (ids[order], offset, count), [s[order], r[order], w[order]]
+    s, order, (r, w, ids) = _engines.kernel().bucketsort.bucket_sort(s, r, w, ids, True)
+    return order, (ids, offset, count), [s, r, w]
 
 
 def _compiled_step(frame: pl.DataFrame, plan: Plan, queries: pl.DataFrame) -> RangeResult:

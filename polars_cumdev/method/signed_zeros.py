@@ -1,0 +1,39 @@
+"""Scores that are equal are equal in bits: a score of -0.0 is read as 0.0.
+
+-0.0 and 0.0 are one score (they compare equal, and the method merges them
+into one tie), but their bits differ. Were both kept, the tie's merged score
+would take the sign of whichever row came first, so the curves' scores and
+the located stretches' ends could change sign with the input's row order.
+Every route therefore reads such a score as 0.0 before it sorts: the Polars
+plan in its standardized score column (:func:`polars_cumdev.method.prepare.prepare`),
+the compiled node on the rows it receives (:func:`unsigned_score`), and the
+partitioned and cluster engines through the standardized frame.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+__all__ = ["unsigned_score", "zero_without_sign"]
+
+
+def zero_without_sign(score: pl.Expr) -> pl.Expr:
+    """``score`` with -0.0 replaced by 0.0 (NaN, infinities and nulls unchanged)."""
+    return pl.when(score == 0.0).then(pl.lit(0.0, dtype=pl.Float64)).otherwise(score)
+
+
+def unsigned_score(batch: pl.DataFrame, score: str) -> pl.DataFrame:
+    """``batch`` with its float column ``score`` holding no -0.0 (a copy only if it did)."""
+    dtype = batch.schema[score]
+    if not dtype.is_float():
+        return batch
+    if dtype in (pl.Float32, pl.Float64):
+        values = batch.get_column(score).to_numpy()  # (a view: one chunk, no nulls)
+        unsigned = values.view(f"u{values.itemsize}")
+        sign = np.array(1 << (8 * values.itemsize - 1), dtype=unsigned.dtype)
+        if not bool(np.any(unsigned == sign)):
+            return batch
+    column = pl.col(score)
+    kept = pl.when(column == 0.0).then(pl.lit(0.0, dtype=dtype)).otherwise(column)
+    return batch.with_columns(kept.alias(score))

@@ -1,8 +1,10 @@
 """Subpopulation versus full population: the screen and the drill-down curve.
 
 These two functions compose the pipeline stages (prepare -> ties -> bins ->
-accumulate -> statistics) into one lazy query each. The ``cumdev`` namespace
-on frames delegates here.
+accumulate -> statistics) into one lazy query each; the stages themselves,
+run by Polars or by the compiled node, are in
+:mod:`polars_cumdev.subpopulation_stages`. The ``cumdev`` namespace on frames
+delegates here.
 """
 
 from __future__ import annotations
@@ -15,9 +17,8 @@ import polars as pl
 from polars_cumdev.covariates.ordering import resolve_score
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method import compiled, kernel_frames
+from polars_cumdev.method import compiled
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
-from polars_cumdev.method.bins import locate_bins
 from polars_cumdev.method.curves import curve_frame, variance_share
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.findings import LEVEL
@@ -25,21 +26,12 @@ from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.keys import Key, coded
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.masks import mask_checks, resolve_mask
-from polars_cumdev.method.prefix_sums import full_population_prefix
-from polars_cumdev.method.prepare import (
-    FrameLike,
-    Prepared,
-    as_lazy,
-    prepare,
-    schema_of,
-)
+from polars_cumdev.method.prepare import FrameLike, Prepared, as_lazy, prepare
 from polars_cumdev.method.statistics import (
-    FACTS_SCHEMA,
     MIN_SCORES,
     OVERFLOWS,
     RMAX,
     STATISTIC_COLUMNS,
-    SUMMARY_SCHEMA,
     check_variance,
     chosen_sigma,
     error_terms,
@@ -47,14 +39,21 @@ from polars_cumdev.method.statistics import (
     normalize,
     resolved,
     sigma_terms,
-    summarize,
     verdict,
-    with_location,
 )
 from polars_cumdev.method.sums import ordered_sum
-from polars_cumdev.method.ties import merge_ties, sort_by_score
+from polars_cumdev.method.ties import sort_by_score
 from polars_cumdev.method.weights import SCALE, rescale
+from polars_cumdev.subpopulation_stages import (
+    POINT_SCHEMA,
+    points_node,
+    polars_points,
+    polars_summary,
+    summary_node,
+)
 
+# POINT_SCHEMA lives in polars_cumdev.subpopulation_stages; it is named here too, where the
+# public first found it.
 __all__ = [
     "CURVE_COLUMNS",
     "POINT_SCHEMA",
@@ -62,24 +61,6 @@ __all__ = [
     "prepare_screen",
     "screen",
 ]
-
-#: The points of one subpopulation with their bins, as the curve needs them.
-POINT_SCHEMA: dict[str, pl.DataType] = {
-    nm.SCORE: pl.Float64(),
-    nm.WEIGHT: pl.Float64(),
-    nm.RESPONSE: pl.Float64(),
-    nm.TIE: pl.Float64(),
-    nm.ROWS: pl.Int64(),
-    nm.BIN_WEIGHT: pl.Float64(),
-    nm.BIN_ROWS: pl.Int64(),
-    nm.REFERENCE: pl.Float64(),
-    nm.BIN_VARIANCE: pl.Float64(),
-    nm.REFERENCE_ERROR: pl.Float64(),
-    nm.BERNOULLI_ERROR: pl.Float64(),
-    nm.VARIANCE_ERROR: pl.Float64(),
-    nm.OVERFLOW: pl.Boolean(),
-    SCALE: pl.Float64(),
-}
 
 _RESOLVED = f"{nm.PREFIX}resolved"
 
@@ -130,105 +111,6 @@ def prepare_screen(
     if by is None:
         raise InvalidParameterError("`by` is required: name the column(s) defining the groups")
     return _prepare(frame, score, response, weight, variance, by=by, reserved=STATISTIC_COLUMNS)
-
-
-def _binned(
-    full: pl.LazyFrame,
-    subpopulation: pl.LazyFrame,
-    keys: Sequence[str],
-    types: dict[str, pl.DataType] | None = None,
-) -> pl.LazyFrame:
-    """Merged points of ``subpopulation`` with their bins in ``full`` (both sorted by score).
-
-    ``types``: the keys' dtypes, when known (:func:`merge_ties`).
-    """
-    # (any group order: the screen sorts its result)
-    points = merge_ties(subpopulation, keys, any_group_order=True, types=types)
-    return locate_bins(points, full_population_prefix(full), keys)
-
-
-def _polars_summary(
-    ordered: pl.LazyFrame,
-    keys: Sequence[str],
-    binary: pl.LazyFrame,
-    key_types: dict[str, pl.DataType],
-    texts: Sequence[str] = (),
-) -> pl.LazyFrame:
-    """The screen's per-group statistics by the Polars stages (rows sorted by score).
-
-    ``key_types``: the keys' dtypes in the user's frame; ``texts``: the keys
-    that came as strings and run through the stages as categoricals
-    (:func:`~polars_cumdev.method.keys.coded`), strings again in the summary.
-    (Cached points: the summary and the location both read them.)
-    """
-    types = {k: pl.Categorical() if k in texts else key_types[k] for k in keys}
-    accumulated = accumulate(_binned(ordered, ordered, keys, types), keys).cache()
-    summary = with_location(summarize(accumulated, keys), accumulated, keys, binary, types)
-    return summary.with_columns(pl.col(k).cast(pl.String) for k in texts) if texts else summary
-
-
-def _summary_node(
-    prepared: Prepared, choice: compiled.Choice, variance: str, level: float
-) -> pl.LazyFrame:
-    """Per-group statistics (:func:`summarize`'s layout, with ``BINARY`` and ``RMAX``).
-
-    From the compiled node; ``"auto"`` below the threshold runs the Polars
-    stages on the node's rows instead. Stretches are located only in groups
-    significant at ``level`` by their own p-value
-    (:func:`polars_cumdev.method.kernel_frames.location`).
-    """
-    keys = prepared.keys
-    source = schema_of(prepared.source)
-    schema = {**{k: source[k] for k in keys}, **SUMMARY_SCHEMA, **FACTS_SCHEMA}
-
-    def run(rows: compiled.Rows) -> pl.DataFrame:
-        constants = compiled.facts(rows, variance)
-        if choice == "at run time" and rows.small:
-            binary = pl.LazyFrame([constants])
-            ordered, texts = coded(compiled.standardized(rows, prepared), prepared.key_types)
-            summary = _polars_summary(ordered, keys, binary, prepared.key_types, texts)
-            summary = summary.with_columns(
-                pl.col("weight") / rows.scale, *[pl.lit(v).alias(n) for n, v in constants.items()]
-            )
-            return summary.select(list(schema)).collect(engine="in-memory")
-        ids, offset, count = rows.groups
-        k = compiled.kernel()
-        columns = (rows.s, rows.r, rows.w, rows.weighted, rows.scale)
-        out, first, starts, curves = k.screen_events(
-            ids, offset, *columns, count, rows.centre, True
-        )
-        binary = bool(constants[nm.BINARY])
-        recorded = (starts, curves[:, 0], curves[:, 1], None)  # (no scores: see location)
-        found = kernel_frames.location(
-            rows, ids, offset, out, first, binary, recorded=recorded, level=level
-        )
-        summary = kernel_frames.summary_frame(rows, keys, out, first, {**constants, **found})
-        return summary.select(list(schema))
-
-    return compiled.node(prepared, run, schema, grouped=True)
-
-
-def _polars_points(ordered: pl.LazyFrame) -> pl.LazyFrame:
-    """The subpopulation's points with their bins, by the Polars stages (sorted rows)."""
-    members = ordered.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)
-    return _binned(ordered, members, [])
-
-
-def _points_node(prepared: Prepared, choice: compiled.Choice, mask: pl.Expr) -> pl.LazyFrame:
-    """The points of the subpopulation ``mask`` with their bins, from the compiled node."""
-
-    def run(rows: compiled.Rows) -> pl.DataFrame:
-        if choice == "at run time" and rows.small:
-            points = _polars_points(compiled.standardized(rows, prepared))
-            points = points.with_columns(pl.lit(rows.scale).alias(SCALE))
-            return points.select(list(POINT_SCHEMA)).collect(engine="in-memory")
-        member = rows.frame([nm.MEMBER]).to_series().to_numpy()
-        values, ints, flags = compiled.kernel().group_points(
-            member, rows.s, rows.r, rows.w, rows.weighted, rows.scale, rows.centre
-        )
-        return kernel_frames.points_frame(rows, values, ints, flags)
-
-    return compiled.node(prepared, run, POINT_SCHEMA, extra={nm.MEMBER: mask})
 
 
 @entry_point("by", "score", "response", "weight")
@@ -318,13 +200,13 @@ def screen(
     keys = prepared.keys
     choice = compiled.choose(engine, frame)
     if choice != "polars":
-        summary = _summary_node(prepared, choice, variance, level)
+        summary = summary_node(prepared, choice, variance, level)
         stats = normalize(summary, keys, None, labels=prepared.labels, level=level)
     else:
         binary = is_binary(prepared.frame, variance)
         rows, scale = rescale(prepared.gated())
         rows, texts = coded(rows, prepared.key_types)
-        summary = _polars_summary(sort_by_score(rows), keys, binary, prepared.key_types, texts)
+        summary = polars_summary(sort_by_score(rows), keys, binary, prepared.key_types, texts)
         stats = normalize(summary, keys, binary, scale=scale, labels=prepared.labels, level=level)
         stats = prepared.guarded(stats)
     return stats if ordering is None else ordering.located(stats)
@@ -397,9 +279,9 @@ def curve(
     choice = compiled.choose(engine, frame)
     if choice == "polars":
         rows, scale = rescale(prepared.gated())
-        points = _polars_points(sort_by_score(rows)).join(scale, how="cross", maintain_order="left")
+        points = polars_points(sort_by_score(rows)).join(scale, how="cross", maintain_order="left")
     else:
-        points = _points_node(prepared, choice, mask)
+        points = points_node(prepared, choice, mask)
     accumulated = accumulate(points, [], fraction=fraction)
     bern, emp = sigma_terms()
     c_error, bern_error, emp_error = error_terms()

@@ -6,8 +6,9 @@ effects and also sees the imports inside functions (the lazy ones that keep
 
 0. the ground: ``kernel/`` (compiled arithmetic), ``errors``, ``datasets/``;
 1. ``method/``: the stages every analysis shares;
-2. the analyses: ``subpopulation``, ``paired``, ``calibration``, ``drift``,
-   ``compare/``, ``binned/``, ``corp/``, ``covariates/``, ``multicalibration/``;
+2. the analyses: ``subpopulation`` (with ``subpopulation_stages``), ``paired``,
+   ``calibration``, ``drift``, ``compare/``, ``binned/``, ``corp/``, ``covariates/``,
+   ``multicalibration/``;
 3. ``engines/``: range-partitioned and cluster runs of the analyses;
 4. the faces, in this order: ``charts/``, ``report/``, ``namespace``, then
    ``cli/`` beside the public facades (``spark``, ``dask``, ``partitioned``, ``sklearn``) and
@@ -37,6 +38,7 @@ WINGS: dict[str, tuple[int, int]] = {
     "datasets": (0, 0),
     "method": (1, 0),
     "subpopulation": (2, 0),
+    "subpopulation_stages": (2, 0),
     "paired": (2, 0),
     "calibration": (2, 0),
     "compare": (2, 0),

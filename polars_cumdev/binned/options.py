@@ -9,9 +9,7 @@ import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method.prepare import (
-    Check,
-)
+from polars_cumdev.method.checks import Check
 
 #: Accepted values of ``binning``.
 BINNINGS = ("equispaced", "equal_count", "equal_error")

@@ -37,7 +37,8 @@ from polars_cumdev.errors import (
     InvalidValuesError,
 )
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method.prepare import Check, FrameLike, as_lazy, guard, schema_of, verdict
+from polars_cumdev.method.checks import Check, guard, verdict
+from polars_cumdev.method.prepare import FrameLike, as_lazy, schema_of
 
 __all__ = ["KINDS", "Multiclass", "check_kind", "multiclass"]
 

@@ -30,14 +30,14 @@ from polars_cumdev.charts._data import as_frame, inline, one_per_column, require
 from polars_cumdev.charts._layers import TRIANGLE_APEX, axis_layer, triangle
 from polars_cumdev.charts._located import located_layer, located_text, stretch
 from polars_cumdev.charts._ticks import label_expr, lower_ticks, uncrowd, upper_ticks
+from polars_cumdev.charts._titles import default_title, statistics_lines, unshaded_line
 from polars_cumdev.charts.covariates import covariate_ticks, hilbert_label, located_covariates
-from polars_cumdev.charts.numbers import p_text
 from polars_cumdev.covariates.ordering import covariate_names
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
-from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.normalization import MIN_SCORES, normalized
-from polars_cumdev.method.pvalues import kuiper_pvalue
 
+# TRIANGLE_APEX lives in charts._layers and default_title in charts._titles; both are named
+# here too, where the public first found them.
 __all__ = ["CURVE_COLUMNS", "TRIANGLE_APEX", "cumulative", "default_title"]
 
 #: Columns a curve frame must have.
@@ -48,32 +48,6 @@ _KINDS = ("subpopulation", "calibration", "compare", "paired")
 _WEIGHTED_TOLERANCE = 1e-9
 
 
-def default_title(kind: str, weighted: bool) -> str:
-    """The default title of a cumulative plot, in plain words: what the slope means.
-
-    Parameters
-    ----------
-    kind
-        ``"subpopulation"``, ``"calibration"``, ``"compare"`` or ``"paired"``.
-    weighted
-        Whether the horizontal coordinate is the cumulative weight (A_k)
-        rather than the share of points (k/n, the upper axis).
-
-    Returns
-    -------
-    str
-        The title text.
-    """
-    variable = "cumulative weight" if weighted else "k/n"
-    lead = {
-        "subpopulation": "deviation from the full population",
-        "calibration": "miscalibration",
-        "compare": "deviation of first from second",
-        "paired": "paired difference, first minus second",
-    }[kind]
-    return f"slope against {variable} = {lead}"
-
-
 def _sigma(frame: pl.DataFrame) -> float | None:
     """The frame's sigma when usable (finite and positive), else ``None``."""
     values = frame.get_column("sigma").drop_nulls()
@@ -81,50 +55,6 @@ def _sigma(frame: pl.DataFrame) -> float | None:
         return None
     sigma = float(values[0])
     return sigma if math.isfinite(sigma) and sigma > 0 else None
-
-
-_UNITS = {
-    "subpopulation": ("distinct score", "distinct scores"),
-    "calibration": ("distinct score", "distinct scores"),
-    "compare": ("centred difference", "centred differences"),
-    "paired": ("distinct score", "distinct scores"),
-}
-
-
-def _count(n: int, kind: str) -> str:
-    one, many = _UNITS[kind]
-    return f"n = {n:,} {one if n == 1 else many}"
-
-
-def _subtitle(
-    cumdiff: np.ndarray, sigma: float | None, n: int, kind: str, shows_z: bool
-) -> list[str]:
-    """Kuiper's range and Kolmogorov-Smirnov's maximum of C_k, over sigma when normalized.
-
-    Whether they are normalized (``shows_z``: z shown, triangle drawn) follows
-    the rule of the tables, :func:`polars_cumdev.method.normalization.normalized`.
-    """
-    # The origin (C_0 = 0) always counts, even if the frame omitted its row.
-    kuiper = float(max(cumdiff.max(), 0.0) - min(cumdiff.min(), 0.0))
-    ks = float(np.abs(cumdiff).max())
-    s = _style.SIGMA
-    count = _count(n, kind)
-    if sigma is None:
-        return [
-            f"Kuiper {kuiper:.4g}; Kolmogorov-Smirnov {ks:.4g}",
-            f"{count}; sigma is 0 or unavailable: not normalized, no triangle",
-        ]
-    if not shows_z:
-        return [
-            f"Kuiper {kuiper:.4g}; Kolmogorov-Smirnov {ks:.4g}",
-            f"{count}; the normalized statistics need at least {MIN_SCORES[kind]}: "
-            "not normalized, no triangle",
-        ]
-    return [
-        f"Kuiper {kuiper:.4g} = {kuiper / sigma:.4g}{s}; "
-        f"Kolmogorov-Smirnov {ks:.4g} = {ks / sigma:.4g}{s}",
-        f"{count}; the triangle at the origin spans ±2{s} = ±{2 * sigma:.3g}",
-    ]
 
 
 def _check(kind: str, width: int, height: int, major_ticks: int, minor_ticks: int) -> None:
@@ -373,7 +303,7 @@ def cumulative(
         ),
     ]
     extra: list[alt.Chart] = []
-    subtitle = _subtitle(cumdiff, sigma, n, kind, shows_z)
+    subtitle = statistics_lines(cumdiff, sigma, n, kind, shows_z)
     found = stretch(frame) if shows_z else None
     if found is not None:
         # On Hilbert order the ends are named by their covariates, not by ranks.
@@ -385,9 +315,7 @@ def cumulative(
     if significance is not None:
         subtitle.append(significance)
     elif flagged and found is None and shows_z and sigma is not None:
-        p = float(kuiper_pvalue(float(max(cumdiff.max(), 0.0) - min(cumdiff.min(), 0.0)) / sigma))
-        judged = " (not significant)" if p > LEVEL else ""
-        subtitle.append(f"Kuiper p = {p_text(p)}: no stretch shaded{judged}")
+        subtitle.append(unshaded_line(cumdiff, sigma))
     if alpha is not None and shows_z and sigma is not None:
         ks = float(np.abs(cumdiff).max())
         extra, verdict = band_layers(shown, sigma, alpha, ks, y_axis)

@@ -3,8 +3,9 @@
 Prints the ECCE table (one row, or one per group of ``--by``, with its
 q-values), with ``--corp`` the CORP decomposition of the Brier score;
 ``--output`` saves the ECCE table; ``--out`` draws the
-cumulative calibration plot (of the group with the largest ECCE-R z) and,
-with ``--corp``, the CORP diagram beside it; ``--report`` writes both per
+cumulative calibration plot (of the group with the largest ECCE-R z,
+:mod:`polars_cumdev.cli.calibration_curve`) and, with ``--corp``, the CORP
+diagram beside it; ``--report`` writes both per
 group into an HTML page (:mod:`polars_cumdev.report.calibration`).
 
 Beyond one probability per row: ``--kind top-label`` or ``--kind class-wise``
@@ -17,8 +18,7 @@ and ``--quantile ALPHA`` for predicted quantiles of a real response
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from polars_cumdev.cli import memory
 from polars_cumdev.cli.arguments import (
@@ -31,13 +31,13 @@ from polars_cumdev.cli.arguments import (
     progress_argument,
     table_arguments,
 )
+from polars_cumdev.cli.calibration_curve import draw_curve
 from polars_cumdev.cli.drift import add_drift_arguments, run_drift
 from polars_cumdev.cli.input import check_out, read_columns
 from polars_cumdev.cli.output import (
     CHART_SUFFIXES,
     DATA_SUFFIXES,
     TABLE_SUFFIXES,
-    drawn_as_ranked,
     save_chart,
     save_table,
     say,
@@ -45,9 +45,6 @@ from polars_cumdev.cli.output import (
 )
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.groups import group_selection, top_group
-
-if TYPE_CHECKING:
-    import polars as pl
 
 __all__ = ["add_command"]
 
@@ -101,16 +98,6 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     if args.kind is not None and args.report:
         raise InvalidParameterError("--report is not yet written for --kind; use --out")
     return {"kind": args.kind, "target": target, "alpha": args.quantile}
-
-
-def _y_label(args: argparse.Namespace, score: str) -> str:
-    if args.quantile is not None:
-        return f"cumulative share of {args.response} <= {score}, minus {args.quantile:g}"
-    if args.kind == "top-label":
-        return "cumulative share right minus top probability"
-    if args.kind == "class-wise":
-        return "cumulative share of the class minus its probability"
-    return f"cumulative {args.response} minus {score}"
 
 
 def _run(args: argparse.Namespace) -> None:
@@ -181,7 +168,7 @@ def _run(args: argparse.Namespace) -> None:
         ).collect()
         save_table(fitted, str(target), target.suffix.lower().lstrip("."))
         return
-    _draw(
+    draw_curve(
         args,
         subset,
         target,
@@ -262,7 +249,7 @@ def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
         score = "top probability"
     elif classwise:
         score = f"probability of {extra['class_']}"
-    _draw(
+    draw_curve(
         args,
         subset,
         target,
@@ -271,49 +258,6 @@ def _run_kind(args: argparse.Namespace, options: dict[str, Any]) -> None:
         score_label=score,
         options={**options, **extra},
     )
-
-
-def _draw(
-    args: argparse.Namespace,
-    subset: pl.LazyFrame,
-    target: Path,
-    ranked: tuple[dict[str, Any] | None, str],
-    *,
-    subject: str,
-    score_label: str,
-    options: dict[str, Any] | None = None,
-) -> None:
-    """The drawn group's calibration curve, saved as data or as a chart at ``target``.
-
-    ``ranked`` is the group's row of the table and the column that judges it
-    there (its p-value, or its q-value among several groups): the chart
-    states a finding only where that column supports one.
-    """
-    points = subset.cumdev.calibration_curve(
-        score=args.score,
-        response=args.response,
-        weight=args.weight,
-        fraction=args.fraction,
-        level=args.level,
-        **(options or {}),
-    ).collect()
-    row, judged = ranked
-    points, line = drawn_as_ranked(points, row, args.level, judged)
-    if target.suffix.lower() in DATA_SUFFIXES:
-        save_table(points, str(target), target.suffix.lower().lstrip("."))
-        return
-    from polars_cumdev import charts
-
-    chart = charts.cumulative(
-        points.drop("class", strict=False),
-        subject=subject,
-        score_label=score_label,
-        y_label=_y_label(args, score_label),
-        kind="calibration",
-        band=args.band,
-        significance=line,
-    )
-    save_chart(chart, target)
 
 
 def add_command(commands: Any) -> None:

@@ -10,9 +10,10 @@ from polars_cumdev.compare.columns import _CHECKED, _G, COMPARE_ALL_COLUMNS, _op
 from polars_cumdev.compare.steps import _pipeline, _standard
 from polars_cumdev.covariates.ordering import resolve_score
 from polars_cumdev.errors import ColumnTypeError, EmptySubpopulationError, InvalidParameterError
+from polars_cumdev.method.checks import Check
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.findings import LEVEL, findings
-from polars_cumdev.method.prepare import Check, FrameLike, as_lazy, prepare, schema_of
+from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare, schema_of
 from polars_cumdev.method.statistics import benjamini_hochberg, verdict
 from polars_cumdev.method.weights import rescale
 

@@ -33,6 +33,7 @@ from polars_cumdev.errors import (
     TiedScoresError,
 )
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.checks import Check
 from polars_cumdev.method.curves import variance_share
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.findings import LEVEL, findings
@@ -40,7 +41,6 @@ from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.masks import mask_checks, resolve_mask
 from polars_cumdev.method.prepare import (
-    Check,
     FrameLike,
     Prepared,
     as_lazy,

@@ -18,7 +18,7 @@ import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method.prepare import Check
+from polars_cumdev.method.checks import Check
 from polars_cumdev.method.sums import ordered_sum
 
 __all__ = ["accumulate", "check_fraction", "per_group", "zoom_check"]

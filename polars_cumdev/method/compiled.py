@@ -37,10 +37,11 @@ import polars as pl
 
 from polars_cumdev.errors import CumdevError, InvalidParameterError
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.checks import raise_failures
 from polars_cumdev.method.kernel_loader import available, kernel
 from polars_cumdev.method.node_columns import GID as _GID
 from polars_cumdev.method.node_columns import group_ids, numbers
-from polars_cumdev.method.prepare import Prepared, raise_failures
+from polars_cumdev.method.prepare import Prepared
 from polars_cumdev.method.score_order import score_order
 from polars_cumdev.method.signed_zeros import unsigned_score
 from polars_cumdev.method.weights import rescale, scale_factor

@@ -14,8 +14,9 @@ import polars as pl
 
 from polars_cumdev.errors import ColumnTypeError, EmptySubpopulationError, InvalidParameterError
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.checks import Check
 from polars_cumdev.method.groups import selection_label
-from polars_cumdev.method.prepare import Check, schema_of
+from polars_cumdev.method.prepare import schema_of
 
 __all__ = ["mask_checks", "resolve_mask"]
 

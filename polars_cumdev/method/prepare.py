@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import polars as pl
 
@@ -26,15 +25,17 @@ from polars_cumdev.errors import (
     CumdevError,
     EmptySubpopulationError,
     InvalidParameterError,
-    InvalidValuesError,
     first_line,
 )
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.checks import Check, guard, raise_failures, verdict
 from polars_cumdev.method.frames import polars_frame
 from polars_cumdev.method.keys import Key, with_keys
 from polars_cumdev.method.signed_zeros import zero_without_sign
 from polars_cumdev.method.weights import SPREAD_MESSAGE, too_small
 
+# Check, guard, raise_failures and verdict live in polars_cumdev.method.checks; they are
+# named here too, where the public first found them.
 __all__ = [
     "Check",
     "Labels",
@@ -97,35 +98,6 @@ def _require_numeric(schema: pl.Schema, column: str, what: str, *, allow_bool: b
         return
     kinds = "numeric or boolean" if allow_bool else "numeric"
     raise ColumnTypeError(f"{what} column {column!r} has dtype {dtype}; it must be {kinds}")
-
-
-@dataclass(frozen=True)
-class Check:
-    """One condition on the data, evaluated lazily as a count of offending rows.
-
-    Parameters
-    ----------
-    count
-        Expression aggregating to the number of offending rows (0 means fine).
-    message
-        Text of the error; ``{count}`` and ``{rows}`` (the frame's height) are
-        filled in.
-    error
-        The :class:`CumdevError` subclass to raise.
-    scope
-        ``"rows"`` when counts over parts of the frame add up to the
-        frame's count (every check but two); ``"frame"`` for a property of
-        the whole frame (it is empty); ``"spread"`` when each row is judged
-        against the largest weight of the whole frame
-        (:func:`polars_cumdev.method.weights.too_small`). Engines that count batch
-        by batch (:mod:`polars_cumdev.engines.cluster.checks`) settle the last two
-        on the driver.
-    """
-
-    count: pl.Expr
-    message: str
-    error: type[CumdevError] = InvalidValuesError
-    scope: Literal["rows", "frame", "spread"] = "rows"
 
 
 def _value_checks(
@@ -206,61 +178,6 @@ def _range_check(column: str, what: str, expr: pl.Expr, low: float, high: float)
     )
 
 
-def verdict(source: pl.LazyFrame, checks: Sequence[Check]) -> pl.LazyFrame:
-    """A cached one-row frame whose column ``OK`` is true, or which raises when collected.
-
-    The checks are aggregated in one pass over ``source``; a Python callback
-    turns the counts into a :class:`CumdevError` naming the first problem
-    (:func:`raise_failures`). The frame is cached, so a query that joins it
-    in several places evaluates the checks once.
-    """
-    names = [f"{nm.PREFIX}check{i}" for i in range(len(checks))]
-    counts = source.select(
-        pl.len().alias(f"{nm.PREFIX}rows"),
-        *[c.count.cast(pl.Int64).alias(n) for c, n in zip(checks, names, strict=True)],
-    )
-
-    def check(batch: pl.Series) -> pl.Series:
-        row = batch.struct.unnest().row(0, named=True)
-        raise_failures(checks, [row[n] for n in names], row[f"{nm.PREFIX}rows"])
-        return pl.Series(nm.OK, [True])
-
-    return counts.select(
-        pl.struct(pl.all()).map_batches(check, return_dtype=pl.Boolean).alias(nm.OK)
-    ).cache()
-
-
-def guard(result: pl.LazyFrame, ok: pl.LazyFrame) -> pl.LazyFrame:
-    """Make ``result`` fail on collection when the :func:`verdict` ``ok`` raises.
-
-    The verdict's row is set beside ``result`` (padded with nulls) and used
-    in a filter, so the optimizer cannot prune it and no row of ``result``
-    is returned unless all checks pass. The row order of ``result`` is kept
-    and its rows are not copied (as a cross join copied them).
-    """
-    present = f"{nm.PREFIX}present"
-    beside = pl.concat(
-        [result.with_columns(pl.lit(True).alias(present)), ok], how="horizontal_extend"
-    )
-    return beside.filter(pl.col(nm.OK).first() & pl.col(present)).drop(nm.OK, present)
-
-
-def raise_failures(checks: Sequence[Check], counts: Sequence[int | None], rows: int) -> None:
-    """Raise the error of the first failed check, and only that; do nothing if none.
-
-    The checks are ordered from the plainest problem to the subtlest, and one
-    problem often trips later checks too (a zero weight is also "smaller than
-    the largest / 2^500"): the first one found is the one to fix, so it is
-    reported alone. ``counts[i]`` is the value of ``checks[i].count``
-    (offending rows) and ``rows`` the number of rows checked. An engine that
-    evaluates the counts itself (batch by batch, summing them) calls this
-    with the totals.
-    """
-    for check, count in zip(checks, counts, strict=True):
-        if count not in (0, None):
-            raise check.error(check.message.format(count=count, rows=rows))
-
-
 @dataclass(frozen=True)
 class Labels:
     """How error messages name the user's columns (e.g. "weight column 'WGTP'")."""
@@ -279,7 +196,8 @@ class Prepared:
         LazyFrame with the key columns and float64 columns ``_names.SCORE``,
         ``_names.RESPONSE``, ``_names.WEIGHT``.
     checks
-        Lazy row-count checks; pass them to :func:`guard` with the source frame.
+        Lazy row-count checks (:class:`~polars_cumdev.method.checks.Check`); pass
+        them to :func:`~polars_cumdev.method.checks.guard` with the source frame.
     source
         The user's frame the checks are evaluated on.
     keys
@@ -307,13 +225,19 @@ class Prepared:
     _ok: pl.LazyFrame | None = field(default=None, repr=False)
 
     def _verdict(self) -> pl.LazyFrame:
-        """The checks' :func:`verdict`, built once (after the last check is added)."""
+        """The checks' verdict (:func:`~polars_cumdev.method.checks.verdict`), built once.
+
+        Built when first asked for, so after the last check is added.
+        """
         if self._ok is None:
             self._ok = verdict(self.source, self.checks)
         return self._ok
 
     def guarded(self, result: pl.LazyFrame) -> pl.LazyFrame:
-        """``result`` wired to fail on collection when a check fails (see :func:`guard`)."""
+        """``result`` wired to fail on collection when a check fails.
+
+        See :func:`~polars_cumdev.method.checks.guard`.
+        """
         return guard(result, self._verdict()) if self.checks else result
 
     def gated(self) -> pl.LazyFrame:

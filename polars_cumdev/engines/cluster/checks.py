@@ -11,7 +11,7 @@ and counts add up over batches, with two exceptions handled here:
   below the largest / 2^500 does the engine count, in one more pass, the
   weights below that threshold (:func:`raise_tally`'s ``count_below``).
 
-The driver then raises with :func:`polars_cumdev.method.prepare.raise_failures`, so
+The driver then raises with :func:`polars_cumdev.method.checks.raise_failures`, so
 the error class and message are the in-process ones.
 """
 
@@ -22,7 +22,7 @@ from typing import TypeVar
 
 import polars as pl
 
-from polars_cumdev.method.prepare import Check, raise_failures
+from polars_cumdev.method.checks import Check, raise_failures
 from polars_cumdev.method.weights import RATIO_LIMIT
 
 __all__ = ["ROWS", "WMAX", "WMIN", "count_below", "raise_tally", "tally"]

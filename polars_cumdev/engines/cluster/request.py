@@ -17,7 +17,8 @@ from typing import Literal
 import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.method.prepare import Check, Prepared
+from polars_cumdev.method.checks import Check
+from polars_cumdev.method.prepare import Prepared
 from polars_cumdev.method.statistics import check_variance
 
 __all__ = ["Kind", "Request", "make_request"]

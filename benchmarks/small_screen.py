@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/small_screen.py [--repeat 5]
+    python benchmarks/small_screen.py --before PATH   # also another checkout's first screen
 
 Data: :func:`polars_cumdev.datasets.census` (134,094 households, 41
 counties), whose ``log10_income`` has only 2,607 distinct values, with a
@@ -16,6 +17,13 @@ interpreter's first screen is timed too (import of the package and the
 data excluded), with the default engine and with ``engine="kernel"`` (the
 kernel's disk cache warm: the runs before compiled it), and whether it
 imported Numba or SciPy.
+
+``--before PATH`` adds a fresh process's first screen with ``engine="auto"``
+of the package under ``PATH`` (another checkout, e.g. the one of the day
+issue 22 was filed) beside this checkout's, on the census as shipped
+(tie-heavy: 2,607 distinct scores, the data of the issue's 0.14 s) and with
+the noise, alternating the two checkouts run by run (``--rounds``, median
+printed), so that the load of a shared machine falls on both alike.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import common
 import numpy as np
@@ -31,12 +41,13 @@ import polars as pl
 
 FIRST = """
 import sys, time, numpy as np, polars as pl
-ENGINE = sys.argv[1]
+ENGINE, KIND = sys.argv[1], sys.argv[2]
 from polars_cumdev.datasets import census
 from polars_cumdev.subpopulation import screen
 df = census()
-noise = np.random.default_rng(0).normal(0.0, 1e-4, df.height)
-df = df.with_columns(pl.col("log10_income") + pl.Series(noise))
+if KIND == "continuous":
+    noise = np.random.default_rng(0).normal(0.0, 1e-4, df.height)
+    df = df.with_columns(pl.col("log10_income") + pl.Series(noise))
 start = time.perf_counter()
 out = screen(df, "county", "log10_income", "has_internet", "WGTP", engine=ENGINE)
 out = out.collect() if isinstance(out, pl.LazyFrame) else out
@@ -54,9 +65,27 @@ def frame() -> pl.DataFrame:
     return df.with_columns(pl.col("log10_income") + pl.Series(noise))
 
 
+def first_screen(engine: str, kind: str, path: Path) -> tuple[float, str]:
+    """A fresh interpreter's first screen of the package under ``path``: seconds, imports."""
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST, engine, kind],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tempfile.gettempdir(),  # (not this checkout: the path given comes first)
+        env={**os.environ, "PYTHONPATH": str(path)},
+    )
+    lines = done.stdout.strip().splitlines()
+    numba, scipy = lines[-2].split()
+    imported = ", ".join(n for n, y in (("numba", numba), ("scipy", scipy)) if y == "True")
+    return float(lines[-1]), imported or "neither numba nor scipy"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--before", type=Path, help="another checkout to time beside this one")
+    parser.add_argument("--rounds", type=int, default=5, help="fresh processes per checkout")
     args = parser.parse_args()
     from polars_cumdev.subpopulation import screen
 
@@ -98,22 +127,22 @@ def main() -> None:
             }
         )
     for engine in ("auto", "kernel"):  # (the kernel's disk cache is warm: run() compiled it)
-        firsts, imported = [], ""
-        for _ in range(3):
-            done = subprocess.run(
-                [sys.executable, "-c", FIRST, engine],
-                capture_output=True,
-                text=True,
-                check=True,
-                env={**os.environ, "PYTHONPATH": str(common.REPO)},
-            )
-            lines = done.stdout.strip().splitlines()
-            firsts.append(float(lines[-1]))
-            numba, scipy = lines[-2].split()
-            imported = ", ".join(n for n, y in (("numba", numba), ("scipy", scipy)) if y == "True")
+        firsts = [first_screen(engine, "continuous", common.REPO) for _ in range(3)]
         rows.append({"engine": f"{engine}, fresh process (median of 3)", "best ms": ""})
-        rows[-1]["median ms"] = f"{1000 * float(np.median(firsts)):.1f}"
-        rows[-1]["collect calls"] = f"imports: {imported or 'neither numba nor scipy'}"
+        rows[-1]["median ms"] = f"{1000 * float(np.median([t for t, _ in firsts])):.1f}"
+        rows[-1]["collect calls"] = f"imports: {firsts[-1][1]}"
+    if args.before is not None:
+        for kind in ("tie-heavy", "continuous"):
+            paired: dict[str, list[tuple[float, str]]] = {"before": [], "this checkout": []}
+            for _ in range(args.rounds):
+                paired["before"].append(first_screen("auto", kind, args.before))
+                paired["this checkout"].append(first_screen("auto", kind, common.REPO))
+            for name, runs in paired.items():
+                times = [t for t, _ in runs]
+                rows.append({"engine": f"auto, fresh, {kind}, {name} (median of {args.rounds})"})
+                rows[-1]["best ms"] = f"{1000 * min(times):.1f}"
+                rows[-1]["median ms"] = f"{1000 * float(np.median(times)):.1f}"
+                rows[-1]["collect calls"] = f"imports: {runs[-1][1]}"
     print(f"load average after: {os.getloadavg()}")
     columns = ("engine", "best ms", "median ms", "collect calls")
     print(common.markdown_table(rows, columns))

@@ -19,12 +19,41 @@ __all__ = ["unsigned_score", "zero_without_sign"]
 
 
 def zero_without_sign(score: pl.Expr) -> pl.Expr:
-    """``score`` with -0.0 replaced by 0.0 (NaN, infinities and nulls unchanged)."""
+    """``score`` with -0.0 replaced by 0.0.
+
+    Parameters
+    ----------
+    score
+        A float expression (the standardized score S_i of method.md).
+
+    Returns
+    -------
+    pl.Expr
+        The same values, with 0.0 wherever ``score`` is -0.0 or 0.0; NaN,
+        infinities and nulls unchanged. Equal scores merge into one tie
+        (method.md 1.1; M. Tygert, "Cumulative deviation of a subpopulation
+        from the full population"), which then has one score in bits too.
+    """
     return pl.when(score == 0.0).then(pl.lit(0.0, dtype=pl.Float64)).otherwise(score)
 
 
 def unsigned_score(batch: pl.DataFrame, score: str) -> pl.DataFrame:
-    """``batch`` with its float column ``score`` holding no -0.0 (a copy only if it did)."""
+    """``batch`` with its float column ``score`` holding no -0.0.
+
+    Parameters
+    ----------
+    batch
+        The rows the compiled node received.
+    score
+        The name of the score column (any numeric dtype; only floats change).
+
+    Returns
+    -------
+    pl.DataFrame
+        ``batch`` itself when the column holds no -0.0 (checked on its bits,
+        without a copy), else a copy with -0.0 replaced by 0.0 in the
+        column's own dtype.
+    """
     dtype = batch.schema[score]
     if not dtype.is_float():
         return batch

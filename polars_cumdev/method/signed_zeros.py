@@ -57,12 +57,23 @@ def unsigned_score(batch: pl.DataFrame, score: str) -> pl.DataFrame:
     dtype = batch.schema[score]
     if not dtype.is_float():
         return batch
-    if dtype in (pl.Float32, pl.Float64):
-        values = batch.get_column(score).to_numpy()  # (a view: one chunk, no nulls)
-        unsigned = values.view(f"u{values.itemsize}")
-        sign = np.array(1 << (8 * values.itemsize - 1), dtype=unsigned.dtype)
-        if not bool(np.any(unsigned == sign)):
-            return batch
+    if dtype in (pl.Float32, pl.Float64) and not any(map(_has_minus_zero, _chunks(batch, score))):
+        return batch
     column = pl.col(score)
     kept = pl.when(column == 0.0).then(pl.lit(0.0, dtype=dtype)).otherwise(column)
     return batch.with_columns(kept.alias(score))
+
+
+def _chunks(batch: pl.DataFrame, score: str) -> list[np.ndarray]:
+    """The column's chunks as NumPy views, without joining them.
+
+    The streaming engine hands the node its batch in many chunks; joined, the
+    column would be copied into Polars' allocator, which keeps the pages.
+    """
+    return [chunk.to_numpy() for chunk in batch.get_column(score).get_chunks()]
+
+
+def _has_minus_zero(values: np.ndarray) -> bool:
+    """Whether ``values`` (float32 or float64, no nulls) holds -0.0, read from its bits."""
+    unsigned = values.view(f"u{values.itemsize}")
+    return bool(np.any(unsigned == np.array(1 << (8 * values.itemsize - 1), unsigned.dtype)))

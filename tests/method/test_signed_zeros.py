@@ -86,3 +86,20 @@ def test_the_plan_reads_minus_zero_as_zero_in_its_standardized_score():
     standardized = prepare(frame, score="s", response="y").frame.collect()
     assert not np.signbit(standardized[nm.SCORE].to_numpy()[:2]).any()
     assert standardized[nm.SCORE].to_list() == [0.0, 0.0, -1.5]
+
+
+@pytest.mark.parametrize("dtype", [pl.Float64, pl.Float32])
+def test_the_node_finds_minus_zero_in_any_chunk_and_copies_only_then(dtype):
+    from polars_cumdev.method.signed_zeros import unsigned_score
+
+    first = pl.DataFrame({"s": pl.Series([1.0, 2.0], dtype=dtype), "k": [1, 2]})
+    second = pl.DataFrame({"s": pl.Series([3.0, -0.0], dtype=dtype), "k": [3, 4]})
+    batch = pl.concat([first, second], rechunk=False)
+    assert batch["s"].n_chunks() == 2
+    read = unsigned_score(batch, "s")
+    assert read.schema == batch.schema
+    assert read["s"].to_list() == [1.0, 2.0, 3.0, 0.0]
+    assert not np.signbit(read["s"].to_numpy()).any()
+    assert unsigned_score(first, "s") is first  # (nothing to replace: no copy)
+    integers = pl.DataFrame({"s": [0, 1]})
+    assert unsigned_score(integers, "s") is integers

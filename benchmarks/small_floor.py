@@ -38,7 +38,7 @@ from small_screen import frame
 def best(fn, repeat: int) -> float:
     """Best wall time of ``fn`` in milliseconds, after one call to warm it."""
     fn()
-    return 1000 * min(common.timed(fn)[0] for _ in range(repeat))
+    return 1000 * common.best_of(fn, repeat)
 
 
 def numba_import() -> float:

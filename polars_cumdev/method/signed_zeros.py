@@ -18,13 +18,17 @@ import polars as pl
 __all__ = ["unsigned_score", "zero_without_sign"]
 
 
-def zero_without_sign(score: pl.Expr) -> pl.Expr:
+def zero_without_sign(
+    score: pl.Expr, dtype: pl.DataType | type[pl.DataType] = pl.Float64
+) -> pl.Expr:
     """``score`` with -0.0 replaced by 0.0.
 
     Parameters
     ----------
     score
         A float expression (the standardized score S_i of method.md).
+    dtype
+        The float dtype of ``score`` (that of the 0.0 put in).
 
     Returns
     -------
@@ -34,7 +38,7 @@ def zero_without_sign(score: pl.Expr) -> pl.Expr:
         (method.md 1.1; M. Tygert, "Cumulative deviation of a subpopulation
         from the full population"), which then has one score in bits too.
     """
-    return pl.when(score == 0.0).then(pl.lit(0.0, dtype=pl.Float64)).otherwise(score)
+    return pl.when(score == 0.0).then(pl.lit(0.0, dtype=dtype)).otherwise(score)
 
 
 def unsigned_score(batch: pl.DataFrame, score: str) -> pl.DataFrame:
@@ -59,9 +63,7 @@ def unsigned_score(batch: pl.DataFrame, score: str) -> pl.DataFrame:
         return batch
     if dtype in (pl.Float32, pl.Float64) and not any(map(_has_minus_zero, _chunks(batch, score))):
         return batch
-    column = pl.col(score)
-    kept = pl.when(column == 0.0).then(pl.lit(0.0, dtype=dtype)).otherwise(column)
-    return batch.with_columns(kept.alias(score))
+    return batch.with_columns(zero_without_sign(pl.col(score), dtype).alias(score))
 
 
 def _chunks(batch: pl.DataFrame, score: str) -> list[np.ndarray]:

@@ -41,29 +41,67 @@ from sklearn.metrics import make_scorer
 from sklearn.utils.validation import check_consistent_length, check_is_fitted, column_or_1d
 
 from polars_cumdev.calibration import calibration, calibration_curve
-from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 
 __all__ = ["CumulativeCalibrationDisplay", "ecce_r_score", "ecce_r_scorer"]
 
 _SCORE, _RESPONSE, _WEIGHT = "y_prob", "y_true", "sample_weight"
 
 
-def _positive(y_true: Any, pos_label: Any) -> np.ndarray:
-    """The 0/1 outcome: ``y_true == pos_label``, with scikit-learn's default positive label."""
+def _missing(y: np.ndarray) -> np.ndarray:
+    """Where ``y`` holds NaN or None (object arrays compare elementwise, NaN != NaN)."""
+    if y.dtype.kind in "fc":
+        return np.isnan(y)
+    if y.dtype.kind == "O":
+        return np.asarray(y != y, dtype=bool) | np.asarray(y == None, dtype=bool)  # noqa: E711
+    return np.zeros(y.shape, dtype=bool)
+
+
+def _positive(y_true: Any, pos_label: Any, classes: list[Any] | None = None) -> np.ndarray:
+    """The 0/1 outcome: ``y_true == pos_label``, with scikit-learn's default positive label.
+
+    Refuses NaN or None in ``y_true``, more than two labels, and a ``pos_label``
+    that is neither among the labels of ``y_true`` nor among ``classes`` (the
+    estimator's, when there is one): a mistyped label would otherwise make
+    every outcome 0.
+    """
     y = column_or_1d(y_true)
+    missing = _missing(y)
+    if missing.any():
+        raise InvalidValuesError(
+            f"y_true holds {int(missing.sum())} NaN or missing label(s) (the first at row "
+            f"{int(np.argmax(missing))}); every outcome needs a label"
+        )
+    try:
+        labels = np.unique(y).tolist()
+    except TypeError as exc:
+        raise InvalidValuesError(f"y_true mixes labels of different types: {exc}") from None
+    if len(labels) > 2:
+        raise InvalidValuesError(
+            f"y_true has {len(labels)} labels {sorted(map(str, labels))[:10]}: these helpers "
+            "are for binary outcomes (two labels)"
+        )
     if pos_label is None:
-        labels = set(np.unique(y).tolist())
-        if not (labels <= {0, 1} or labels <= {-1, 1} or labels <= {False, True}):
+        if not (set(labels) <= {0, 1} or set(labels) <= {-1, 1} or set(labels) <= {False, True}):
             raise InvalidParameterError(
                 f"y_true has labels {sorted(map(str, labels))}: pass `pos_label` naming the "
                 "positive class (needed unless the labels are {0, 1}, {-1, 1} or booleans)"
             )
         pos_label = 1
+    elif pos_label not in labels and pos_label not in (classes or []):
+        known = labels if classes is None else list(classes)
+        raise InvalidParameterError(
+            f"pos_label {pos_label!r} is not among the labels {known!r}"
+            + ("" if classes is not None else " of y_true")
+            + "; every outcome would count as negative"
+        )
     return (y == pos_label).astype(np.float64)
 
 
-def _frame(y_true: Any, y_prob: Any, sample_weight: Any, pos_label: Any) -> pl.DataFrame:
-    y = _positive(y_true, pos_label)
+def _frame(
+    y_true: Any, y_prob: Any, sample_weight: Any, pos_label: Any, classes: list[Any] | None = None
+) -> pl.DataFrame:
+    y = _positive(y_true, pos_label, classes)
     prob = column_or_1d(y_prob).astype(np.float64, copy=False)
     columns = {_SCORE: prob, _RESPONSE: y}
     if sample_weight is not None:
@@ -224,7 +262,18 @@ class CumulativeCalibrationDisplay:
         -------
         CumulativeCalibrationDisplay
         """
-        frame = _frame(y_true, y_prob, sample_weight, pos_label)
+        return cls._from_frame(
+            _frame(y_true, y_prob, sample_weight, pos_label),
+            sample_weight,
+            pos_label,
+            name,
+            fraction,
+        )
+
+    @classmethod
+    def _from_frame(
+        cls, frame: pl.DataFrame, sample_weight: Any, pos_label: Any, name: Any, fraction: float
+    ) -> CumulativeCalibrationDisplay:
         weight = _weight(sample_weight)
         curve = calibration_curve(frame, _SCORE, _RESPONSE, weight, fraction=fraction)
         statistics = calibration(frame, _SCORE, _RESPONSE, weight)
@@ -285,11 +334,7 @@ class CumulativeCalibrationDisplay:
         if pos_label not in classes:
             raise InvalidParameterError(f"pos_label {pos_label!r} is not among {classes}")
         y_prob = estimator.predict_proba(X)[:, classes.index(pos_label)]
-        return cls.from_predictions(
-            y,
-            y_prob,
-            sample_weight=sample_weight,
-            pos_label=pos_label,
-            name=name if name is not None else type(estimator).__name__,
-            fraction=fraction,
-        )
+        # The estimator's classes count as labels: a test set of one class is fine.
+        frame = _frame(y, y_prob, sample_weight, pos_label, classes)
+        name = name if name is not None else type(estimator).__name__
+        return cls._from_frame(frame, sample_weight, pos_label, name, fraction)

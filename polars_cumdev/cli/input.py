@@ -24,6 +24,7 @@ __all__ = [
     "READERS",
     "check_columns",
     "check_out",
+    "check_outputs_spare_input",
     "explain_polars_error",
     "read_columns",
     "scan",
@@ -315,3 +316,38 @@ def check_out(
         raise CumdevError(f"cannot write {path}: it is the input {source}; choose another file")
     _check_writable(path, target)
     return target
+
+
+#: Attributes of every subcommand's arguments that name a file it writes.
+_OUTPUTS = ("output", "out", "report")
+
+
+def _written(args: object) -> list[str]:
+    """Every file a subcommand will write: its outputs, and calibration's FILE-corp beside --out."""
+    paths = [p for p in (getattr(args, name, None) for name in _OUTPUTS) if isinstance(p, str)]
+    out = getattr(args, "out", None)
+    if getattr(args, "corp", False) and isinstance(out, str):
+        target = Path(out)
+        paths.append(str(target.with_name(f"{target.stem}-corp{target.suffix}")))
+    return paths
+
+
+def check_outputs_spare_input(args: object) -> None:
+    """Refuse, before any work, an output that is the input or another output.
+
+    The one check every subcommand runs (from :func:`polars_cumdev.cli.main`):
+    an output must not be the input file (the same file after resolving
+    symbolic links, ``..`` and hard links) nor lie inside an input directory,
+    and two outputs must not be one file. Suffixes and writability are
+    checked by each subcommand with :func:`check_out`.
+    """
+    source = getattr(args, "path", None)
+    seen: dict[Path, str] = {}
+    for path in _written(args):
+        target = Path(path)
+        if isinstance(source, str) and _same_data(target, source):
+            raise CumdevError(f"cannot write {path}: it is the input {source}; choose another file")
+        resolved = target.resolve()
+        if resolved in seen:
+            raise CumdevError(f"cannot write {path}: it is also the output {seen[resolved]}")
+        seen[resolved] = path

@@ -34,6 +34,7 @@ from polars_cumdev.cli.arguments import (
 )
 from polars_cumdev.cli.calibration import add_command as add_calibration_command
 from polars_cumdev.cli.input import (
+    check_outputs_spare_input,
     explain_polars_error,
 )
 from polars_cumdev.cli.multicalibration import add_command as add_multicalibration_command
@@ -120,6 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if isinstance(getattr(args, "score", None), list):  # --score given with action="append"
             args.score = score_names(args.score, args.several_scores)
+        check_outputs_spare_input(args)  # every subcommand, before any work
         with reporting(_progress(args)):
             args.run(args)
         sys.stdout.flush()  # a closed pipe is found here, not in Python's exit

@@ -12,9 +12,16 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from polars_cumdev.cli.arguments import ROWS_HELP, data_arguments, level_value, positive_int
+from polars_cumdev.cli.arguments import data_arguments, level_value, positive_int, table_arguments
 from polars_cumdev.cli.input import check_out, read_columns
-from polars_cumdev.cli.output import CHART_SUFFIXES, save_chart, save_table, say, show
+from polars_cumdev.cli.output import (
+    CHART_SUFFIXES,
+    TABLE_SUFFIXES,
+    save_chart,
+    save_table,
+    say,
+    show,
+)
 
 __all__ = ["add_command"]
 
@@ -30,8 +37,9 @@ def _run(args: argparse.Namespace) -> None:
     from polars_cumdev.multicalibration import multicalibration, summary
     from polars_cumdev.multicalibration.words import sentences
 
-    target = check_out(args.out, CHART_SUFFIXES)
+    target = check_out(args.out, CHART_SUFFIXES, source=args.path)
     page = check_out(args.report, (".html",), source=args.path)
+    check_out(args.output, None if args.format else TABLE_SUFFIXES, bare=True, source=args.path)
     categorical, numerical = _names(args.categorical), _names(args.numerical)
     frame = read_columns(args.path, args.score, args.response, args.weight)
     family = pc.segments(
@@ -75,7 +83,7 @@ def _run(args: argparse.Namespace) -> None:
         print(f"  - {line}")
     show(table, [*family.features, *_SHOWN], args.rows)
     if args.output:
-        save_table(table, args.output, None)
+        save_table(table, args.output, args.format)
     if target is not None:
         from polars_cumdev import charts
 
@@ -111,8 +119,7 @@ def add_command(commands: Any) -> None:
     command.add_argument("--resamples", type=positive_int, default=999, help="bootstrap's B")
     command.add_argument("--seed", type=positive_int, default=0, help="bootstrap's seed")
     command.add_argument("--findings", type=positive_int, default=5, help="sentences printed")
-    command.add_argument("--rows", type=positive_int, default=20, help=ROWS_HELP)
-    command.add_argument("--output", default=None, metavar="FILE", help="save the table")
+    table_arguments(command)  # --rows, --output/-o, --format, as in the other subcommands
     command.add_argument("--out", default=None, metavar="FILE", help="funnel chart")
     command.add_argument(
         "--report",

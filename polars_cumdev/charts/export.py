@@ -16,7 +16,7 @@ import altair as alt
 
 from polars_cumdev.errors import InvalidParameterError
 
-__all__ = ["SUFFIXES", "save", "to_spec", "xml_safe"]
+__all__ = ["SUFFIXES", "json_for_script", "save", "to_spec", "xml_safe"]
 
 #: File suffixes :func:`save` understands.
 SUFFIXES = (".json", ".svg", ".png", ".pdf", ".html")
@@ -47,6 +47,54 @@ def xml_safe(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [xml_safe(item) for item in value]
     return value
+
+
+# Inside a <script> element the HTML parser ends the script at "</script" and treats
+# "<!--" specially, whatever the JavaScript means; U+2028/2029 end a line in older
+# JavaScript. JSON may write each of these as a \u escape inside a string (and none
+# occurs outside one), so escaping them leaves the same value and no way out.
+_SCRIPT_UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
+                  "\u2029": "\\u2029"}  # fmt: skip
+_SCRIPT_UNSAFE_CHARS = re.compile("[<>&\u2028\u2029]")
+
+
+def json_for_script(spec: Any) -> str:
+    """JSON of ``spec`` safe to paste inside an HTML ``<script>`` element.
+
+    Group keys are user data; a key such as ``</script><script>...`` written
+    raw would end the page's script and run its own. Every ``<``, ``>``, ``&``,
+    U+2028 and U+2029 is written as its ``\\uXXXX`` escape, which JSON (and
+    JavaScript) read back as the same character.
+    """
+    text = json.dumps(spec, allow_nan=False, default=str)
+    return _SCRIPT_UNSAFE_CHARS.sub(lambda m: _SCRIPT_UNSAFE[m.group()], text)
+
+
+def _html_page(spec: dict[str, Any], version: str | None) -> str:
+    """A self-contained page drawing ``spec``: vl-convert's head (the inlined libraries).
+
+    The head comes from vl-convert rendering a spec without data, so that no
+    user string can reach it; the body holding the spec is written here, its
+    JSON escaped by :func:`json_for_script` (vl-convert pastes the spec raw).
+    """
+    import vl_convert
+
+    blank = {key: spec[key] for key in ("$schema",) if key in spec}
+    blank.update({"data": {"values": []}, "mark": "point"})
+    page = vl_convert.vegalite_to_html(blank, vl_version=version, bundle=True)
+    head, found, tail = page.rpartition("<body>")  # the bundle itself holds "<body>" too
+    if not found or 'id="vega-chart"' not in tail or _REMOTE_SCRIPT.search(head):  # pragma: no cover - guards a vl-convert change
+        raise RuntimeError("vl-convert produced an HTML page of an unexpected shape")
+    return (
+        f"{head}<body>\n"
+        '    <div id="vega-chart"></div>\n'
+        '    <script type="text/javascript">\n'
+        f"      const spec = {json_for_script(spec)};\n"
+        "      vegaEmbed('#vega-chart', spec, {renderer: 'svg'}).catch(console.error);\n"
+        "    </script>\n"
+        "  </body>\n"
+        "</html>\n"
+    )
 
 
 def to_spec(chart: alt.TopLevelMixin | dict[str, Any]) -> dict[str, Any]:
@@ -140,8 +188,5 @@ def save(
     elif suffix == ".pdf":
         target.write_bytes(vl_convert.vegalite_to_pdf(spec, vl_version=version))
     else:
-        page = vl_convert.vegalite_to_html(spec, vl_version=version, bundle=True)
-        if _REMOTE_SCRIPT.search(page):  # pragma: no cover - guards a vl-convert change
-            raise RuntimeError("vl-convert produced HTML that loads a remote script")
-        target.write_text(page, encoding="utf-8")
+        target.write_text(_html_page(spec, version), encoding="utf-8")
     return target

@@ -40,6 +40,7 @@ from polars_cumdev.cli.input import (
 from polars_cumdev.cli.multicalibration import add_command as add_multicalibration_command
 from polars_cumdev.cli.paired import add_command as add_paired_command
 from polars_cumdev.cli.subpopulation import add_commands as add_subpopulation_commands
+from polars_cumdev.cli.terminal import visible, visible_controls
 from polars_cumdev.errors import CumdevError, first_line
 from polars_cumdev.progress import reporting
 
@@ -122,20 +123,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(getattr(args, "score", None), list):  # --score given with action="append"
             args.score = score_names(args.score, args.several_scores)
         check_outputs_spare_input(args)  # every subcommand, before any work
-        with reporting(_progress(args)):
+        with reporting(_progress(args)), visible_controls():
             args.run(args)
         sys.stdout.flush()  # a closed pipe is found here, not in Python's exit
     except BrokenPipeError:
         return _broken_pipe()
     except CumdevError as exc:
-        print(f"cumdev: error: {first_line(exc)}", file=sys.stderr)
+        print(f"cumdev: error: {visible(first_line(exc))}", file=sys.stderr)
         return 2
     except pl.exceptions.PolarsError as exc:
         message = explain_polars_error(exc, getattr(args, "path", None))
-        print(f"cumdev: error: {message}", file=sys.stderr)
+        print(f"cumdev: error: {visible(message)}", file=sys.stderr)
         return 2
     except (OSError, ValueError) as exc:
-        print(f"cumdev: error: {first_line(exc)}", file=sys.stderr)
+        print(f"cumdev: error: {visible(first_line(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("cumdev: interrupted", file=sys.stderr)

@@ -10,7 +10,6 @@ with ``<``, ``>`` and ``&`` escaped, so no value can close a tag or a script.
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ import polars as pl
 
 from polars_cumdev import charts
 from polars_cumdev.binned import reliability
-from polars_cumdev.charts.export import xml_safe
+from polars_cumdev.charts.export import json_for_script, xml_safe
 from polars_cumdev.covariates.ordering import Score
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.findings import LEVEL, check_level, is_significant
@@ -69,8 +68,7 @@ document.querySelectorAll('script[type="application/json"][data-target]').forEac
 
 def _json_for_script(spec: dict[str, Any]) -> str:
     """JSON that is safe inside a ``<script>`` element whatever strings it holds."""
-    text = json.dumps(xml_safe(spec), allow_nan=False, default=str)
-    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+    return json_for_script(xml_safe(spec))
 
 
 def render_html(

@@ -83,7 +83,8 @@ def _html_page(spec: dict[str, Any], version: str | None) -> str:
     blank.update({"data": {"values": []}, "mark": "point"})
     page = vl_convert.vegalite_to_html(blank, vl_version=version, bundle=True)
     head, found, tail = page.rpartition("<body>")  # the bundle itself holds "<body>" too
-    if not found or 'id="vega-chart"' not in tail or _REMOTE_SCRIPT.search(head):  # pragma: no cover - guards a vl-convert change
+    shape = found and 'id="vega-chart"' in tail and not _REMOTE_SCRIPT.search(head)
+    if not shape:  # pragma: no cover - guards a vl-convert change
         raise RuntimeError("vl-convert produced an HTML page of an unexpected shape")
     return (
         f"{head}<body>\n"

@@ -14,10 +14,10 @@ import pytest
 
 pytest.importorskip("sklearn")
 
-from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.linear_model import LogisticRegression
 
-import polars_cumdev  # noqa: E402
-from polars_cumdev.sklearn import CumulativeCalibrationDisplay, ecce_r_score  # noqa: E402
+import polars_cumdev
+from polars_cumdev.sklearn import CumulativeCalibrationDisplay, ecce_r_score
 
 RNG = np.random.default_rng(37)
 P = RNG.uniform(size=300)

@@ -29,6 +29,7 @@ import polars as pl
 from polars_cumdev.calibration import calibration
 from polars_cumdev.errors import ColumnNotFoundError, InvalidParameterError
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.checks import Check, guard, verdict
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.prepare import FrameLike, as_lazy, schema_of
@@ -248,7 +249,12 @@ def calibration_drift(
     frame, score, response, weight
         As in :func:`polars_cumdev.calibration.calibration`.
     time
-        A Date or Datetime column.
+        A Date or Datetime column. A row with a null time belongs to no
+        window: nulls are refused (an
+        :class:`~polars_cumdev.errors.InvalidValuesError` naming the column
+        and their count, when the result is collected) rather than tested as
+        a window of their own or dropped unsaid; to monitor the rest, filter
+        them out first (``frame.filter(pl.col(time).is_not_null())``).
     every
         Window length as a Polars duration (``"1d"``, ``"1w"``, ``"1mo"``):
         the windows are ``pl.col(time).dt.truncate(every)`` (weeks start on
@@ -284,8 +290,16 @@ def calibration_drift(
             f"`every` must be a Polars duration such as '1d', '1w' or '1mo', got {every!r}"
         ) from None
     groups = [] if by is None else [by] if isinstance(by, str) else list(by)
+    untimed = Check(
+        pl.col(time).is_null().sum(),
+        f"time column {time!r} has {{count}} null value(s) of {{rows}} rows: a row without a "
+        "time belongs to no window; drop them first (frame.filter(pl.col("
+        f"{time!r}).is_not_null())) or give them a time",
+    )
+    ok = verdict(lazy, [untimed])
     window = pl.col(time).dt.truncate(every)
     if period is not None:
         lazy, window = rolling_windows(lazy, time, every=every, period=period), pl.col(time)
     table = calibration(lazy, score, response, weight, by=[*groups, window], engine=engine)
-    return family_wise(table, alpha=alpha, adjustment=adjustment).sort([*groups, time])
+    result = family_wise(table, alpha=alpha, adjustment=adjustment).sort([*groups, time])
+    return guard(result, ok)

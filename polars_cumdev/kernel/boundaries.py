@@ -165,3 +165,7 @@ def file_closings(
     points[mine] = points_1[mine]
     first[mine] = first_1[mine]
     return heads, link, points, first, owner
+
+
+# Compiled with kernel/prefix.py midpoint inlined (subnormal halves rounded down since
+# issue 37): editing this line invalidates a cache compiled with an older midpoint.

@@ -169,3 +169,7 @@ def tie_scores(gid: Array, offset: int, s: Array, wanted: I64) -> F64:
                 found[g, j] = si
                 remaining -= 1
     return found
+
+
+# Compiled with kernel/prefix.py midpoint inlined (subnormal halves rounded down since
+# issue 37): editing this line invalidates a cache compiled with an older midpoint.

@@ -376,3 +376,7 @@ def screen_events(
     columns = (gid, offset, s, r, w, weighted, scale, groups, centre, heads, link, starts, owner)
     out, curves = sweep(*columns, record, batch)
     return out, first, starts, curves
+
+
+# Compiled with kernel/prefix.py midpoint inlined (subnormal halves rounded down since
+# issue 37): editing this line invalidates a cache compiled with an older midpoint.

@@ -135,3 +135,7 @@ def group_points(
             mixed = False
             rows = 1
     return values[:k], ints[:k], flags[:k]
+
+
+# Compiled with kernel/prefix.py midpoint inlined (subnormal halves rounded down since
+# issue 37): editing this line invalidates a cache compiled with an older midpoint.

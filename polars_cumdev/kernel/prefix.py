@@ -144,6 +144,8 @@ def midpoint(lower: float, upper: float) -> float:
         half = total / 2.0
     else:
         half = lower / 2.0 + upper / 2.0
+    if abs(total) < 2.0**-1021 and half * 2.0 > total:  # subnormal half: rounded down
+        half -= 2.0**-1074
     if half >= upper or half < lower:
         return lower
     return half

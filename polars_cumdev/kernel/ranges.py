@@ -281,3 +281,7 @@ def range_cells(
         else:
             answers[k] = last_at_most(scores, queries[k], 0, last_row)
     return floats, ints, scores, table, answers, owners[:listed], points[:listed]
+
+
+# Compiled with kernel/prefix.py midpoint inlined (subnormal halves rounded down since
+# issue 37): editing this line invalidates a cache compiled with an older midpoint.

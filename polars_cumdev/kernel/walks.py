@@ -336,3 +336,7 @@ def tie_counts(gid: Array, offset: int, s: Array, groups: int) -> I64:
             last[g] = si
             counts[g] += 1
     return counts
+
+
+# Compiled with kernel/prefix.py midpoint inlined (subnormal halves rounded down since
+# issue 37): editing this line invalidates a cache compiled with an older midpoint.

@@ -34,6 +34,10 @@ from polars_cumdev.method.sums import boundary
 __all__ = ["BinMoments", "bin_moments", "locate_bins", "midpoint", "midpoints"]
 
 _UPPER = f"{nm.PREFIX}upper"
+#: Below this a sum of scores is exact and its half may fall between doubles.
+SUBNORMAL_HALVES = 2.0**-1021
+#: The spacing of doubles below 2^-1021 (the smallest subnormal).
+SMALLEST_STEP = 2.0**-1074
 _ROW = "_prow"
 
 
@@ -229,9 +233,21 @@ def midpoint(lower: pl.Expr, upper: pl.Expr) -> pl.Expr:
     it is the upper one the boundary is moved to the lower score (so the
     upper score's rows stay in its own bin); and when the sum overflows, the
     halves are added instead.
+
+    Below 2^-1021 the sum is exact but its half may not be a double (doubles
+    there are spaced 2^-1074 apart): rounded to even it could pass a score
+    that lies above the true midpoint, so that scaling the scores by a power
+    of two would move rows between bins. There the half is rounded down
+    instead: for every double S, S <= (rounded-down half) exactly when
+    S <= (true half), as at every other scale (issue 37, item 8).
     """
     total = lower + upper
     halfway = pl.when(total.is_finite()).then(total / 2.0).otherwise(lower / 2.0 + upper / 2.0)
+    halfway = (
+        pl.when((total.abs() < SUBNORMAL_HALVES) & (halfway * 2.0 > total))
+        .then(halfway - SMALLEST_STEP)
+        .otherwise(halfway)
+    )
     return pl.when((halfway >= upper) | (halfway < lower)).then(lower).otherwise(halfway)
 
 

@@ -275,6 +275,18 @@ def with_location(
 NOT_LOCATED = "D <= 2 sigma: not located"
 
 
+#: Below this largest |response| (nonzero), squares of responses times squares of
+#: weight shares come near or below the smallest normal double (2^-1022): sigma
+#: underflows (to 0 or to a subnormal of few bits) whatever the spread.
+TINY_RESPONSES = 2.0**-400
+#: The note of groups whose responses are all that small (:func:`normalize`).
+TOO_SMALL = (
+    "responses too small for double precision (largest |response| below 2^-400, about "
+    "3.9e-121): their squares underflow, so sigma and z are undefined; multiply the "
+    "responses by a power of two such as 2^600 (statistics in response units scale with "
+    "it, z and p do not)"
+)
+
 #: The note of a group whose sigma is 0, by default (:func:`normalize`).
 SIGMA_ZERO = "sigma is 0 (no spread of responses within the bins): z undefined"
 
@@ -338,9 +350,12 @@ def normalize(
     sigma = pl.col("sigma")
     c_ok, c_floor, sigma_ok = (pl.col(f"_{name}_ok") for name in Resolved._fields)
     single = pl.col("n_scores") < min_scores
-    undefined = ~normalized(pl.col("n_scores"), sigma, min_scores) | ~c_ok | ~sigma_ok
+    tiny = (pl.col(RMAX) > 0.0) & (pl.col(RMAX) < TINY_RESPONSES)
+    undefined = ~normalized(pl.col("n_scores"), sigma, min_scores) | ~c_ok | ~sigma_ok | tiny
     note = (
-        pl.when(~c_floor)
+        pl.when(tiny)
+        .then(pl.lit(TOO_SMALL))
+        .when(~c_floor)
         .then(pl.lit(uneven_means(labels)))
         .when(~sigma_ok)
         .then(pl.lit(unresolved_sigma(labels)))
@@ -381,7 +396,7 @@ def normalize(
             pl.when(undefined).then(None).otherwise(pl.col("ks") / sigma).alias("ks_z"),
             note.alias("note"),
             *[pl.when(c_floor).then(pl.col(c)).alias(c) for c in ("kuiper", "ks", "delta")],
-            pl.when(c_floor & sigma_ok).then(sigma).alias("sigma"),
+            pl.when(c_floor & sigma_ok & ~tiny).then(sigma).alias("sigma"),
             *[pl.when(~undefined).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
         )
         .filter(verdict(_FINITE, keys, labels))

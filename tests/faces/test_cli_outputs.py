@@ -10,6 +10,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from read_only import read_only
 
 import polars_cumdev
 from polars_cumdev.cli import main
@@ -73,27 +74,11 @@ def test_output_inside_an_input_directory_is_refused(
 
 @pytest.fixture
 def locked(tmp_path: Path) -> Iterator[Path]:
-    """A directory nobody can write into (immutable when running as root)."""
+    """A directory nobody can write into (as root: immutable, or a read-only bind mount)."""
     folder = tmp_path / "locked"
     folder.mkdir()
-    as_root = os.geteuid() == 0
-    if as_root:
-        if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode:
-            pytest.skip("running as root without chattr: cannot make a directory read-only")
-    else:
-        folder.chmod(0o555)
-    try:
-        try:
-            (folder / "probe").write_text("x")
-        except OSError:
-            yield folder
-        else:
-            pytest.skip("this file system does not make the directory read-only")
-    finally:
-        if as_root:
-            subprocess.run(["chattr", "-i", str(folder)], capture_output=True)
-        else:
-            folder.chmod(0o755)
+    with read_only([folder]):
+        yield folder
 
 
 @pytest.mark.parametrize("flag, name", [("--output", "table.csv"), ("--out", "chart.svg")])

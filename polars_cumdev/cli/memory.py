@@ -15,6 +15,24 @@ Parquet in a temporary directory by a streaming pass (Polars' ``sink_parquet``),
 and the Parquet data are screened one score range at a time
 (:func:`polars_cumdev.partitioned.screen_parquet`). The other commands need all
 rows at once and refuse, saying the size and what to do instead.
+
+What the budget controls, and what it cannot (issue 37, item 13). It decides two
+things only: whether a command runs in memory or (``screen``) out of core, and how
+many rows a score range holds (:func:`range_count`: half the budget at
+:data:`ROW_BYTES` a row, never fewer than :data:`ROWS_FLOOR`). It is not a cap on
+the process. Beyond the range being screened, the peak holds (a) the interpreter
+and libraries: Python, Polars, NumPy, Numba and the compiled kernel, about
+140 MiB; (b) Polars' streaming passes over the data (the checks and cell
+summaries, the cut points, a text file's conversion to Parquet), whose buffers
+grow with the threads and the Parquet row groups, not with the budget; (c) the
+decoding of the row groups each range's scan reads. Measured on 2e6 rows (three
+numeric columns, a 32 MB Parquet file; ``tests/engines/test_out_of_core_peak.py``
+repeats it): the in-memory screen peaked at 455 MiB; out of core 321 to 339 MiB
+with ranges of 50,000 to 100,000 rows, 402 MiB with ranges of 500,000 rows. Ranges
+smaller than :data:`ROWS_FLOOR` did not lower the peak but raised it (10,000-row
+ranges: 410 MiB) and tripled the time, each range being one more scan of the
+files: a budget below about ``2 * ROW_BYTES * ROWS_FLOOR`` (60 MB) therefore
+screens as that budget does.
 """
 
 from __future__ import annotations
@@ -28,6 +46,7 @@ from polars_cumdev.errors import CumdevError
 __all__ = [
     "ADDRESS_SHARE",
     "FACTOR",
+    "ROWS_FLOOR",
     "ROW_BYTES",
     "budget",
     "describe",
@@ -42,6 +61,9 @@ FACTOR = {"text": 10.0, "binary": 30.0}
 #: Bytes of memory a screened row takes in the range step (measured: about 520 MiB
 #: above the interpreter for a range of 1e6 rows; rounded up).
 ROW_BYTES = 600
+#: Fewest rows in a score range: smaller ranges raise the peak (a scan of the files
+#: each) and the time, measured above.
+ROWS_FLOOR = 50_000
 #: An address-space limit (``RLIMIT_AS``, ``RLIMIT_DATA``) counts as this fraction of memory.
 ADDRESS_SHARE = 2
 _TEXT = (".csv", ".tsv", ".txt", ".ndjson", ".jsonl")
@@ -103,9 +125,12 @@ def too_large(path: str) -> bool:
 
 
 def range_count(rows: int) -> int:
-    """Score ranges for ``rows`` rows so that one range's step takes half the budget."""
+    """Score ranges for ``rows`` rows: one range's step takes half the budget.
+
+    Never fewer than :data:`ROWS_FLOOR` rows a range (see the module docstring).
+    """
     limit = budget() or 2**34
-    per_range = max(10_000, int(limit / 2 / ROW_BYTES))
+    per_range = max(ROWS_FLOOR, int(limit / 2 / ROW_BYTES))
     return max(1, -(-rows // per_range))
 
 

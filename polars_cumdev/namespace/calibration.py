@@ -337,3 +337,29 @@ class CalibrationMethods(Methods[F]):
                 adjustment=adjustment,
             )
         )
+
+    def recalibrate(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        segments: object = None,
+        **options: Any,
+    ) -> Any:
+        """Fit the recalibration the multicalibration audit proves necessary.
+
+        Returns a :class:`polars_cumdev.recalibration.Recalibration` (an
+        expression, a table, a JSON file). See
+        :func:`polars_cumdev.recalibration.recalibrate` for the options.
+        """
+        from polars_cumdev.recalibration import recalibrate
+
+        return recalibrate(
+            self._data(score, response, weight, segments),
+            score,
+            response,
+            weight,
+            segments=segments,  # type: ignore[arg-type]
+            **options,
+        )

@@ -197,15 +197,16 @@ def recalibrate(
         fix = Recalibration(_S, tuple(features), fix_map, ())
         return part.select(fix.log_odds()).to_series().to_numpy()
 
+    ends = _ends(testing, segments.numerical)
     chosen: list[Correction] = []
+    audited: set[str] = set()  # the chosen segments' conditions as the audit writes them
     stopped, rounds, audit = "budget", 0, raw
     fit_offset = offset(fitting, monotone)
     _, y_fit, w_fit = arrays(fitting)
     for rounds in range(1, max_rounds + 1):
         audit = _audit(current(testing, chosen, monotone), _P, segments, level, method, seed)
-        done = {c.condition for c in chosen}
         significant = audit.filter(
-            (pl.col("p_family") <= level) & ~pl.col("condition").is_in(list(done))
+            (pl.col("p_family") <= level) & ~pl.col("condition").is_in(sorted(audited))
         )
         if monotone is not None:
             significant = significant.filter(pl.col("depth") > 0)
@@ -221,10 +222,12 @@ def recalibrate(
         new = significant.filter(pl.col("finding") == "new")
         picked = _disjoint(new if new.height else significant.head(1), features)
         for row in picked[: max_corrections - len(chosen)]:
+            audited.add(row["condition"])
+            condition, levels = _open_ends(row, features, ends)
             chosen.append(
                 Correction(
-                    condition=row["condition"],
-                    levels=tuple((f, row[f]) for f in features if row[f] is not None),
+                    condition=condition,
+                    levels=levels,
                     shift=0.0,
                     rows=int(row["n"]),
                     z=float(row["ecce_r_z"]),
@@ -258,6 +261,52 @@ def recalibrate(
         chosen = [_with_shift(c, d) for c, d in zip(chosen, shifts, strict=True)]
     fix = Recalibration(score, tuple(features), monotone, tuple(chosen), tuple(info.items()))
     return fix
+
+
+def _ends(rows: pl.DataFrame, numerical: Sequence[str]) -> dict[str, tuple[float, float]]:
+    """Each numerical feature's smallest and largest value (the outer bins' closed ends)."""
+    out = {}
+    for name in numerical:
+        values = rows.get_column(name).cast(pl.Float64).fill_nan(None).drop_nulls()
+        if values.len():
+            out[name] = (float(values.min()) + 0.0, float(values.max()) + 0.0)  # type: ignore[arg-type]
+    return out
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _open_condition(condition: str, ends: dict[str, tuple[float, float]]) -> str:
+    """The condition with the outer bins' ends (the audited rows' extremes) left open.
+
+    The audit cuts a numerical feature into bins from its smallest to its
+    largest value; a correction applies to new rows beyond them too.
+    """
+    for name, (low, high) in ends.items():
+        q = _quote(name)
+        condition = condition.replace(f"({q} >= {low!r} AND ", "(")
+        condition = condition.replace(f" AND {q} <= {high!r})", ")")
+    return condition
+
+
+def _open_ends(
+    row: dict[str, Any], features: list[str], ends: dict[str, tuple[float, float]]
+) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """A segment's condition and level labels, outer bins opened (:func:`_open_condition`)."""
+    levels = []
+    for f in features:
+        label = row[f]
+        if label is None:
+            continue
+        if f in ends:
+            low, high = ends[f]
+            if label.startswith(f"[{low:.6g}, "):
+                label = "(-inf, " + label[len(f"[{low:.6g}, ") :]
+            if label.endswith(f", {high:.6g}]"):
+                label = label[: -len(f", {high:.6g}]")] + ", inf)"
+        levels.append((f, label))
+    return _open_condition(row["condition"], ends), tuple(levels)
 
 
 def _disjoint(candidates: pl.DataFrame, features: list[str]) -> list[dict[str, Any]]:

@@ -28,16 +28,6 @@ def _names(text: str | None) -> list[str]:
     return [n.strip() for n in (text or "").split(",") if n.strip()]
 
 
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not 0.05 <= value <= 0.95:
-        raise argparse.ArgumentTypeError(f"must be in [0.05, 0.95], got {text}")
-    return value
-
-
 def _positive(text: str) -> float:
     try:
         value = float(text)
@@ -67,7 +57,7 @@ def _recalibrate(args: argparse.Namespace) -> None:
         segments=family,
         level=args.level,
         method=args.method,
-        held_out=args.held_out,
+        folds=args.folds,
         shrinkage=args.shrinkage,
         max_corrections=args.max_corrections,
         seed=args.seed,
@@ -76,8 +66,8 @@ def _recalibrate(args: argparse.Namespace) -> None:
     steps = len(fix.corrections) + (fix.monotone is not None)
     print(
         f"{steps} correction(s) at family-wise level {args.level:g}; stopped after "
-        f"{facts['rounds']} round(s): {facts['stopped']} (testing fold: largest z "
-        f"{facts['testing_max_z']:.3f}, smallest p_family {facts['testing_min_p_family']:.3g})"
+        f"{facts['rounds']} round(s): {facts['stopped']} (cross-fitted scores: largest z "
+        f"{facts['crossfit_max_z']:.3f}, smallest p_family {facts['crossfit_min_p_family']:.3g})"
     )
     if steps:
         show(fix.table, list(fix.table.columns), args.rows)
@@ -133,7 +123,7 @@ def add_commands(commands: Any) -> None:
     fit.add_argument("--min-rows", type=positive_int, default=10, help="smallest segment")
     fit.add_argument("--level", type=level_value, default=0.05, help="family-wise level")
     fit.add_argument("--method", choices=("holm", "bootstrap", "stepdown"), default="holm")
-    fit.add_argument("--held-out", type=_fraction, default=0.5, help="testing fold's share")
+    fit.add_argument("--folds", type=positive_int, default=2, help="cross-fitting folds")
     fit.add_argument("--shrinkage", type=_positive, default=1.0, help="ridge penalty of shifts")
     fit.add_argument("--max-corrections", type=positive_int, default=30, help="budget")
     fit.add_argument("--seed", type=positive_int, default=0, help="fold split's seed")

@@ -2,23 +2,24 @@
 
 The procedure (docs/method.md, "Recalibration"):
 
-1. The rows are split in two folds by a hash of their values (so the split
-   does not depend on the row order): the *fitting* fold and the *testing*
-   fold (``held_out`` of the rows).
-2. The raw scores are audited on the testing fold
-   (:func:`~polars_cumdev.multicalibration.multicalibration`). Only if the full
-   population (the segment of depth 0) is miscalibrated family-wise
+1. The rows are split into ``folds`` folds by a hash of their values (the
+   split does not depend on the row order). Every step is *cross-fitted*:
+   fitted once per fold on the other folds' rows and applied to that fold's
+   rows, so each row's cross-fitted score comes from a fit that never saw it.
+2. The raw scores are audited on all rows
+   (:func:`~polars_cumdev.multicalibration.multicalibration`). Only if the
+   full population (the segment of depth 0) is miscalibrated family-wise
    (``p_family <= level``) is the global monotone map fitted
-   (:func:`~polars_cumdev.recalibration.monotone.fit_monotone`, on the fitting fold).
-3. Rounds: the current scores are audited on the testing fold; every segment
-   significant family-wise and a ``new`` finding (its z above its parents'
-   and children's; the strongest significant segment if none is) that is not
-   corrected yet is added; all shifts are refitted jointly on the fitting
-   fold (:func:`~polars_cumdev.recalibration.shifts.fit_shifts`, shrunk). The
-   rounds stop when the testing fold's audit finds nothing significant (or
-   only segments already corrected), or when ``max_corrections`` or
-   ``max_rounds`` is spent. The stopping test therefore always judges
-   corrections fitted on other rows.
+   (:func:`~polars_cumdev.recalibration.monotone.fit_monotone`), and kept only
+   if it lowers the cross-fitted log-loss.
+3. Rounds: the cross-fitted scores are audited; the segments significant
+   family-wise and ``new`` findings, not tried before, are the candidates
+   (:func:`~polars_cumdev.recalibration.choice.disjoint` picks among them);
+   all shifts are refitted jointly per fold
+   (:func:`~polars_cumdev.recalibration.shifts.fit_shifts`, shrunk), and a
+   candidate is kept only if its cross-fitted shifts lower the cross-fitted
+   log-loss. The rounds stop when the audit of the cross-fitted scores finds
+   nothing significant left to try, or the budget is spent.
 4. The chosen steps are refitted on all rows: the global map (if chosen),
    then the shifts jointly, with the map's log-odds as the offset.
 """
@@ -35,8 +36,9 @@ from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare
 from polars_cumdev.multicalibration import Segments, multicalibration
 from polars_cumdev.multicalibration import segments as make_segments
+from polars_cumdev.recalibration.choice import disjoint, ends, open_ends
 from polars_cumdev.recalibration.model import Correction, Recalibration
-from polars_cumdev.recalibration.monotone import fit_monotone
+from polars_cumdev.recalibration.monotone import LOGIT_BOUND, MonotoneMap, fit_monotone, logit
 from polars_cumdev.recalibration.shifts import fit_shifts
 
 __all__ = ["recalibrate"]
@@ -72,6 +74,76 @@ def _members(rows: pl.DataFrame, conditions: Sequence[str]) -> np.ndarray:
     return inside.to_numpy().astype(bool).reshape(rows.height, len(conditions))
 
 
+def _map(monotone: MonotoneMap | None, u: np.ndarray) -> np.ndarray:
+    """The map's log-odds of log-odds ``u`` (the expression's arithmetic, by Polars)."""
+    if monotone is None:
+        return u
+    return pl.select(monotone.expr(pl.lit(pl.Series(u)))).to_series().to_numpy()
+
+
+def _log_loss(eta: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+    eta = np.clip(eta, -LOGIT_BOUND, LOGIT_BOUND)
+    return float(np.sum(w * (np.logaddexp(0.0, eta) - y * eta)) / np.sum(w))
+
+
+class _Folds:
+    """The rows' arrays, their folds, and cross-fitted log-odds."""
+
+    def __init__(self, rows: pl.DataFrame, fold: np.ndarray, folds: int) -> None:
+        self.rows = rows
+        self.s, self.y, self.w = (rows.get_column(c).to_numpy() for c in (_S, _R, _W))
+        self.u = logit(self.s)
+        self.inside = [fold == k for k in range(folds)]
+        self.offset = self.u.copy()  # cross-fitted log-odds of the global step
+        self.offsets: list[np.ndarray] = [self.u] * folds  # fold k's map on every row
+        self.columns: dict[str, np.ndarray] = {}
+
+    def fit_map(self, max_knots: int) -> None:
+        cross = np.empty_like(self.u)
+        self.offsets = []
+        for part in self.inside:
+            rest = ~part
+            fitted = fit_monotone(self.s[rest], self.y[rest], self.w[rest], max_knots=max_knots)
+            mapped = _map(fitted, self.u)
+            cross[part] = mapped[part]
+            self.offsets.append(mapped)
+        self.offset = cross
+
+    def members(self, conditions: Sequence[str]) -> np.ndarray:
+        missing = [c for c in conditions if c not in self.columns]
+        if missing:
+            for c, column in zip(missing, _members(self.rows, missing).T, strict=True):
+                self.columns[c] = column
+        if not conditions:
+            return np.zeros((self.rows.height, 0), dtype=bool)
+        return np.stack([self.columns[c] for c in conditions], axis=1)
+
+    def shifts(self, members: np.ndarray, shrinkage: float) -> list[np.ndarray]:
+        """Per fold, the shifts fitted on the other folds."""
+        out = []
+        for k, part in enumerate(self.inside):
+            rest = ~part
+            out.append(
+                fit_shifts(
+                    self.offsets[k][rest],
+                    self.y[rest],
+                    self.w[rest],
+                    members[rest],
+                    shrinkage=shrinkage,
+                )
+            )
+        return out
+
+    def cross(self, members: np.ndarray, shifts: list[np.ndarray]) -> np.ndarray:
+        eta = self.offset.copy()
+        for part, d in zip(self.inside, shifts, strict=True):
+            eta[part] += members[part] @ d
+        return eta
+
+    def loss(self, eta: np.ndarray) -> float:
+        return _log_loss(eta, self.y, self.w)
+
+
 def recalibrate(
     frame: FrameLike,
     score: str,
@@ -81,7 +153,7 @@ def recalibrate(
     segments: Segments | None = None,
     level: float = 0.05,
     method: str = "holm",
-    held_out: float = 0.5,
+    folds: int = 2,
     shrinkage: float = 1.0,
     max_corrections: int = 30,
     max_rounds: int = 10,
@@ -104,8 +176,8 @@ def recalibrate(
     method
         The audit's family-wise adjustment (``"holm"``, ``"bootstrap"``,
         ``"stepdown"``; see :func:`~polars_cumdev.multicalibration.multicalibration`).
-    held_out
-        Share of the rows in the testing fold (the stopping test's rows).
+    folds
+        Number of cross-fitting folds (at least 2).
     shrinkage
         Ridge penalty of the shifts, in rows of mean weight (the prior's
         precision): larger pulls small segments' shifts harder toward zero.
@@ -123,7 +195,7 @@ def recalibrate(
         :meth:`~Recalibration.to_json`.
     """
     _check("level", level, 1e-12, 1 - 1e-12)
-    _check("held_out", held_out, 0.05, 0.95)
+    _check("folds", folds, 2, 100, integer=True)
     _check("shrinkage", shrinkage, 1e-9, 1e12)
     _check("max_corrections", max_corrections, 0, 10_000, integer=True)
     _check("max_rounds", max_rounds, 0, 10_000, integer=True)
@@ -159,169 +231,102 @@ def recalibrate(
             pl.col(nm.WEIGHT).alias(_W),
         )
         .collect()
+        # one order whatever the input's: sums (and so every bit of the fit) follow it
+        .sort([_S, _R, _W, *features], nulls_last=True)
     )
-    threshold = round(held_out * 1000)
-    hashed = pl.struct(*features, _S, _R, _W).hash(seed) % 1000
-    rows = rows.with_columns((hashed < threshold).alias("_rc_test"))
-    testing = rows.filter(pl.col("_rc_test")).drop("_rc_test")
-    fitting = rows.filter(~pl.col("_rc_test")).drop("_rc_test")
-    if testing.height == 0 or fitting.height == 0:
-        raise InvalidParameterError(
-            f"too few rows ({rows.height}) to split into a fitting and a testing fold"
-        )
-    rows = rows.drop("_rc_test")
+    fold = rows.select(pl.struct(*features, _S, _R, _W).hash(seed) % folds).to_series()
+    data = _Folds(rows, fold.to_numpy().astype(np.int64), folds)
+    if any(not part.any() or part.all() for part in data.inside):
+        raise InvalidParameterError(f"too few rows ({rows.height}) to split into {folds} folds")
 
-    def arrays(part: pl.DataFrame) -> tuple[np.ndarray, ...]:
-        return tuple(part.get_column(c).to_numpy() for c in (_S, _R, _W))
-
-    raw = _audit(testing, _S, segments, level, method, seed)
+    raw = _audit(rows, _S, segments, level, method, seed)
     full = raw.filter(pl.col("depth") == 0).row(0, named=True)
     info: dict[str, Any] = {
         "rows": rows.height,
-        "testing_rows": testing.height,
+        "folds": folds,
         "level": level,
         "method": method,
         "shrinkage": shrinkage,
         "global_z": full["ecce_r_z"],
         "global_p_family": full["p_family"],
+        "log_loss_raw": data.loss(data.u),
     }
-    monotone = None
-    if full["p_family"] is not None and full["p_family"] <= level:
-        monotone = fit_monotone(*arrays(fitting), max_knots=max_knots)
-
-    def current(part: pl.DataFrame, chosen: list[Correction], fix_map: Any) -> pl.DataFrame:
-        fix = Recalibration(_S, tuple(features), fix_map, tuple(chosen))
-        return part.with_columns(fix.expr().alias(_P))
-
-    def offset(part: pl.DataFrame, fix_map: Any) -> np.ndarray:
-        fix = Recalibration(_S, tuple(features), fix_map, ())
-        return part.select(fix.log_odds()).to_series().to_numpy()
-
-    ends = _ends(testing, segments.numerical)
+    use_map = full["p_family"] is not None and full["p_family"] <= level
+    if use_map:
+        data.fit_map(max_knots)
+        use_map = data.loss(data.offset) < data.loss(data.u)
+        if not use_map:
+            data.offset, data.offsets = data.u.copy(), [data.u] * folds
+    bounds = ends(rows, segments.numerical)
     chosen: list[Correction] = []
-    audited: set[str] = set()  # the chosen segments' conditions as the audit writes them
-    stopped, rounds, audit = "budget", 0, raw
-    fit_offset = offset(fitting, monotone)
-    _, y_fit, w_fit = arrays(fitting)
+    tried: set[str] = set()  # segments' conditions as the audit writes them
+    shifts: list[np.ndarray] = [np.zeros(0)] * folds
+    stopped, rounds, audit, rejected = "max_rounds spent", 0, raw, 0
+    eta = data.offset
     for rounds in range(1, max_rounds + 1):
-        audit = _audit(current(testing, chosen, monotone), _P, segments, level, method, seed)
+        if use_map or chosen:
+            scored = rows.with_columns(pl.Series(_P, 1.0 / (1.0 + np.exp(-eta))))
+            audit = _audit(scored, _P, segments, level, method, seed)
         significant = audit.filter(
-            (pl.col("p_family") <= level) & ~pl.col("condition").is_in(sorted(audited))
+            (pl.col("p_family") <= level) & ~pl.col("condition").is_in(sorted(tried))
         )
-        if monotone is not None:
+        if use_map:
             significant = significant.filter(pl.col("depth") > 0)
         if significant.height == 0:
-            stopped = "no segment significant"
             still = audit.filter(pl.col("p_family") <= level).height
-            if still:
-                stopped = f"{still} corrected segment(s) still significant"
+            stopped = (
+                f"{still} segment(s) still significant, all tried"
+                if still
+                else ("no segment significant")
+            )
             break
         if len(chosen) >= max_corrections:
             stopped = "max_corrections spent"
             break
         new = significant.filter(pl.col("finding") == "new")
-        picked = _disjoint(new if new.height else significant.head(1), features)
+        picked = disjoint(new if new.height else significant.head(1), features)
+        candidates = []
         for row in picked[: max_corrections - len(chosen)]:
-            audited.add(row["condition"])
-            condition, levels = _open_ends(row, features, ends)
-            chosen.append(
+            tried.add(row["condition"])
+            condition, levels = open_ends(row, features, bounds)
+            candidates.append(
                 Correction(
-                    condition=condition,
-                    levels=levels,
-                    shift=0.0,
-                    rows=int(row["n"]),
-                    z=float(row["ecce_r_z"]),
-                    p_family=float(row["p_family"]),
-                    round=rounds,
+                    condition, levels, 0.0, int(row["n"]), float(row["ecce_r_z"]),
+                    float(row["p_family"]), rounds,
                 )
-            )
-        members = _members(fitting, [c.condition for c in chosen])
-        shifts = fit_shifts(fit_offset, y_fit, w_fit, members, shrinkage=shrinkage)
-        chosen = [_with_shift(c, d) for c, d in zip(chosen, shifts, strict=True)]
-    else:
-        rounds = max_rounds
-        audit = _audit(current(testing, chosen, monotone), _P, segments, level, method, seed)
-        if audit.filter(pl.col("p_family") <= level).height == 0:
-            stopped = "no segment significant"
-        else:
-            stopped = "max_rounds spent"
+            )  # fmt: skip
+        trial = [*chosen, *candidates]
+        members = data.members([c.condition for c in trial])
+        trial_shifts = data.shifts(members, shrinkage)
+        with_all = data.loss(data.cross(members, trial_shifts))
+        keep = []
+        for j in range(len(chosen), len(trial)):
+            without = [d.copy() for d in trial_shifts]
+            for d in without:
+                d[j] = 0.0
+            keep.append(data.loss(data.cross(members, without)) > with_all)
+        rejected += keep.count(False)
+        if not any(keep):
+            continue
+        chosen = [*chosen, *(c for c, k in zip(candidates, keep, strict=True) if k)]
+        members = data.members([c.condition for c in chosen])
+        shifts = data.shifts(members, shrinkage)
+        eta = data.cross(members, shifts)
     info.update(
         rounds=rounds,
         stopped=stopped,
-        testing_max_z=audit.get_column("ecce_r_z").max(),
-        testing_min_p_family=audit.get_column("p_family").min(),
+        rejected=rejected,
+        crossfit_max_z=audit.get_column("ecce_r_z").max(),
+        crossfit_min_p_family=audit.get_column("p_family").min(),
+        log_loss_crossfit=data.loss(eta),
     )
     # the chosen steps, refitted on all rows
-    s_all, y_all, w_all = arrays(rows)
-    if monotone is not None:
-        monotone = fit_monotone(s_all, y_all, w_all, max_knots=max_knots)
+    monotone = fit_monotone(data.s, data.y, data.w, max_knots=max_knots) if use_map else None
     if chosen:
-        members = _members(rows, [c.condition for c in chosen])
-        shifts = fit_shifts(offset(rows, monotone), y_all, w_all, members, shrinkage=shrinkage)
-        chosen = [_with_shift(c, d) for c, d in zip(chosen, shifts, strict=True)]
-    fix = Recalibration(score, tuple(features), monotone, tuple(chosen), tuple(info.items()))
-    return fix
-
-
-def _ends(rows: pl.DataFrame, numerical: Sequence[str]) -> dict[str, tuple[float, float]]:
-    """Each numerical feature's smallest and largest value (the outer bins' closed ends)."""
-    out = {}
-    for name in numerical:
-        values = rows.get_column(name).cast(pl.Float64).fill_nan(None).drop_nulls()
-        if values.len():
-            out[name] = (float(values.min()) + 0.0, float(values.max()) + 0.0)  # type: ignore[arg-type]
-    return out
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _open_condition(condition: str, ends: dict[str, tuple[float, float]]) -> str:
-    """The condition with the outer bins' ends (the audited rows' extremes) left open.
-
-    The audit cuts a numerical feature into bins from its smallest to its
-    largest value; a correction applies to new rows beyond them too.
-    """
-    for name, (low, high) in ends.items():
-        q = _quote(name)
-        condition = condition.replace(f"({q} >= {low!r} AND ", "(")
-        condition = condition.replace(f" AND {q} <= {high!r})", ")")
-    return condition
-
-
-def _open_ends(
-    row: dict[str, Any], features: list[str], ends: dict[str, tuple[float, float]]
-) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """A segment's condition and level labels, outer bins opened (:func:`_open_condition`)."""
-    levels = []
-    for f in features:
-        label = row[f]
-        if label is None:
-            continue
-        if f in ends:
-            low, high = ends[f]
-            if label.startswith(f"[{low:.6g}, "):
-                label = "(-inf, " + label[len(f"[{low:.6g}, ") :]
-            if label.endswith(f", {high:.6g}]"):
-                label = label[: -len(f", {high:.6g}]")] + ", inf)"
-        levels.append((f, label))
-    return _open_condition(row["condition"], ends), tuple(levels)
-
-
-def _disjoint(candidates: pl.DataFrame, features: list[str]) -> list[dict[str, Any]]:
-    """The strongest candidate, then each next one whose features none picked before restrict.
-
-    Segments sharing a feature with a stronger one are left to the next
-    round: often their excess was the stronger one's, and the refit removes it.
-    """
-    picked, used = [], set()
-    for row in candidates.iter_rows(named=True):
-        restricted = {f for f in features if row[f] is not None}
-        if not restricted & used or not picked:
-            picked.append(row)
-            used |= restricted
-    return picked
+        members = data.members([c.condition for c in chosen])
+        final = fit_shifts(_map(monotone, data.u), data.y, data.w, members, shrinkage=shrinkage)
+        chosen = [_with_shift(c, d) for c, d in zip(chosen, final, strict=True)]
+    return Recalibration(score, tuple(features), monotone, tuple(chosen), tuple(info.items()))
 
 
 def _with_shift(c: Correction, shift: float) -> Correction:

@@ -363,3 +363,14 @@ class CalibrationMethods(Methods[F]):
             segments=segments,  # type: ignore[arg-type]
             **options,
         )
+
+    def recalibration_report(
+        self, fix: Any, *, path: str | Path, top: int = 5, level: float | None = None
+    ) -> Path:
+        """Write the HTML page judging a recalibration on these (held-out) rows.
+
+        See :func:`polars_cumdev.report.recalibration_report`.
+        """
+        from polars_cumdev.report.recalibration import recalibration_report
+
+        return recalibration_report(fix, self._frame, path=path, top=top, level=level)

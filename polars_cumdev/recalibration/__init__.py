@@ -9,8 +9,16 @@ Polars expression (:meth:`Recalibration.expr`), a table of corrections with
 their evidence, and a versioned JSON file.
 """
 
+from polars_cumdev.recalibration.evaluate import before_after_audits, evaluate
 from polars_cumdev.recalibration.fit import recalibrate
 from polars_cumdev.recalibration.model import Correction, Recalibration
 from polars_cumdev.recalibration.monotone import MonotoneMap
 
-__all__ = ["Correction", "MonotoneMap", "Recalibration", "recalibrate"]
+__all__ = [
+    "Correction",
+    "MonotoneMap",
+    "Recalibration",
+    "before_after_audits",
+    "evaluate",
+    "recalibrate",
+]

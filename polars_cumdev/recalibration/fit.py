@@ -242,6 +242,19 @@ def recalibrate(
     raw = _audit(rows, _S, segments, level, method, seed)
     full = raw.filter(pl.col("depth") == 0).row(0, named=True)
     info: dict[str, Any] = {
+        "response": response,
+        "weight": weight,
+        "segments": {
+            "categorical": list(segments.categorical),
+            "numerical": list(segments.numerical),
+            "depth": segments.depth,
+            "levels": segments.levels,
+            "min_rows": segments.min_rows,
+            "max_segments": segments.max_segments,
+            "rules": segments.rules,
+            "chunk": segments.chunk,
+            "feature_levels": dict(segments.feature_levels),
+        },
         "rows": rows.height,
         "folds": folds,
         "level": level,

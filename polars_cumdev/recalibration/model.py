@@ -81,6 +81,16 @@ class Recalibration:
     corrections: tuple[Correction, ...]
     fitting: tuple[tuple[str, Any], ...] = field(default=())
 
+    def audit(self) -> tuple[str | None, str | None, Any]:
+        """The response, weight and family of segments of the audit the fix was fitted with."""
+        from polars_cumdev.multicalibration import segments
+
+        facts = dict(self.fitting)
+        family = facts.get("segments")
+        if not isinstance(family, dict):
+            raise InvalidParameterError("this fix does not record the audit it was fitted with")
+        return facts.get("response"), facts.get("weight"), segments(**family)
+
     @property
     def columns(self) -> tuple[str, ...]:
         """Every column :meth:`expr` reads."""

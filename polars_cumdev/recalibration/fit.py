@@ -68,9 +68,10 @@ def _audit(
 def _members(rows: pl.DataFrame, conditions: Sequence[str]) -> np.ndarray:
     if not conditions:
         return np.zeros((rows.height, 0), dtype=bool)
-    inside = rows.select(
-        [pl.sql_expr(c).fill_null(False).alias(f"c{i}") for i, c in enumerate(conditions)]
-    )
+    names = [f"_rc_c{i}" for i in range(len(conditions))]
+    inside = rows.with_columns(  # with_columns: a constant condition ("TRUE") fills every row
+        [pl.sql_expr(c).fill_null(False).alias(n) for n, c in zip(names, conditions, strict=True)]
+    ).select(names)
     return inside.to_numpy().astype(bool).reshape(rows.height, len(conditions))
 
 

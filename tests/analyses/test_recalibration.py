@@ -285,3 +285,15 @@ def test_calibrated_scores_left_alone(seed):
     assert brier(q, y) <= brier(p, y) * 1.001
     if fix.monotone is None and not fix.corrections:
         assert q.tobytes() == p.tobytes()
+
+
+def test_members_of_the_whole_population():
+    """The depth-0 segment's condition is the constant TRUE: every row is inside (it was one row)."""
+    from polars_cumdev.recalibration.fit import _members
+
+    rows = planted(50, 0)
+    assert _members(rows, ["TRUE"]).shape == (50, 1)
+    inside = _members(rows, ["TRUE", '"c" = 0'])
+    assert inside.shape == (50, 2)
+    assert inside[:, 0].all()
+    assert (inside[:, 1] == (rows["c"] == 0).to_numpy()).all()

@@ -293,3 +293,6 @@ class CumulativeCalibrationDisplay:
             name=name if name is not None else type(estimator).__name__,
             fraction=fraction,
         )
+
+
+from polars_cumdev.sklearn_recalibration import RecalibratedClassifier as RecalibratedClassifier  # noqa: E402

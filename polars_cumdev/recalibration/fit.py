@@ -75,11 +75,11 @@ def _members(rows: pl.DataFrame, conditions: Sequence[str]) -> np.ndarray:
     return inside.to_numpy().astype(bool).reshape(rows.height, len(conditions))
 
 
-def _map(monotone: MonotoneMap | None, u: np.ndarray) -> np.ndarray:
-    """The map's log-odds of log-odds ``u`` (the expression's arithmetic, by Polars)."""
+def _map(monotone: MonotoneMap | None, s: np.ndarray) -> np.ndarray:
+    """The map's log-odds of scores ``s`` (the expression's arithmetic, by Polars)."""
     if monotone is None:
-        return u
-    return pl.select(monotone.expr(pl.lit(pl.Series(u)))).to_series().to_numpy()
+        return logit(s)
+    return pl.select(monotone.expr(pl.lit(pl.Series(s)))).to_series().to_numpy()
 
 
 def _log_loss(eta: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
@@ -105,7 +105,7 @@ class _Folds:
         for part in self.inside:
             rest = ~part
             fitted = fit_monotone(self.s[rest], self.y[rest], self.w[rest], max_knots=max_knots)
-            mapped = _map(fitted, self.u)
+            mapped = _map(fitted, self.s)
             cross[part] = mapped[part]
             self.offsets.append(mapped)
         self.offset = cross
@@ -338,7 +338,7 @@ def recalibrate(
     monotone = fit_monotone(data.s, data.y, data.w, max_knots=max_knots) if use_map else None
     if chosen:
         members = data.members([c.condition for c in chosen])
-        final = fit_shifts(_map(monotone, data.u), data.y, data.w, members, shrinkage=shrinkage)
+        final = fit_shifts(_map(monotone, data.s), data.y, data.w, members, shrinkage=shrinkage)
         chosen = [_with_shift(c, d) for c, d in zip(chosen, final, strict=True)]
     return Recalibration(score, tuple(features), monotone, tuple(chosen), tuple(info.items()))
 

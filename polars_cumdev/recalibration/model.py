@@ -98,11 +98,11 @@ class Recalibration:
 
     def log_odds(self, score: str | None = None) -> pl.Expr:
         """The recalibrated log-odds (before the logistic function and its clipping)."""
-        u = logit_expr(pl.col(score or self.score))
-        out = self.monotone.expr(u) if self.monotone is not None else u
+        s = pl.col(score or self.score)
+        out = self.monotone.expr(s) if self.monotone is not None else logit_expr(s)
         for c in self.corrections:
-            inside = pl.sql_expr(c.condition).fill_null(False)
-            out = out + pl.when(inside).then(pl.lit(c.shift)).otherwise(pl.lit(0.0))
+            inside = pl.sql_expr(c.condition).fill_null(False).cast(pl.Float64)
+            out = out + inside * c.shift  # + 0 (or -0) outside: the same bits
         return out
 
     def expr(self, score: str | None = None) -> pl.Expr:

@@ -58,15 +58,38 @@ class MonotoneMap:
     knots: tuple[float, ...]
     values: tuple[float, ...]
 
-    def expr(self, u: pl.Expr) -> pl.Expr:
-        """The map applied to the log-odds ``u`` (Polars arithmetic only)."""
+    def pieces(self) -> list[tuple[float, float, float]]:
+        """The map as linear pieces ``(upper, a, b)``: ``a + b u`` for scores below ``upper``.
+
+        ``upper`` is the knot's score (the logistic function of its log-odds;
+        the last piece's is 2, above every score); below the first knot and
+        above the last the slope is one.
+        """
         t, v = self.knots, self.values
-        out = pl.lit(v[0]) + pl.min_horizontal(u - t[0], pl.lit(0.0))
+        out = [(float(1.0 / (1.0 + np.exp(-t[0]))), v[0] - t[0], 1.0)]
         for k in range(len(t) - 1):
             slope = (v[k + 1] - v[k]) / (t[k + 1] - t[k])
-            if slope != 0.0:
-                out = out + slope * (u.clip(t[k], t[k + 1]) - t[k])
-        return out + pl.max_horizontal(u - t[-1], pl.lit(0.0))
+            upper = float(1.0 / (1.0 + np.exp(-t[k + 1])))
+            out.append((upper, v[k] - slope * t[k], slope))
+        out.append((2.0, v[-1] - t[-1], 1.0))
+        return out
+
+    def expr(self, score: pl.Expr) -> pl.Expr:
+        """The map of the log-odds of ``score`` (Polars expressions only).
+
+        The log-odds are computed once; each row's piece (its intercept and
+        slope) is found by a binary search of the clipped score among the
+        knots' scores (``search_sorted`` of the literal knots, then
+        ``gather``), so the cost hardly grows with the number of knots. At a
+        knot the two pieces agree up to rounding.
+        """
+        q = score.cast(pl.Float64).clip(EPSILON, 1.0 - EPSILON)
+        pieces = self.pieces()
+        uppers = pl.Series([p[0] for p in pieces[:-1]], dtype=pl.Float64)
+        piece = pl.lit(uppers).search_sorted(q, side="right")
+        a = pl.lit(pl.Series([p[1] for p in pieces], dtype=pl.Float64)).gather(piece)
+        b = pl.lit(pl.Series([p[2] for p in pieces], dtype=pl.Float64)).gather(piece)
+        return a + b * logit_expr(score)
 
 
 def _tie_merged(score: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, ...]:

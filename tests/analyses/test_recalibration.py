@@ -7,6 +7,8 @@ import json
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import polars_cumdev as pc
 from polars_cumdev.errors import ColumnNotFoundError, CumdevError, InvalidParameterError
@@ -304,3 +306,42 @@ def test_members_of_the_whole_population():
     assert inside.shape == (50, 2)
     assert inside[:, 0].all()
     assert (inside[:, 1] == (rows["c"] == 0).to_numpy()).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    knots=st.lists(st.floats(-20, 20, allow_nan=False), min_size=1, max_size=12, unique=True),
+    rises=st.lists(st.floats(0, 3, allow_nan=False), min_size=12, max_size=12),
+    shifts=st.lists(st.floats(-5, 5, allow_nan=False), min_size=0, max_size=3),
+)
+def test_json_round_trip_and_order_any_fix(knots, rises, shifts):
+    """Any map and shifts: the JSON reads back equal, the same bits, outputs in (0, 1), ordered."""
+    from polars_cumdev.recalibration import Correction, MonotoneMap
+
+    t = sorted(knots)
+    v = list(np.cumsum(rises[: len(t)]) - 3.0)
+    conditions = ['"c" = 0', '"a" = 2 AND "b" = 1', '("x" > 0.5)']
+    fix = Recalibration(
+        "p",
+        ("a", "b", "c", "x"),
+        MonotoneMap(tuple(t), tuple(float(x) for x in v)),
+        tuple(
+            Correction(conditions[i], (("c", "0"),), d, 10, 5.0, 0.01, 1)
+            for i, d in enumerate(shifts)
+        ),
+    )
+    back = Recalibration.from_json(fix.to_json())
+    assert back == fix
+    rows = planted(400, 7)
+    one = rows.select(fix.expr()).to_series().to_numpy()
+    assert one.tobytes() == rows.select(back.expr()).to_series().to_numpy().tobytes()
+    assert np.all((one > 0) & (one < 1))
+    cells = rows.with_columns(pl.Series("q", one)).with_columns(
+        pl.concat_str([pl.sql_expr(c).fill_null(False) for c in conditions]).alias("cell")
+    )
+    reversed_ = (
+        cells.sort("p")
+        .group_by("cell", maintain_order=True)
+        .agg((pl.col("q").diff() < -1e-12).sum().alias("n"))
+    )
+    assert reversed_.get_column("n").sum() == 0

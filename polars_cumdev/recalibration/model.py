@@ -81,6 +81,10 @@ class Recalibration:
     corrections: tuple[Correction, ...]
     fitting: tuple[tuple[str, Any], ...] = field(default=())
 
+    def __hash__(self) -> int:
+        """Hashable like any frozen value (``fitting`` holds the audit's family as a dict)."""
+        return hash(self.to_json())
+
     def audit(self) -> tuple[str | None, str | None, Any]:
         """The response, weight and family of segments of the audit the fix was fitted with."""
         from polars_cumdev.multicalibration import segments

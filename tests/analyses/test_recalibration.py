@@ -122,6 +122,8 @@ def test_frozen(small_fix):
     fix, _ = small_fix
     with pytest.raises(AttributeError):
         fix.score = "q"  # type: ignore[misc]
+    assert hash(fix) == hash(Recalibration.from_json(fix.to_json()))
+    assert len({fix, Recalibration.from_json(fix.to_json())}) == 1
 
 
 def test_order_kept_within_cells(small_fix):

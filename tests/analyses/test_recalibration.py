@@ -284,7 +284,8 @@ def test_calibrated_scores_left_alone(seed):
     """On calibrated scores the fix is (nearly) the identity: held-out Brier within 0.1%.
 
     Three data sets of 20,000 + 20,000 rows; any correction needs a family-wise
-    significant finding (5% chance under calibration), so most fixes are the identity.
+    significant finding (at most a 5% chance under calibration), so the fixes are
+    the identity unless the decision rule breaks.
     """
     train, test = (
         planted(20_000, seed, miscalibrated=False),
@@ -294,8 +295,9 @@ def test_calibrated_scores_left_alone(seed):
     q = test.select(fix.expr()).to_series().to_numpy()
     y, p = test["y"].to_numpy(), test["p"].to_numpy()
     assert brier(q, y) <= brier(p, y) * 1.001
-    if fix.monotone is None and not fix.corrections:
-        assert q.tobytes() == p.tobytes()
+    # each of these seeds (the first three tried) gives the identity: the score itself
+    assert fix.monotone is None and not fix.corrections
+    assert q.tobytes() == p.tobytes()
 
 
 def test_members_of_the_whole_population():

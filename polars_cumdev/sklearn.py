@@ -338,3 +338,6 @@ class CumulativeCalibrationDisplay:
         frame = _frame(y, y_prob, sample_weight, pos_label, classes)
         name = name if name is not None else type(estimator).__name__
         return cls._from_frame(frame, sample_weight, pos_label, name, fraction)
+
+
+from polars_cumdev.sklearn_recalibration import RecalibratedClassifier as RecalibratedClassifier  # noqa: E402

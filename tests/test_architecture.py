@@ -46,6 +46,7 @@ WINGS: dict[str, tuple[int, int]] = {
     "corp": (2, 0),
     "covariates": (2, 0),
     "multicalibration": (2, 0),
+    "recalibration": (2, 0),
     "engines": (3, 0),
     "charts": (4, 0),
     "report": (4, 1),
@@ -56,6 +57,7 @@ WINGS: dict[str, tuple[int, int]] = {
     "partitioned": (4, 3),
     "sklearn": (4, 3),
     "drift": (2, 0),
+    "sklearn_recalibration": (4, 3),
     "": (4, 3),  # polars_cumdev/__init__.py (the command line imports it to register `cumdev`)
 }
 

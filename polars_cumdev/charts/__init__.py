@@ -33,10 +33,12 @@ from polars_cumdev.charts.drift import drift
 from polars_cumdev.charts.ece import ece_sweep
 from polars_cumdev.charts.export import save
 from polars_cumdev.charts.funnel import funnel
+from polars_cumdev.charts.recalibration import before_after
 from polars_cumdev.charts.reliability import reliability
 from polars_cumdev.charts.screen import screen
 
 __all__ = [
+    "before_after",
     "calibration_classes",
     "corp",
     "covariate_map",

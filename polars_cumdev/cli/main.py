@@ -39,6 +39,7 @@ from polars_cumdev.cli.input import (
 )
 from polars_cumdev.cli.multicalibration import add_command as add_multicalibration_command
 from polars_cumdev.cli.paired import add_command as add_paired_command
+from polars_cumdev.cli.recalibration import add_commands as add_recalibration_commands
 from polars_cumdev.cli.subpopulation import add_commands as add_subpopulation_commands
 from polars_cumdev.cli.terminal import visible, visible_controls
 from polars_cumdev.errors import CumdevError, first_line
@@ -69,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     add_calibration_command(commands)
     add_paired_command(commands)
     add_multicalibration_command(commands)
+    add_recalibration_commands(commands)
     return parser
 
 

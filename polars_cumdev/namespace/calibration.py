@@ -337,3 +337,40 @@ class CalibrationMethods(Methods[F]):
                 adjustment=adjustment,
             )
         )
+
+    def recalibrate(
+        self,
+        score: str,
+        response: str,
+        weight: str | None = None,
+        *,
+        segments: object = None,
+        **options: Any,
+    ) -> Any:
+        """Fit the recalibration the multicalibration audit proves necessary.
+
+        Returns a :class:`polars_cumdev.recalibration.Recalibration` (an
+        expression, a table, a JSON file). See
+        :func:`polars_cumdev.recalibration.recalibrate` for the options.
+        """
+        from polars_cumdev.recalibration import recalibrate
+
+        return recalibrate(
+            self._data(score, response, weight, segments),
+            score,
+            response,
+            weight,
+            segments=segments,  # type: ignore[arg-type]
+            **options,
+        )
+
+    def recalibration_report(
+        self, fix: Any, *, path: str | Path, top: int = 5, level: float | None = None
+    ) -> Path:
+        """Write the HTML page judging a recalibration on these (held-out) rows.
+
+        See :func:`polars_cumdev.report.recalibration_report`.
+        """
+        from polars_cumdev.report.recalibration import recalibration_report
+
+        return recalibration_report(fix, self._frame, path=path, top=top, level=level)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from polars_cumdev.report.calibration import calibration_report
 from polars_cumdev.report.multicalibration import multicalibration_report
+from polars_cumdev.report.recalibration import recalibration_report
 from polars_cumdev.report.subpopulation import (
     HEADERS,
     format_cell,
@@ -24,6 +25,7 @@ __all__ = [
     "format_cell",
     "html_table",
     "multicalibration_report",
+    "recalibration_report",
     "render_html",
     "report",
 ]

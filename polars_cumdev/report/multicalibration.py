@@ -35,7 +35,7 @@ from polars_cumdev import charts
 from polars_cumdev.calibration import calibration_curve
 from polars_cumdev.charts.numbers import p_text
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.method.findings import LEVEL, check_level
+from polars_cumdev.method.findings import LEVEL, check_level, decided
 from polars_cumdev.method.prepare import FrameLike, as_lazy
 from polars_cumdev.multicalibration import Segments, multicalibration, subpop, summary
 from polars_cumdev.multicalibration.words import conjunction, describe, sentences
@@ -95,7 +95,7 @@ _FAMILYWISE = (
 
 def _summary_heading(facts: dict[str, Any], level: float) -> str:
     p = facts["p_family"]
-    if p is None or p != p or p > level:
+    if not facts["significant"]:
         return f"Summary: no segment is significant family-wise ({significance_heading(p, level)})"
     return (
         f"Summary: {facts['significant']} of {facts['tests']} segments significant family-wise "
@@ -240,7 +240,7 @@ def write_report(
 
 def _drawn(table: pl.DataFrame, top: int) -> pl.DataFrame:
     """The ``top`` segments with a z, in the order of the sentences (new findings first)."""
-    rank = {"new": 0, "broader": 1, "inherited": 2}
+    rank = {"new": 0, "broader": 1, "inherited": 2, "echo": 2}
     order = pl.col("finding").replace_strict(rank, default=3, return_dtype=pl.Int8)
     return (
         table.filter(pl.col("ecce_r_z").is_not_null())
@@ -264,10 +264,13 @@ def _segment(
 ) -> tuple[str, str, list[dict[str, Any]]]:
     """One segment's section: its sentence, its table row, its cumulative plot."""
     label = conjunction(row, features)
-    significant = row["p_family"] is not None and row["p_family"] <= level
-    points = calibration_curve(lazy.filter(subpop(row)), score, response, weight).collect()
+    significant = decided(row)
+    # the family's decision, not the curve's own p: located wherever the table locates
+    points = calibration_curve(
+        lazy.filter(subpop(row)), score, response, weight, level=1.0
+    ).collect()
     line = None
-    if not significant:  # the family's rule, not the curve's own p
+    if not significant:
         points = points.with_columns(pl.lit(False).alias("located"))
         line = f"{significance_heading(row['p_family'], level, 'p_family')} (no stretch shaded)"
     chart = charts.cumulative(

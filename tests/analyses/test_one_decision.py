@@ -38,7 +38,7 @@ def planted(seed: int = 0, rows: int = 4_000) -> pl.LazyFrame:
     s = rng.uniform(0.05, 0.95, rows)
     g = rng.integers(0, 6, rows)
     p = np.where((g == 0) & (s > 0.35) & (s < 0.65), np.minimum(s + 0.35, 1.0), s)
-    start = dt.date(2024, 1, 1)
+    start = dt.datetime(2024, 1, 1)
     week = rng.integers(0, 6, rows)
     p = np.where((week == 2) & (s > 0.3) & (s < 0.7), np.minimum(p + 0.3, 1.0), p)
     probs = rng.dirichlet([2.0, 2.0, 2.0], rows)

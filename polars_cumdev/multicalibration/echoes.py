@@ -22,9 +22,12 @@ Then S's ``finding`` is ``"echo"``, not ``"new"``; ``overlap`` names T and
 significant deviation after every such removal stays ``new``: two separate
 findings that happen to overlap are both reported.
 
-Only segments significant family-wise are examined, strongest first; each
-removal is one walk over S's rows (already sorted by score), so the cost grows
-with the significant segments' rows, not with the whole family.
+Only segments significant family-wise are examined, strongest first, and only
+those that a stronger significant parent or child does not already mark
+(inherited, broader; a stronger parent or child has a smaller family-wise p, so
+it is significant too); each removal is one walk over S's rows (already
+sorted by score), so the cost grows with those segments' rows, not with the
+whole family.
 """
 
 from __future__ import annotations
@@ -50,6 +53,12 @@ def _sibling(s: dict[int, int], t: dict[int, int]) -> bool:
     if any(s[f] != t[f] for f in s.keys() & t.keys()):
         return False
     return bool(t.keys() - s.keys()) and bool(s.keys() - t.keys())
+
+
+def _adjacent(s: dict[int, int], t: dict[int, int]) -> bool:
+    """T is a parent or a child of S (one condition fewer or more, the others the same)."""
+    small, large = (s, t) if len(s) < len(t) else (t, s)
+    return len(large) == len(small) + 1 and all(large.get(f) == v for f, v in small.items())
 
 
 def echoes(
@@ -78,6 +87,8 @@ def echoes(
     ids_of: dict[int, np.ndarray] = {}
     for position, i in enumerate(order):
         stronger = [int(t) for t in order[:position] if z[t] > z[i]]
+        if any(_adjacent(levels[int(i)], levels[t]) for t in stronger):
+            continue  # inherited or broader already (a stronger parent or child is significant)
         siblings = [t for t in stronger if _sibling(levels[int(i)], levels[t])]
         if not siblings:
             continue

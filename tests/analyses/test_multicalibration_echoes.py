@@ -50,6 +50,7 @@ def test_siblings_of_a_planted_cell_are_echoes() -> None:
     assert echoes >= 2  # the rule was needed on these seeds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["holm", "bootstrap"])
 def test_two_separate_findings_that_overlap_both_stay_new(method: str) -> None:
     """Removing the stronger cell's rows leaves the other cell significant: not an echo."""

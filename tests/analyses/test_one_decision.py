@@ -107,6 +107,7 @@ def test_single_comparisons_use_p() -> None:
     check(pairs, "kuiper_p", 0.05, "p")
 
 
+@pytest.mark.slow
 def test_compare_all_paired_and_targets() -> None:
     df = planted()
     check(compare_all(df, "g", "group5", "s", "r").collect(), "kuiper_q", 0.05, "q")
@@ -133,6 +134,7 @@ def test_multiclass_kinds() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adjustment", ["holm", "bonferroni"])
 def test_drift_flags_are_the_decision(adjustment: str) -> None:
     """The stretch follows ``fw_p`` (Holm / Bonferroni across windows), not BH q."""
@@ -147,6 +149,7 @@ def test_drift_flags_are_the_decision(adjustment: str) -> None:
     assert between["from_score"].null_count() == between.height
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["holm", "bootstrap", "stepdown"])
 def test_multicalibration_decides_on_p_family(method: str) -> None:
     """Every method: stretch and note follow ``p_family``, never BH q.

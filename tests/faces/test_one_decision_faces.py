@@ -31,7 +31,8 @@ from polars_cumdev.report.multicalibration import multicalibration_report
 from polars_cumdev.subpopulation import screen
 from tests.analyses.test_one_decision import planted
 
-SHADED = re.compile(r'"name":\s*"located')
+# Reports and charts of every analysis: minutes, not seconds (the fast subset checks the tables).
+pytestmark = pytest.mark.slow
 
 
 def _data(spec: dict, field: str) -> list[dict]:

@@ -35,8 +35,9 @@ def summary(table: FrameLike, level: float = 0.05) -> pl.LazyFrame:
     table
         Output of :func:`~polars_cumdev.multicalibration.multicalibration`.
     level
-        The family-wise level the table was computed at (counts of
-        significant segments use it).
+        The family-wise level the table was computed at (checked; the count
+        of significant segments is that of the table's ``significant``
+        column, the decision made at that level).
 
     Returns
     -------

@@ -51,6 +51,7 @@ def test_planted_segment_is_named_with_its_stretch(tmp_path: Path):
     assert "How to read this page" not in text and "is the family-wise p-value" in text
     assert "q &le;" not in text and "q =" not in text and "BH-adjusted" not in text
     assert "p_family (family-wise p)" in text
+    assert "nothing pooled into (other)" in text  # the summary says what the level rule pooled
     # notes do not repeat the finding column
     assert "<td>not significant: p_family" not in text
 

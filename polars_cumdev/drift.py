@@ -32,6 +32,7 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method.checks import Check, guard, verdict
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.familywise import holm
+from polars_cumdev.method.findings import SIGNIFICANT, findings, significant
 from polars_cumdev.method.prepare import FrameLike, as_lazy, schema_of
 from polars_cumdev.method.pvalues import kuiper_pvalue
 
@@ -119,8 +120,12 @@ def family_wise(
         ranked at or before this one of min(1, (m - j + 1) p_(j))),
         ``critical_z`` (the Kuiper z this window must exceed: that of
         alpha / m, or for Holm alpha / (m - j + 1) at rank j), ``flagged``
-        (``fw_p <= alpha``), and ``alpha`` and ``adjustment`` as given (so
-        that a chart of the table can say what was done).
+        (``fw_p <= alpha``: the same value as ``significant``, which the one
+        rule of :mod:`polars_cumdev.method.findings` sets from ``fw_p``: the
+        located stretch is kept only in flagged windows, and the note of every
+        other window says "not significant: fw_p = 0.2 > 0.05"), and
+        ``alpha`` and ``adjustment`` as given (so that a chart of the table
+        can say what was done).
     """
     _check(alpha, adjustment)
     lazy = as_lazy(table)
@@ -136,11 +141,17 @@ def family_wise(
         adjusted = holm(pv)
         level = alpha / (m - rank.cast(pl.Float64) + 1.0)
     threshold = level.map_batches(_critical_series, return_dtype=pl.Float64)
-    return lazy.with_columns(
+    out = lazy.with_columns(
         m.cast(pl.Int64).alias("windows"),
         adjusted.alias("fw_p"),
         threshold.alias("critical_z"),
-        (adjusted <= alpha).fill_null(False).alias("flagged"),
+    )
+    if "note" in schema_of(lazy):  # a table with located stretches: the one rule decides
+        out = findings(out, alpha, p="fw_p", symbol="fw_p")
+    else:
+        out = out.with_columns(significant(alpha, "fw_p").alias(SIGNIFICANT))
+    return out.with_columns(
+        pl.col(SIGNIFICANT).alias("flagged"),
         pl.lit(float(alpha)).alias("alpha"),
         pl.lit(adjustment).alias("adjustment"),
     )
@@ -300,6 +311,8 @@ def calibration_drift(
     window = pl.col(time).dt.truncate(every)
     if period is not None:
         lazy, window = rolling_windows(lazy, time, every=every, period=period), pl.col(time)
-    table = calibration(lazy, score, response, weight, by=[*groups, window], engine=engine)
+    table = calibration(
+        lazy, score, response, weight, by=[*groups, window], engine=engine, level=alpha
+    )
     result = family_wise(table, alpha=alpha, adjustment=adjustment).sort([*groups, time])
     return guard(result, ok)

@@ -28,7 +28,7 @@ from polars_cumdev.calibration.targets import check_target
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.familywise import holm
-from polars_cumdev.method.findings import LEVEL
+from polars_cumdev.method.findings import LEVEL, SIGNIFICANT
 from polars_cumdev.method.keys import Key
 from polars_cumdev.method.masks import resolve_mask
 from polars_cumdev.method.prepare import FrameLike, as_lazy
@@ -274,6 +274,14 @@ def calibration_curve(
             "or `classes`"
         )
     wanted = [class_] if class_ is not None else rows.names
+    # The decision of the class-wise table (BH q across the classes), not each curve's own
+    # p: a class is shaded only where its row of calibration(kind="class-wise") is
+    # significant (polars_cumdev.method.findings).
+    decisions = None
+    if rows.names is not None:
+        decisions = cumulative.calibration(
+            rows.one_vs_rest(*_ONE), *_ONE, weight, by=["class"], reserved=_HOLM, level=level
+        ).select("class", SIGNIFICANT)
 
     def one(c: Any) -> pl.LazyFrame:
         curve = cumulative.calibration_curve(
@@ -281,8 +289,16 @@ def calibration_curve(
             *_ONE,
             weight,
             fraction=fraction,
-            level=level,
+            level=level if decisions is None else 1.0,
         )
+        if decisions is not None:
+            name = rows.names[rows._index(c)]
+            decision = decisions.filter(pl.col("class") == name).select(SIGNIFICANT)
+            curve = (
+                curve.join(decision, how="cross")
+                .with_columns(pl.col("located") & pl.col(SIGNIFICANT).fill_null(False))
+                .drop(SIGNIFICANT)
+            )
         return curve.select(pl.lit(c).alias("class"), pl.all())
 
     return pl.concat([one(c) for c in wanted], how="vertical_relaxed")

@@ -114,6 +114,35 @@ def wrap(text: str, width: int | None, size: int) -> list[str]:
     return [*lines, line] if line else lines
 
 
+#: Most lines of a chart's subtitle (issue 36: a subtitle is read, not studied).
+MAX_SUBTITLE_LINES = 3
+
+
+def fit_subtitle(lines: list[str], width: int | None) -> list[str]:
+    """At most :data:`MAX_SUBTITLE_LINES` lines of subtitle, nothing left out.
+
+    Each line wrapped to ``width``; when that makes too many lines, the given
+    lines are run together ("; ") and cut into that many lines of about equal
+    length, which may then be wider than ``width`` (the chart's bounds grow
+    with its title). The first given line comes first: a chart puts its
+    verdict (the located stretch, or why none is shaded) there.
+    """
+    wrapped = [part for line in lines for part in wrap(line, width, SUBTITLE_SIZE)]
+    if len(wrapped) <= MAX_SUBTITLE_LINES:
+        return wrapped
+    text = "; ".join(line.rstrip(";") for line in lines)
+    room = -(-len(text) // MAX_SUBTITLE_LINES)  # ceil
+    packed: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        if line and len(line) + 1 + len(word) > room and len(packed) < MAX_SUBTITLE_LINES - 1:
+            packed.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return [*packed, line] if line else packed
+
+
 def title(
     text: str, subtitle: str | list[str] | None = None, *, width: int | None = None
 ) -> alt.TitleParams:
@@ -124,7 +153,9 @@ def title(
     text
         The title.
     subtitle
-        One line, several lines, or ``None`` for no subtitle.
+        One line, several lines, or ``None`` for no subtitle; at most
+        :data:`MAX_SUBTITLE_LINES` are shown (:func:`fit_subtitle`), the
+        first given first.
     width
         The chart's width in pixels: lines longer than fit (measured with a
         wide font's character width, :data:`CHAR_WIDTH`) are wrapped, so a
@@ -147,9 +178,8 @@ def title(
         "offset": 10,
     }
     if subtitle:
-        if width is not None:
-            given = [subtitle] if isinstance(subtitle, str) else subtitle
-            subtitle = [part for line in given for part in wrap(line, width, SUBTITLE_SIZE)]
+        given = [subtitle] if isinstance(subtitle, str) else list(subtitle)
+        subtitle = fit_subtitle(given, width)
         props.update(
             subtitle=subtitle,
             subtitleFont=FONT,

@@ -303,7 +303,9 @@ def cumulative(
         ),
     ]
     extra: list[alt.Chart] = []
-    subtitle = statistics_lines(cumdiff, sigma, n, kind, shows_z)
+    # The verdict first (the located stretch, or why none is shaded): a subtitle shows
+    # three lines at most (charts._style.fit_subtitle).
+    subtitle = []
     found = stretch(frame) if shows_z else None
     if found is not None:
         # On Hilbert order the ends are named by their covariates, not by ranks.
@@ -316,6 +318,7 @@ def cumulative(
         subtitle.append(significance)
     elif flagged and found is None and shows_z and sigma is not None:
         subtitle.append(unshaded_line(cumdiff, sigma))
+    subtitle.extend(statistics_lines(cumdiff, sigma, n, kind, shows_z))
     if alpha is not None and shows_z and sigma is not None:
         ks = float(np.abs(cumdiff).max())
         extra, verdict = band_layers(shown, sigma, alpha, ks, y_axis)

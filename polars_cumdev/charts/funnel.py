@@ -25,7 +25,16 @@ from polars_cumdev.errors import InvalidParameterError
 
 __all__ = ["funnel"]
 
-_STATISTICS = {"depth", "n", "weight", "p_family", "critical_z", "condition", "finding"}
+_STATISTICS = {
+    "depth",
+    "n",
+    "weight",
+    "p_family",
+    "significant",
+    "critical_z",
+    "condition",
+    "finding",
+}
 
 
 def _features(frame: pl.DataFrame) -> list[str]:
@@ -76,7 +85,7 @@ def funnel(
         pl.col("weight"),
         pl.col(z).alias("z"),
         pl.col("p_family"),
-        (pl.col("p_family") <= level).fill_null(False).alias("significant"),
+        pl.col("significant").fill_null(False),
         pl.col("finding"),
     )
     critical = frame.get_column("critical_z").drop_nulls()

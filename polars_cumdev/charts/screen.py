@@ -130,7 +130,10 @@ def screen(
         Group column name(s); by default every column that is not a known
         statistic column.
     alpha
-        Groups with ``kuiper_q <= alpha`` are filled in colour.
+        The level the table was computed at: groups whose ``significant``
+        column (the table's decision, :mod:`polars_cumdev.method.findings`)
+        is true are filled in colour; a frame without that column is judged
+        by ``kuiper_q <= alpha``.
     top
         Number of highest-ranked groups drawn with labels. ``None`` labels
         every group when there are at most 40, else the top 15. When fewer
@@ -157,11 +160,18 @@ def screen(
     keys = _keys(data, by)
     note = pl.col("note").cast(pl.String) if "note" in data.columns else pl.lit(None, pl.String)
     flagged, unflagged = f"BH q ≤ {alpha:g}", f"BH q > {alpha:g} (or none)"
+    # The table's own decision (polars_cumdev.method.findings) where it carries one.
+    decision = (
+        pl.col("significant").fill_null(False)
+        if "significant" in data.columns
+        else (pl.col("kuiper_q") <= alpha).fill_null(False)
+    )
     rows = data.select(
         _label(keys).alias("group"),
         pl.col("n").cast(pl.Int64),
         pl.col("kuiper_z", "kuiper_p", "kuiper_q").cast(pl.Float64),
         note.alias("note"),
+        decision.alias("_significant"),
     )
     usable = pl.col("kuiper_z").is_not_null() & pl.col("kuiper_z").is_finite()
     omitted = rows.filter(~usable).height
@@ -171,11 +181,12 @@ def screen(
         .with_row_index("rank", offset=1)
         .with_columns(
             pl.col("rank").cast(pl.Int64),
-            pl.when(pl.col("kuiper_q") <= alpha)
+            pl.when(pl.col("_significant"))
             .then(pl.lit(flagged))
             .otherwise(pl.lit(unflagged))
             .alias("flag"),
         )
+        .drop("_significant")
     )
     shown = rows.height
     labelled = min(shown, top if top is not None else (shown if shown <= _AUTO_ALL else _AUTO_TOP))

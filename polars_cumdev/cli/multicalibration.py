@@ -64,10 +64,16 @@ def _run(args: argparse.Namespace) -> None:
         seed=args.seed,
     ).collect()
     facts = summary(table, level=args.level).row(0, named=True)
+    dropped = f", {facts['dropped']} dropped by the cap on segments" if facts["dropped"] else ""
     print(
-        f"{facts['segments']} segments ({facts['tests']} tested, {facts['dropped']} dropped by a "
-        f"cap); {facts['significant']} significant at family-wise level {args.level:g} "
+        f"{facts['segments']} segments ({facts['tests']} tested{dropped}); "
+        f"{facts['significant']} significant at family-wise level {args.level:g} "
         f"({facts['new_findings']} new findings)"
+    )
+    print(
+        f"pooled into (other): {facts['pooled']}"
+        if facts["pooled"]
+        else "pooled into (other): nothing (every value of every feature kept)"
     )
     print(
         f"largest z {facts['max_z']:.3f} (family-wise p {facts['p_family']:.3g}); critical z "
@@ -109,7 +115,13 @@ def add_command(commands: Any) -> None:
     command.add_argument("--categorical", default=None, help="categorical features, a,b,c")
     command.add_argument("--numerical", default=None, help="numerical features, cut at quantiles")
     command.add_argument("--depth", type=positive_int, default=3, help="features per segment")
-    command.add_argument("--levels", type=positive_int, default=3, help="levels per feature")
+    command.add_argument(
+        "--levels",
+        type=positive_int,
+        default=None,
+        help="levels per feature (default: every categorical value with at least --min-rows "
+        "rows, 50 at most, the rest pooled into (other); 3 quantile bins per numerical one)",
+    )
     command.add_argument("--min-rows", type=positive_int, default=10, help="smallest segment")
     command.add_argument("--rules", choices=("cumdev", "mcgrad"), default="cumdev")
     command.add_argument(

@@ -131,10 +131,10 @@ def drawn_as_ranked(
     may be larger. Returns the points (``located`` cleared when the group is
     not significant) and the chart's significance line (None when it is).
     """
-    from polars_cumdev.method.findings import is_significant
+    from polars_cumdev.method.findings import decided
     from polars_cumdev.report.wording import significance_heading
 
-    if row is None or column not in row or is_significant(row[column], level):
+    if row is None or column not in row or decided(row):
         return points, None
     symbol = "q" if column.endswith("_q") else "p"
     words = significance_heading(row[column], level, symbol)

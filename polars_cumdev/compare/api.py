@@ -36,7 +36,7 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method.checks import Check
 from polars_cumdev.method.curves import variance_share
 from polars_cumdev.method.expressions import Column, entry_point
-from polars_cumdev.method.findings import LEVEL, findings
+from polars_cumdev.method.findings import LEVEL, SIGNIFICANT, findings
 from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.masks import mask_checks, resolve_mask
@@ -218,7 +218,9 @@ def compare(
     options = _options(variance, ties, seed)
     frame, score, ordering = resolve_score(frame, score, weight)
     pipeline, prepared = _pair(frame, first, second, score, response, weight, options)
-    stats = findings(pipeline.stats.select(COMPARE_COLUMNS), level, p="kuiper_p", symbol="p")
+    before = [c for c in COMPARE_COLUMNS if c != SIGNIFICANT]
+    stats = findings(pipeline.stats.select(before), level, p="kuiper_p", symbol="p")
+    stats = stats.select(COMPARE_COLUMNS)
     stats = prepared.guarded(stats.filter(verdict(_CHECKED, [], prepared.labels)))
     return stats if ordering is None else ordering.located(stats)
 

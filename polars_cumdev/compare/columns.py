@@ -27,6 +27,7 @@ COMPARE_COLUMNS = (
     *LOCATION_COLUMNS,
     "effect",
     "variance",
+    "significant",
     "note",
 )
 """Columns of :func:`compare`, in order."""
@@ -52,6 +53,7 @@ COMPARE_ALL_COLUMNS = (
     *LOCATION_COLUMNS,
     "effect",
     "variance",
+    "significant",
     "note",
 )
 """Columns of :func:`compare_all` after the ``by`` column, in order."""

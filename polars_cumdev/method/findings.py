@@ -14,6 +14,16 @@ supports it:
   :func:`~polars_cumdev.compare.compare` of two selections) when its
   ``kuiper_p`` is at most ``level`` (with one group q = p).
 
+Every such result carries the decision as a boolean column ``significant``
+(:data:`SIGNIFICANT`), set here and nowhere else; the faces (tables, engines,
+the command line, the charts, the reports, the sentences) read that column,
+never the p- or q-value against a level. The p-value column the rule reads is
+the analysis's stated adjustment: ``kuiper_q`` / ``ecce_r_q`` (BH across named
+groups and across classes), ``kuiper_p`` for one comparison, ``p_family`` for a
+multicalibration family whatever its method, ``fw_p`` (Holm or Bonferroni
+across windows) for drift, whose ``flagged`` is the same value. It is applied
+after the final p-values are computed (:func:`findings`).
+
 Other groups keep every statistic; their stretch columns (``from_score``,
 ``to_score``, ``share``, ``deviation`` and, with covariates,
 ``from_<covariate>`` / ``to_<covariate>``) are null and ``note`` says why,
@@ -33,8 +43,10 @@ from polars_cumdev.errors import InvalidParameterError
 
 __all__ = [
     "LEVEL",
+    "SIGNIFICANT",
     "STRETCH_PATTERN",
     "check_level",
+    "decided",
     "findings",
     "is_significant",
     "not_significant",
@@ -45,6 +57,9 @@ __all__ = [
 
 #: The default significance level: q (or p) at most 0.05.
 LEVEL = 0.05
+
+#: The boolean column holding every row's decision (:func:`findings`).
+SIGNIFICANT = "significant"
 
 
 def check_level(level: object) -> float:
@@ -112,23 +127,34 @@ def findings(
     Returns
     -------
     pl.LazyFrame
-        ``result`` with the stretch columns null where ``p`` is above
-        ``level`` and ``note`` "not significant: q = 0.72 > 0.05" there (a
+        ``result`` with the boolean column ``significant`` (``p`` at most
+        ``level``; null ``p`` is not significant), the stretch columns null
+        where it is false and ``note`` "not significant: q = 0.72 > 0.05" there (a
         group whose p-value is null keeps the note that explains it).
     """
     level = check_level(level)
-    keep = significant(level, p)
+    keep = pl.col(SIGNIFICANT)
     judged = pl.col(p).is_not_null()
     # The columns of :func:`stretch_columns` by a pattern, which the query expands: no
     # look-up of ``result``'s schema (it resolved the whole plan, 2% of a small screen).
     stretch = pl.col(STRETCH_PATTERN)
-    return result.with_columns(
+    return result.with_columns(significant(level, p).alias(SIGNIFICANT)).with_columns(
         pl.when(keep).then(stretch).name.keep(),
         pl.when(judged & ~keep)
         .then(not_significant(level, p, symbol))
         .otherwise(pl.col("note"))
         .alias("note"),
     )
+
+
+def decided(row: dict) -> bool:
+    """A row's decision, as :func:`findings` set it (its ``significant`` column).
+
+    The one way a face (chart, report, command line, sentence) asks whether a
+    row of a table is a finding: it never compares a p- or q-value with a
+    level itself. A row without the column (or with null) is not significant.
+    """
+    return bool(row.get(SIGNIFICANT) or False)
 
 
 def is_significant(value: float | None, level: float) -> bool:

@@ -301,6 +301,7 @@ def normalize(
     labels: Labels | None = None,
     sigma_zero: str = SIGMA_ZERO,
     level: float = LEVEL,
+    decide: bool = True,
 ) -> pl.LazyFrame:
     """Pick sigma, divide, attach p-values (method.md 4) and BH q-values; sort; check.
 
@@ -330,6 +331,11 @@ def normalize(
         Significance level of the located stretch
         (:mod:`polars_cumdev.method.findings`): stated only where ``kuiper_q``
         is at most ``level`` (``kuiper_p`` without keys, the same number).
+    decide
+        Apply the rule of :mod:`polars_cumdev.method.findings` on ``kuiper_q``
+        (default). ``False`` leaves the stretch as found and ``significant``
+        null, for a caller that decides on another adjusted p-value (a
+        multicalibration family's ``p_family``) and applies the rule itself.
 
     Returns
     -------
@@ -406,7 +412,10 @@ def normalize(
             benjamini_hochberg(pl.col("ks_p")).alias("ks_q"),
         )
     )
-    out = findings(out, level, symbol="q" if keys else "p")
+    if not decide:
+        out = out.with_columns(pl.lit(None, dtype=pl.Boolean).alias("significant"))
+    else:
+        out = findings(out, level, symbol="q" if keys else "p")
     return out.sort(
         ["kuiper_z", *keys], descending=[True] + [False] * len(keys), nulls_last=True
     ).select(*keys, *STATISTIC_COLUMNS)

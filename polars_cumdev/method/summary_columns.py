@@ -45,6 +45,7 @@ STATISTIC_COLUMNS = (
     "ks_q",
     *LOCATION_COLUMNS,
     "variance",
+    "significant",
     "note",
 )
 

@@ -19,9 +19,10 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.familywise import holm
+from polars_cumdev.method.findings import findings
 from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare, schema_of
-from polars_cumdev.method.statistics import MIN_SCORES, NOT_LOCATED, SUMMARY_SCHEMA, normalize
+from polars_cumdev.method.statistics import MIN_SCORES, SUMMARY_SCHEMA, normalize
 from polars_cumdev.multicalibration.family import Segments
 from polars_cumdev.multicalibration.redundancy import with_parents
 from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Options, family_frame
@@ -29,7 +30,29 @@ from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Options, family_fr
 __all__ = ["MULTICALIBRATION_COLUMNS", "multicalibration", "subpop"]
 
 METHODS = ("holm", "bootstrap", "stepdown")
-_CARRIED = ("depth", "condition", "response_mean", "_p_bootstrap", "critical_z", "tests", "dropped")
+_CARRIED = (
+    "depth",
+    "condition",
+    "response_mean",
+    "_p_bootstrap",
+    "critical_z",
+    "tests",
+    "dropped",
+    "pooled",
+    "overlap",
+    "remainder_z",
+)
+
+
+def family_findings(table: pl.LazyFrame, level: float) -> pl.LazyFrame:
+    """The one significance rule (:func:`polars_cumdev.method.findings.findings`) on ``p_family``.
+
+    ``significant`` is ``p_family <= level`` whatever the method (Holm,
+    bootstrap, step-down); the located stretch is kept only there, and the
+    note of every other tested segment says "not significant: p_family = 0.12
+    > 0.05". Applied once, after ``p_family`` is final.
+    """
+    return findings(table, level, p="p_family", symbol="p_family")
 
 
 def family_columns(statistics: tuple[str, ...]) -> tuple[str, ...]:
@@ -42,19 +65,23 @@ def family_columns(statistics: tuple[str, ...]) -> tuple[str, ...]:
     """
     return (
         "depth",
-        *[c for c in statistics if c not in (*LOCATION_COLUMNS, "note")],
+        *[c for c in statistics if c not in (*LOCATION_COLUMNS, "note", "significant")],
         "response_mean",
         "p_family",
+        "significant",
         *LOCATION_COLUMNS,
         "parent_z",
         "parent",
         "child_z",
         "child",
+        "overlap",
+        "remainder_z",
         "finding",
         "condition",
         "critical_z",
         "tests",
         "dropped",
+        "pooled",
         "note",
     )
 
@@ -135,12 +162,19 @@ def multicalibration(
         adjusted p of ``ecce_r_z``), the located stretch (``from_score``,
         ``to_score``, ``share``, ``deviation``; only where ``p_family <=
         level``), ``parent_z``, ``parent``, ``child_z``, ``child`` (the
-        strongest parent and child segments), ``finding`` ("new", "inherited",
-        "broader" or "not significant";
+        strongest parent and child segments), ``overlap`` and ``remainder_z``
+        (the overlapping stronger segment an echo's deviation is explained by,
+        and the z of its rows outside it;
+        :mod:`~polars_cumdev.multicalibration.echoes`), ``finding`` ("new",
+        "inherited", "broader", "echo" or "not significant";
         :mod:`~polars_cumdev.multicalibration.redundancy`), ``condition`` (SQL
         text; :func:`subpop` turns it into an expression), ``critical_z``,
         ``tests`` (segments with a defined z), ``dropped`` (segments left out by
-        a cap) and ``note``; sorted by ``ecce_r_z``, largest first.
+        a cap), ``pooled`` (what the level rule pooled into ``(other)``,
+        e.g. "county: 39 values, 8,000 rows"; null when nothing) and
+        ``note``; sorted by ``ecce_r_z``, largest first. ``significant``
+        (after ``p_family``) is ``p_family <= level`` whatever the method: the
+        one decision every face follows (:mod:`polars_cumdev.method.findings`).
     """
     if not isinstance(segments, Segments):
         raise InvalidParameterError(
@@ -179,22 +213,14 @@ def multicalibration(
         pl.LazyFrame([_BERNOULLI]),
         min_scores=MIN_SCORES["calibration"],
         labels=prepared.labels,
+        decide=False,
     )
     out = out.drop("variance").rename(_RENAME)
     if options.method == "holm":
         p_family = holm(pl.col("ecce_r_p"))
     else:
         p_family = pl.when(pl.col("ecce_r_z").is_not_null()).then(pl.col("_p_bootstrap"))
-    significant = pl.col("p_family") <= options.level
-    out = out.with_columns(p_family.alias("p_family")).with_columns(
-        *[pl.when(significant).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
-        pl.when(pl.col("ecce_r_z").is_not_null() & ~significant.fill_null(False))
-        .then(pl.lit(f"not significant family-wise (p_family > {options.level:g}): not located"))
-        .when(significant & pl.col("from_score").is_null() & pl.col("note").is_null())
-        .then(pl.lit(NOT_LOCATED))
-        .otherwise(pl.col("note"))
-        .alias("note"),
-    )
+    out = family_findings(out.with_columns(p_family.alias("p_family")), options.level)
     out = with_parents(out, features, options.level)
     return out.sort(
         ["ecce_r_z", "depth", "condition"], descending=[True, False, False], nulls_last=True

@@ -9,10 +9,14 @@ one sort by score serves every segment, and no segment is ever a row mask.
 
 Two sets of rules (``rules``):
 
-* ``"cumdev"`` (default): a categorical feature keeps its ``levels - 1`` most
-  frequent values (count ties broken by value) and pools the rest into
-  ``(other)``; a numerical feature is cut at its quantiles k / ``levels`` into
-  at most ``levels`` right-closed bins (raw values when it has at most
+* ``"cumdev"`` (default): a categorical feature keeps, by default, every value
+  with at least ``min_rows`` rows (the :data:`MAX_LEVELS` most frequent at
+  most), with ``levels`` given its ``levels - 1`` most frequent values (count
+  ties broken by value), and pools the rest into ``(other)``
+  (:meth:`Segments.kept_count`: the one place of that rule; what is pooled is
+  reported in the table's ``pooled`` column); a numerical feature is cut at
+  its quantiles k / ``levels`` (:data:`BINS` by default) into at most that
+  many right-closed bins (raw values when it has at most
   ``levels`` distinct ones). Nulls (and NaN) are a level of their own,
   ``(missing)``, never pooled. No cap unless ``max_segments`` is given, and
   then the smallest segments are dropped and counted.
@@ -41,6 +45,8 @@ from polars_cumdev.errors import ColumnNotFoundError, ColumnTypeError, InvalidPa
 from polars_cumdev.multicalibration.levels import MISSING, OTHER, Coded, coded_features
 
 __all__ = [
+    "BINS",
+    "MAX_LEVELS",
     "MISSING",
     "OTHER",
     "Coded",
@@ -55,6 +61,13 @@ __all__ = [
 
 Rules = Literal["cumdev", "mcgrad"]
 
+#: Most levels a categorical feature keeps by default (``levels=None``), besides ``(other)``.
+MAX_LEVELS = 50
+#: Quantile bins of a numerical feature by default (``levels=None``).
+BINS = 3
+#: MCGrad's default ``max_values_per_segment_feature`` (``rules="mcgrad"``, ``levels=None``).
+MCGRAD_LEVELS = 3
+
 
 @dataclass(frozen=True)
 class Segments:
@@ -63,16 +76,44 @@ class Segments:
     categorical: tuple[str, ...]
     numerical: tuple[str, ...]
     depth: int
-    levels: int
+    levels: int | None
     min_rows: int
     max_segments: int | None = None
     rules: Rules = "cumdev"
     chunk: int = 50
     feature_levels: tuple[tuple[str, int], ...] = ()
 
-    def levels_of(self, name: str) -> int:
-        """The number of levels of feature ``name`` (``feature_levels`` wins over ``levels``)."""
+    def levels_of(self, name: str) -> int | None:
+        """The levels asked of feature ``name`` (``feature_levels`` wins over ``levels``).
+
+        ``None`` is the default rule (:meth:`kept_count`, :meth:`bins_of`).
+        """
         return dict(self.feature_levels).get(name, self.levels)
+
+    def bins_of(self, name: str) -> int:
+        """The quantile bins of numerical feature ``name``: as asked, else :data:`BINS`."""
+        levels = self.levels_of(name)
+        return BINS if levels is None else levels
+
+    def kept_count(self, name: str, counts: Sequence[int]) -> int:
+        """How many of categorical feature ``name``'s values keep a level of their own.
+
+        ``counts`` are the rows of its values, most frequent first; the
+        values after the kept ones are pooled into ``(other)``. With
+        ``levels`` (or ``feature_levels``) L: every value when there are at
+        most L, else the L - 1 most frequent. By default (``levels=None``;
+        ``rules="cumdev"``): every value with at least ``min_rows`` rows,
+        the :data:`MAX_LEVELS` most frequent at most (a value with fewer
+        rows can form no segment of its own, so pooling it hides nothing
+        that could be tested). ``rules="mcgrad"`` by default: MCGrad's 3.
+        """
+        levels = self.levels_of(name)
+        if levels is None and self.rules == "mcgrad":
+            levels = MCGRAD_LEVELS
+        if levels is not None:
+            return len(counts) if len(counts) <= levels else levels - 1
+        large = sum(1 for c in counts if c >= self.min_rows)
+        return min(large, MAX_LEVELS)
 
     @property
     def features(self) -> tuple[str, ...]:
@@ -138,7 +179,7 @@ def segments(
     numerical: Sequence[str] | str | None = None,
     *,
     depth: int = 3,
-    levels: int = 3,
+    levels: int | None = None,
     min_rows: int = 10,
     max_segments: int | None = None,
     rules: Rules = "cumdev",
@@ -163,7 +204,15 @@ def segments(
         Largest number of features in a conjunction (MCGrad's ``max_depth``).
     levels
         Levels per feature, not counting ``(missing)`` (MCGrad's
-        ``max_values_per_segment_feature``).
+        ``max_values_per_segment_feature``): a categorical feature with more
+        values keeps its ``levels - 1`` most frequent and pools the rest into
+        ``(other)``; a numerical one is cut into ``levels`` quantile bins.
+        ``None`` (default): a categorical feature keeps every value with at
+        least ``min_rows`` rows, at most :data:`MAX_LEVELS` (50) of them, the
+        most frequent, and pools the rest into ``(other)``; a numerical one
+        is cut into :data:`BINS` (3) quantile bins (with ``rules="mcgrad"``,
+        MCGrad's 3 levels for both). What is pooled (values and rows) is
+        reported in the table's ``pooled`` column.
     min_rows
         Fewest rows of a kept segment (MCGrad's ``min_samples_per_segment``).
     max_segments
@@ -201,7 +250,7 @@ def segments(
         categorical=cat,
         numerical=num,
         depth=_positive_int(depth, "depth", 0),
-        levels=_positive_int(levels, "levels", 2),
+        levels=None if levels is None else _positive_int(levels, "levels", 2),
         min_rows=_positive_int(min_rows, "min_rows", 1),
         max_segments=max_segments,
         rules=rules,

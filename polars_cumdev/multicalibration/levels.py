@@ -1,8 +1,11 @@
 """Each segment feature's levels, and every row's level code, on the rows sorted by score.
 
 The rules are those of :func:`polars_cumdev.segments` (see
-:mod:`~polars_cumdev.multicalibration.family`): a categorical feature keeps its
-``levels - 1`` most frequent values and pools the rest into ``(other)``; a
+:mod:`~polars_cumdev.multicalibration.family`): a categorical feature keeps the values
+:meth:`~polars_cumdev.multicalibration.family.Segments.kept_count` says (by
+default every value with at least ``min_rows`` rows, 50 at most; with
+``levels``, the ``levels - 1`` most frequent) and pools the rest into
+``(other)``; a
 numerical feature is cut at its quantiles k / ``levels`` (raw values when it
 has at most ``levels`` distinct ones); nulls are ``(missing)``
 (multicalibration-mcgrad.md, section a, for the ``"mcgrad"`` rules). A level's
@@ -38,7 +41,9 @@ class Segments(Protocol):
     @property
     def features(self) -> tuple[str, ...]: ...
 
-    def levels_of(self, name: str) -> int: ...
+    def kept_count(self, name: str, counts: list[int]) -> int: ...
+
+    def bins_of(self, name: str) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,7 @@ class Coded:
     codes: np.ndarray
     labels: list[str]
     conditions: list[str]
+    pooled: tuple[int, int] = (0, 0)  # values and rows pooled into (other)
 
 
 def _quote(name: str) -> str:
@@ -129,9 +135,9 @@ def _categorical(column: pl.Series, family: Segments) -> Coded:
     tie = ["n", "first"] if mcgrad else ["n", "v"]
     table = table.sort(tie, descending=[True, False], nulls_last=True)
     distinct = table.get_column("v").to_list()
-    levels = family.levels_of(column.name)
-    pooled = len(distinct) > levels
-    kept = distinct[: levels - 1] if pooled else distinct
+    counts = table.get_column("n").to_list()
+    kept = distinct[: family.kept_count(column.name, counts)]  # the rule: Segments.kept_count
+    pooled = len(kept) < len(distinct)
     real = {_label(v) for v in kept if v is not None}
     missing_label, other_label = _made_up(MISSING, real), _made_up(OTHER, real)
     labels = [missing_label if v is None else _label(v) for v in kept]
@@ -170,7 +176,8 @@ def _categorical(column: pl.Series, family: Segments) -> Coded:
         conditions.append(f"{name} IS NULL")
     if null_code is not None:
         codes[values.is_null().to_numpy()] = null_code
-    return Coded(codes, labels, conditions)
+    left = len(distinct) - len(kept)
+    return Coded(codes, labels, conditions, (left, int(sum(counts[len(kept) :]))))
 
 
 def quantile_cuts(values: np.ndarray, levels: int) -> np.ndarray:
@@ -217,7 +224,7 @@ def _numerical(column: pl.Series, family: Segments) -> Coded:
     if literal:
         missing_expr = f"{name} IS NULL"
     values = np.ascontiguousarray(column.cast(pl.Float64).to_numpy(), dtype=np.float64)
-    levels = family.levels_of(column.name)
+    levels = family.bins_of(column.name)
     distinct = few_values(values, levels)
     if distinct.shape[0] <= levels:
         codes = bin_codes(values, distinct, 0, distinct.shape[0])
@@ -264,6 +271,7 @@ def coded_features(batch: pl.DataFrame, family: Segments) -> list[Coded]:
                 remap(feature.codes, rank.astype(np.int32), 0),
                 [feature.labels[i] for i in order],
                 [feature.conditions[i] for i in order],
+                feature.pooled,
             )
         coded.append(feature)
     return coded

@@ -10,7 +10,12 @@ child (a broader view). ``finding`` says which, for every segment significant
 family-wise (``p_family <= level``):
 
 * ``"new"``: z exceeds its strongest parent's and every child's (or it has
-  none in the family): the deviation is concentrated here;
+  none in the family), and no overlapping stronger significant segment
+  explains it (:mod:`~polars_cumdev.multicalibration.echoes`): the deviation
+  is concentrated here;
+* ``"echo"``: as "new" against its parents and children, but its rows outside
+  an overlapping stronger significant segment (``overlap``) are not
+  significant on their own (``remainder_z`` at most ``critical_z``);
 * ``"inherited"``: z does not exceed its strongest parent's;
 * ``"broader"``: z exceeds its parents' but a child's z is larger: the
   deviation is concentrated in that child;
@@ -95,7 +100,7 @@ def with_parents(
                 pl.col("_child").alias("child"),
             )
         )
-    significant = (pl.col("p_family") <= level).fill_null(False)
+    significant = pl.col("significant").fill_null(False)
     above_parents = pl.col("parent_z").is_null() | (pl.col(z) > pl.col("parent_z"))
     above_children = pl.col("child_z").is_null() | (pl.col(z) >= pl.col("child_z"))
     finding = (
@@ -103,9 +108,11 @@ def with_parents(
         .then(pl.lit("not significant"))
         .when(~above_parents)
         .then(pl.lit("inherited"))
-        .when(above_children)
-        .then(pl.lit("new"))
-        .otherwise(pl.lit("broader"))
+        .when(~above_children)
+        .then(pl.lit("broader"))
+        .when(pl.col("overlap").is_not_null())
+        .then(pl.lit("echo"))
+        .otherwise(pl.lit("new"))
     )
     return (
         table.join(parents, on="condition", how="left")

@@ -20,7 +20,6 @@ import polars as pl
 
 from polars_cumdev.method import compiled
 from polars_cumdev.method.familywise import holm
-from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare, schema_of
 from polars_cumdev.method.statistics import (
     FACTS_SCHEMA,
@@ -29,14 +28,24 @@ from polars_cumdev.method.statistics import (
     check_variance,
     normalize,
 )
-from polars_cumdev.multicalibration.api import _check, family_columns
+from polars_cumdev.multicalibration.api import _check, family_columns, family_findings
 from polars_cumdev.multicalibration.family import Segments, coded_features, subset_ids
 from polars_cumdev.multicalibration.redundancy import with_parents
 from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Walked, assemble
 
 __all__ = ["SEGMENT_SCREEN_COLUMNS", "screen_segments"]
 
-_CARRIED = ("depth", "condition", "response_mean", "critical_z", "tests", "dropped")
+_CARRIED = (
+    "depth",
+    "condition",
+    "response_mean",
+    "critical_z",
+    "tests",
+    "dropped",
+    "pooled",
+    "overlap",
+    "remainder_z",
+)
 #: Columns after the feature columns, in order.
 SEGMENT_SCREEN_COLUMNS = family_columns(STATISTIC_COLUMNS)
 
@@ -123,15 +132,8 @@ def screen_segments(
 
     stats = compiled.node(prepared, run, schema)
     keys = [*features, *_CARRIED]
-    out = normalize(stats, keys, None, labels=prepared.labels)
-    significant = pl.col("p_family") <= options.level
-    out = out.with_columns(holm(pl.col("kuiper_p")).alias("p_family")).with_columns(
-        *[pl.when(significant).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
-        pl.when(pl.col("kuiper_z").is_not_null() & ~significant.fill_null(False))
-        .then(pl.lit(f"not significant family-wise (p_family > {options.level:g}): not located"))
-        .otherwise(pl.col("note"))
-        .alias("note"),
-    )
+    out = normalize(stats, keys, None, labels=prepared.labels, decide=False)
+    out = family_findings(out.with_columns(holm(pl.col("kuiper_p")).alias("p_family")), level)
     out = with_parents(out, features, options.level, z="kuiper_z")
     return out.sort(
         ["kuiper_z", "depth", "condition"], descending=[True, False, False], nulls_last=True

@@ -35,13 +35,16 @@ def summary(table: FrameLike, level: float = 0.05) -> pl.LazyFrame:
     table
         Output of :func:`~polars_cumdev.multicalibration.multicalibration`.
     level
-        The family-wise level the table was computed at (counts of
-        significant segments use it).
+        The family-wise level the table was computed at (checked; the count
+        of significant segments is that of the table's ``significant``
+        column, the decision made at that level).
 
     Returns
     -------
     pl.LazyFrame
-        ``segments``, ``tests``, ``dropped``, ``significant``,
+        ``segments``, ``tests``, ``dropped``, ``pooled`` (what the level
+        rule pooled into ``(other)``, values and rows per feature; null when
+        nothing), ``significant`` (segments whose ``significant`` is true),
         ``new_findings``, ``max_z``, ``p_family``, ``critical_z``,
         ``min_detectable_ecce``, ``mce``, ``mce_sigma``, ``mce_relative``,
         ``mce_pvalue``, ``mde``, ``mde_relative``, ``global_ecce``,
@@ -59,7 +62,8 @@ def summary(table: FrameLike, level: float = 0.05) -> pl.LazyFrame:
         pl.len().cast(pl.Int64).alias("segments"),
         pl.col("tests").first(),
         pl.col("dropped").first(),
-        (pl.col("p_family") <= level).sum().cast(pl.Int64).alias("significant"),
+        pl.col("pooled").first(),
+        pl.col("significant").fill_null(False).sum().cast(pl.Int64).alias("significant"),
         (pl.col("finding") == "new").sum().cast(pl.Int64).alias("new_findings"),
         mce_sigma.alias("max_z"),
         pl.col("p_family").min().alias("p_family"),

@@ -30,6 +30,7 @@ from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.method.pvalues import kuiper_pvalue
 from polars_cumdev.method.statistics import SUMMARY_SCHEMA
 from polars_cumdev.multicalibration import bootstrap
+from polars_cumdev.multicalibration.echoes import echoes
 from polars_cumdev.multicalibration.family import (
     Coded,
     Segments,
@@ -54,6 +55,9 @@ EXTRA_SCHEMA: dict[str, pl.DataType] = {
     "critical_z": pl.Float64(),
     "tests": pl.Int64(),
     "dropped": pl.Int64(),
+    "pooled": pl.String(),
+    "overlap": pl.String(),
+    "remainder_z": pl.Float64(),
 }
 
 
@@ -202,6 +206,20 @@ def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.
     return assemble(rows, family, options, coded, subsets, walked, binary=True, prefix=None)
 
 
+def pooled_words(coded: list[Coded], family: Segments) -> str | None:
+    """What the level rule pooled into ``(other)``, per feature: "county: 39 values, 8,000 rows".
+
+    None when nothing was pooled (:meth:`Segments.kept_count` kept every value).
+    """
+    parts = [
+        f"{name}: {c.pooled[0]:,} value{'s' if c.pooled[0] != 1 else ''}, "
+        f"{c.pooled[1]:,} row{'s' if c.pooled[1] != 1 else ''}"
+        for name, c in zip(family.features, coded, strict=True)
+        if c.pooled[0] > 0
+    ]
+    return "; ".join(parts) if parts else None
+
+
 def assemble(
     rows: compiled.Rows,
     family: Segments,
@@ -280,11 +298,30 @@ def assemble(
             located[c][a:b] = found[c][numbers]
     which = np.repeat(np.arange(len(subsets)), np.diff(starts))
     numbers = np.concatenate(kept) if kept else np.zeros(0, dtype=np.int64)
+
+    def remainder(chosen: np.ndarray) -> float:  # z of some rows taken as one segment
+        ids = np.zeros(chosen.shape[0], dtype=np.int32)
+        w = rows.w[chosen] if rows.w.shape[0] == n else rows.w
+        part = (rows.s[chosen], rows.r[chosen], w, rows.weighted, rows.scale)
+        if prefix is None:
+            out, _ = k.calibration_groups(ids, 0, *part, 1)
+        else:
+            out, _ = k.screen_groups(ids, 0, *part, 1, rows.centre, *prefix)
+        spread = float(max(out[0, k.C_MAX], 0.0) - min(out[0, k.C_MIN], 0.0))
+        root = float(np.sqrt(max(out[0, column], 0.0)))
+        return spread / root if root > 0.0 else float("nan")
+
+    explained, remainder_z = echoes(
+        z, significant, which, numbers, coded, subsets, n, critical, remainder
+    )
     firsts = [walked.first[i][kept[i]] for i in range(len(subsets))]
     first = np.concatenate(firsts) if firsts else np.zeros(0, dtype=np.int64)
     response = [walked.response_sums[i][kept[i]] for i in range(len(subsets))]
     body = kernel_frames.summary_frame(rows, [], stacked, first, {**(constants or {}), **located})
     labels, condition = _labels(coded, subsets, which, numbers, family)
+    overlap = condition.gather(np.maximum(explained, 0)).zip_with(
+        pl.Series(explained >= 0), pl.Series([None], dtype=pl.String)
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = (np.concatenate(response) if response else np.zeros(0)) / stacked[:, k.WEIGHT]
     extra = pl.DataFrame(
@@ -296,8 +333,11 @@ def assemble(
             "critical_z": np.full(numbers.shape[0], critical),
             "tests": np.full(numbers.shape[0], tests, dtype=np.int64),
             "dropped": np.full(numbers.shape[0], dropped, dtype=np.int64),
+            "pooled": pl.Series([pooled_words(coded, family)] * numbers.shape[0], dtype=pl.String),
+            "overlap": overlap,
+            "remainder_z": remainder_z,
         }
-    ).with_columns(pl.col("_p_bootstrap").fill_nan(None))
+    ).with_columns(pl.col("_p_bootstrap", "remainder_z").fill_nan(None))
     frame = pl.concat([pl.DataFrame(labels), extra, body], how="horizontal")
     schema = {
         **{f: pl.String() for f in family.features},

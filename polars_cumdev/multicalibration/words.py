@@ -12,6 +12,8 @@ from typing import Any
 
 import polars as pl
 
+from polars_cumdev.method.findings import decided
+
 __all__ = ["conjunction", "describe", "sentences"]
 
 
@@ -34,7 +36,7 @@ def describe(
     p = row.get("p_family")
     if z is None or p is None:
         return f"{who}: no test ({row.get('note')})"
-    if p > level:
+    if not decided(row):
         return f"{who}: not significant family-wise (z = {z:.2f}, p_family = {p:.2g})"
     reference = "the scores" if "ecce_r_z" in row else "the full population"
     size = f"{row['n']:,} rows"
@@ -55,6 +57,11 @@ def describe(
     elif kind == "broader":
         child = names.get(row["child"], row["child"])
         origin = f"; concentrated in {child} (z = {row['child_z']:.2f})"
+    elif kind == "echo":
+        other = names.get(row["overlap"], row["overlap"])
+        rest = row.get("remainder_z")
+        outside = f"z = {rest:.2f}" if rest is not None else "no rows"
+        origin = f"; an echo of {other}, which overlaps it (its rows outside: {outside})"
     elif kind == "new":
         origin = "; stronger than its parents and children"
     return f"{who} ({size}): {where}; z = {z:.2f}, p_family = {p:.2g}{origin}"
@@ -63,8 +70,8 @@ def describe(
 def sentences(
     table: pl.DataFrame, features: list[str], top: int = 5, level: float = 0.05
 ) -> list[str]:
-    """Sentences for the ``top`` strongest segments: new findings, broader views, inherited."""
-    rank = {"new": 0, "broader": 1, "inherited": 2}
+    """Sentences for the ``top`` strongest segments: new findings, broader views, the rest."""
+    rank = {"new": 0, "broader": 1, "inherited": 2, "echo": 2}
     order = pl.col("finding").replace_strict(rank, default=3, return_dtype=pl.Int8)
     z = "ecce_r_z" if "ecce_r_z" in table.columns else "kuiper_z"
     ranked = table.with_columns(order.alias("_order")).sort(

@@ -34,7 +34,7 @@ from polars_cumdev.calibration import calibration, calibration_curve
 from polars_cumdev.calibration.targets import check_target
 from polars_cumdev.corp import corp, corp_curve
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.method.findings import LEVEL, check_level, is_significant
+from polars_cumdev.method.findings import LEVEL, check_level, decided
 from polars_cumdev.method.groups import group_label, group_selection
 from polars_cumdev.method.prepare import FrameLike, as_lazy
 from polars_cumdev.progress import Progress, reporting
@@ -189,7 +189,7 @@ def calibration_report(
 
 def _heading(row: dict[str, Any], p: str, level: float, symbol: str) -> tuple[str | None, str]:
     """The significance line for the plot (None when significant) and the heading's words."""
-    if is_significant(row[p], level):
+    if decided(row):
         return None, ""
     words = significance_heading(row[p], level, symbol)
     return f"{words} (no stretch shaded)", words

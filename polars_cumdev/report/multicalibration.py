@@ -35,14 +35,14 @@ from polars_cumdev import charts
 from polars_cumdev.calibration import calibration_curve
 from polars_cumdev.charts.numbers import p_text
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.method.findings import LEVEL, check_level
+from polars_cumdev.method.findings import LEVEL, check_level, decided
 from polars_cumdev.method.prepare import FrameLike, as_lazy
 from polars_cumdev.multicalibration import Segments, multicalibration, subpop, summary
 from polars_cumdev.multicalibration.words import conjunction, describe, sentences
 from polars_cumdev.progress import Progress, reporting
 from polars_cumdev.report.subpopulation import render_html
 from polars_cumdev.report.table import html_table
-from polars_cumdev.report.wording import how_to_read, significance_heading
+from polars_cumdev.report.wording import significance_heading
 
 __all__ = ["SEGMENT_COLUMNS", "SUMMARY_COLUMNS", "multicalibration_report", "write_report"]
 
@@ -55,10 +55,12 @@ SEGMENT_COLUMNS = (
     "ecce_r_z",
     "ecce_r_p",
     "p_family",
+    "significant",
     "from_score",
     "to_score",
     "deviation",
     "finding",
+    "overlap",
     "note",
 )
 #: Columns of the summary table (:func:`polars_cumdev.multicalibration.summary`).
@@ -82,20 +84,59 @@ _METHODS = {
     "bootstrap": "a max-z parametric bootstrap under calibration",
     "stepdown": "a step-down max-z parametric bootstrap under calibration",
 }
-_FAMILYWISE = (
-    "<b>Family-wise error.</b> Every segment is a test; among a thousand segments of a "
-    "perfectly calibrated model some single-test p-values fall below 5% by chance alone. "
-    "<b>p_family</b> is each segment's p-value adjusted for the whole family ({method}): the "
-    "chance that <i>any</i> segment of a calibrated model would look at least this bad. "
-    "A segment is a finding only with p_family &le; {level:g}, that is with z above the "
-    "critical z of {critical}; the minimum detectable ECCE is that critical z times the full "
-    "population's sigma."
-)
+
+
+def reading_guide(method: str, level: float, critical: float | None) -> str:
+    """The multicalibration report's own guide, as escaped HTML (not the other reports' box).
+
+    It names ``p_family`` a family-wise p-value (never "q"), says what makes a
+    finding (``significant``: ``p_family <= level``, the one decision every
+    part of the page follows) and what each ``finding`` means.
+    """
+    words = _METHODS.get(method, method)
+    line = f"{critical:.2f}" if critical is not None and critical == critical else "-"
+    items = [
+        "<b>Segments.</b> Every intersection of at most <i>depth</i> feature values with "
+        "enough rows is a segment, the whole population included (<i>everyone</i>); a "
+        "feature's rare values are pooled into <i>(other)</i>, as the summary says.",
+        "<b>The plot</b> of a segment accumulates its outcomes minus their predicted "
+        "probabilities, from the lowest score to the highest: where the curve rises the "
+        "outcomes exceed the predictions, where it falls they are too high. The triangle at "
+        "the origin (plus and minus 2 sigma) is what noise alone typically gives.",
+        "<b>p</b> is one segment's own p-value, as if it were the only one examined. Among "
+        "many segments of a calibrated model some p fall below 5% by chance alone.",
+        f"<b>p_family</b> is the family-wise p-value ({words}): the chance that <i>any</i> "
+        "segment of a calibrated model would look at least this bad. It is not a "
+        "Benjamini-Hochberg q-value.",
+        f"<b>Findings.</b> A segment is significant only with p_family &le; {level:g} (z "
+        f"above the critical z of {line}); only then is a stretch of scores named and shaded. "
+        "Every other segment is <i>not significant</i>, however large its deviation looks.",
+        "<b>finding</b>: <i>new</i>: stronger than its parents and children and not "
+        "explained by an overlapping stronger segment; <i>inherited</i>: a parent is "
+        "stronger; <i>broader</i>: a child is stronger (the deviation is concentrated there); "
+        "<i>echo</i>: its rows outside an overlapping stronger segment (<i>overlap</i>) are "
+        "not significant on their own.",
+    ]
+    body = "".join(f"<li>{item}</li>" for item in items)
+    return f'<div class="guide"><h2>How to read this audit</h2><ul>{body}</ul></div>'
+
+
+def _shown_notes(table: pl.DataFrame) -> pl.DataFrame:
+    """The table as the page shows it: a note only where it adds to the ``finding`` column."""
+    note = pl.col("note").cast(pl.String)
+    repeats = note.str.starts_with("not significant") & ~pl.col("significant").fill_null(False)
+    return table.with_columns(pl.when(repeats).then(None).otherwise(note).alias("note"))
+
+
+def _pooled(facts: dict[str, Any]) -> str:
+    pooled = facts.get("pooled")
+    text = f"pooled into (other): {pooled}" if pooled else "nothing pooled into (other)"
+    return f"<p>{html.escape(text)}</p>"
 
 
 def _summary_heading(facts: dict[str, Any], level: float) -> str:
     p = facts["p_family"]
-    if p is None or p != p or p > level:
+    if not facts["significant"]:
         return f"Summary: no segment is significant family-wise ({significance_heading(p, level)})"
     return (
         f"Summary: {facts['significant']} of {facts['tests']} segments significant family-wise "
@@ -191,25 +232,14 @@ def write_report(
 ) -> Path:
     """The page of :func:`multicalibration_report` from a table already computed (the CLI's)."""
     facts = summary(table, level=level).row(0, named=True)
-    critical = facts["critical_z"]
-    words = _METHODS.get(method, method)
-    guide = how_to_read("calibration", level).replace(
-        "</ul></div>",
-        "<li>"
-        + _FAMILYWISE.format(
-            method=words,
-            level=level,
-            critical=f"{critical:.2f}" if critical is not None and critical == critical else "-",
-        )
-        + "</li></ul></div>",
-    )
+    guide = reading_guide(method, level, facts["critical_z"])
     shown = [*features, *SEGMENT_COLUMNS]
     more = table.height - min(rows, table.height)
     tail = f"<p>{more} more segments in the full table.</p>" if more else ""
     sections = [
         (
             _summary_heading(facts, level),
-            html_table(summary(table, level=level), SUMMARY_COLUMNS),
+            _pooled(facts) + html_table(summary(table, level=level), SUMMARY_COLUMNS),
             [charts.funnel(table, level=level).to_dict()],
         ),
         (
@@ -219,7 +249,7 @@ def write_report(
         ),
         (
             f"Every segment, largest z first ({table.height} segments)",
-            html_table(table.head(rows), shown) + tail,
+            html_table(_shown_notes(table.head(rows)), shown) + tail,
             [],
         ),
     ]
@@ -240,7 +270,7 @@ def write_report(
 
 def _drawn(table: pl.DataFrame, top: int) -> pl.DataFrame:
     """The ``top`` segments with a z, in the order of the sentences (new findings first)."""
-    rank = {"new": 0, "broader": 1, "inherited": 2}
+    rank = {"new": 0, "broader": 1, "inherited": 2, "echo": 2}
     order = pl.col("finding").replace_strict(rank, default=3, return_dtype=pl.Int8)
     return (
         table.filter(pl.col("ecce_r_z").is_not_null())
@@ -264,10 +294,13 @@ def _segment(
 ) -> tuple[str, str, list[dict[str, Any]]]:
     """One segment's section: its sentence, its table row, its cumulative plot."""
     label = conjunction(row, features)
-    significant = row["p_family"] is not None and row["p_family"] <= level
-    points = calibration_curve(lazy.filter(subpop(row)), score, response, weight).collect()
+    significant = decided(row)
+    # the family's decision, not the curve's own p: located wherever the table locates
+    points = calibration_curve(
+        lazy.filter(subpop(row)), score, response, weight, level=1.0
+    ).collect()
     line = None
-    if not significant:  # the family's rule, not the curve's own p
+    if not significant:
         points = points.with_columns(pl.lit(False).alias("located"))
         line = f"{significance_heading(row['p_family'], level, 'p_family')} (no stretch shaded)"
     chart = charts.cumulative(
@@ -280,5 +313,5 @@ def _segment(
         significance=line,
     )
     heading = describe(row, features, level, names)
-    body = html_table(pl.DataFrame([row]), [*features, *SEGMENT_COLUMNS])
+    body = html_table(_shown_notes(pl.DataFrame([row])), [*features, *SEGMENT_COLUMNS])
     return heading, body, [chart.to_dict()]

@@ -21,7 +21,7 @@ from polars_cumdev.binned import reliability
 from polars_cumdev.charts.export import json_for_script, xml_safe
 from polars_cumdev.covariates.ordering import Score
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.method.findings import LEVEL, check_level, is_significant
+from polars_cumdev.method.findings import LEVEL, check_level, decided
 from polars_cumdev.method.groups import group_label, group_selection
 from polars_cumdev.method.prepare import FrameLike, as_lazy
 from polars_cumdev.progress import Progress, reporting
@@ -238,7 +238,7 @@ def _report(
             f"= {format_cell(row['kuiper_z'], 'kuiper_z')} sigma "
             f"(p {_p(row['kuiper_p'])}, BH-adjusted q {_p(row['kuiper_q'])})</p>"
         )
-        significant = is_significant(row["kuiper_q"], level)
+        significant = decided(row)
         if significant:
             where = where_words(row, keys, score, response, weight is not None)
             line = None

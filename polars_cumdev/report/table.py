@@ -48,6 +48,8 @@ HEADERS = {
     "mcb": "miscalibration (MCB)",
     "dsc": "discrimination (DSC)",
     "unc": "uncertainty (UNC)",
+    "p_family": "p_family (family-wise p)",
+    "significant": "significant",
     "note": "note",
 }
 

@@ -92,7 +92,7 @@ def test_an_empty_family_says_why():
     with pytest.raises(EmptySubpopulationError, match="min_rows=50"):
         multicalibration(frame, "s", "y", segments=segments(["a"], min_rows=50))
     with pytest.raises(EmptySubpopulationError, match="min_rows=30"):
-        screen(frame, segments(["a", "b"], min_rows=30), "s", "y")
+        screen(frame, segments(["a", "b"], levels=3, min_rows=30), "s", "y")
 
 
 def test_segment_screen_uses_the_level_given():

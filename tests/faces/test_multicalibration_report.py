@@ -46,7 +46,14 @@ def test_planted_segment_is_named_with_its_stretch(tmp_path: Path):
     assert "significant family-wise (largest z" in text
     assert "a = x &amp; b = 2 (" in text  # the sentence about the planted intersection
     assert re.search(r"a = x &amp; b = 2 \([\d,]+ rows\): responses exceed the scores", text)
-    assert "p_family" in text and "How to read this page" in text
+    assert "p_family" in text and "How to read this audit" in text
+    # its own guide (issue 36, item 6): p_family is a family-wise p-value, never "q"
+    assert "How to read this page" not in text and "is the family-wise p-value" in text
+    assert "q &le;" not in text and "q =" not in text and "BH-adjusted" not in text
+    assert "p_family (family-wise p)" in text
+    assert "nothing pooled into (other)" in text  # the summary says what the level rule pooled
+    # notes do not repeat the finding column
+    assert "<td>not significant: p_family" not in text
 
 
 @pytest.mark.slow

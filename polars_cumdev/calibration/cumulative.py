@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
-from polars_cumdev.calibration.targets import GAP, TERM, Target
+from polars_cumdev.calibration.targets import GAP, SPREAD, TERM, Target
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled, kernel_frames
@@ -108,7 +108,8 @@ def _accumulated(
     gap = [] if target.errors is None else [GAP]
     if gap:  # mean |R - S| of a tie: 0 when its responses equal the prediction (kept exactly)
         ordered = ordered.with_columns((pl.col(nm.RESPONSE) - pl.col(nm.SCORE)).abs().alias(GAP))
-    points = target.with_reference(merge_ties(ordered, keys, extra=gap))
+    spread = SPREAD if target.name == "mean" else None
+    points = target.with_reference(merge_ties(ordered, keys, extra=gap, spread=spread))
     accumulated = accumulate(points, keys, reference=nm.REFERENCE, fraction=fraction)
     if target.errors is not None:
         largest = _facts(ordered, target).select(RMAX)

@@ -15,17 +15,30 @@ Three targets fill in R', ref and v:
   responses at or below q_k, ref_k = alpha and v_k = alpha (1 - alpha), the
   variance of the indicator under calibration.
 * ``"mean"``: the prediction m of the mean of a real response y; ref_k =
-  S'_k and v_k is estimated from successive differences of the residuals
+  S'_k and v_k is estimated from the responses themselves, from two sources
+  pooled by their degrees of freedom (docs/method.md, "Calibration of
+  predicted means"). Within a merged point of several rows, their weighted
+  spread Q_k / W'_k = sum W (y - R'_k)^2 / sum W has expectation v (1 - f_k)
+  under calibration (the rows share one prediction, hence one mean), an
+  unbiased estimate v (1 - f_k) / (1 - f_k) with about 1 / f_k - 1 degrees
+  of freedom. Between points, successive differences of the residuals
   e_k = R'_k - S'_k along the sorted predictions (the idea of
-  ``multicalibration-mcgrad.md`` b.2', made local and tie-aware): under
-  calibration, with a conditional variance v(s) that changes slowly with s,
+  ``multicalibration-mcgrad.md`` b.2', made local and tie-aware): with a
+  conditional variance v(s) that changes slowly with s,
   E[(e_{k+1} - e_k)^2] = v (f_k + f_{k+1}), so
   d_k = (e_{k+1} - e_k)^2 / (f_k + f_{k+1}) estimates v between points k and
-  k + 1, and v_k is the average of the d on either side of point k (d_1 at the
-  first point, d_{n-1} at the last). A smooth miscalibration barely moves
-  the differences, so sigma stays the scale of noise under the alternative
-  too, where the variance of the raw residuals would swell with the bias.
-  Merged points need at least two for a sigma; with one, sigma is 0.
+  k + 1, and dbar_k is the average of the d on either side of point k (d_1
+  at the first point, d_{n-1} at the last), counted as one degree of
+  freedom. Weighting the two by their degrees of freedom,
+  v_k = ((1/f_k - 1) Q_k / (W'_k (1 - f_k)) + dbar_k) / (1/f_k), that is
+  v_k = Q_k / W'_k + f_k dbar_k. A point of one row (f = 1, Q = 0) keeps
+  v_k = dbar_k, as before; a point of many rows is read almost wholly from
+  its own spread, so that few distinct predictions (where the differences
+  are few: K - 1 of them for K predictions) still give a sigma of many
+  degrees of freedom. Neither source swells with a smooth miscalibration:
+  the spread within a tie does not see the bias at all, the differences
+  barely. Rows are taken as independent given the prediction, as the tie
+  factor f assumes everywhere. One merged point of one row gives sigma 0.
 
 Weights are sampling weights, as for probabilities: a merged point's
 response R'_k = sum(W y) / sum(W) has variance v f_k with the tie factor
@@ -46,7 +59,7 @@ from polars_cumdev.method.accumulate import per_group
 from polars_cumdev.method.resolution import merged_error
 from polars_cumdev.method.statistics import RMAX
 
-__all__ = ["TARGETS", "TERM", "Target", "check_target"]
+__all__ = ["SPREAD", "TARGETS", "TERM", "Target", "check_target"]
 
 TARGETS = ("probability", "mean", "quantile")
 #: Each point's term a_k^2 f_k v_k of sigma^2.
@@ -56,6 +69,8 @@ TERM_ERROR = f"{nm.PREFIX}sigma_term_error"
 C_TERM_ERROR = f"{nm.PREFIX}c_term_error"
 #: Each merged point's mean |R - S| (predicted means), 0 when R' = S' exactly.
 GAP = f"{nm.PREFIX}gap"
+#: Each merged point's sum W (R - R')^2 / sum W (predicted means; :func:`merge_ties`'s spread).
+SPREAD = f"{nm.PREFIX}spread"
 _UNIT = (0.0, 1.0)
 
 
@@ -105,17 +120,33 @@ class Target:
             (2.0 * (e.shift(-1) - e).abs() * both + both * both) / (f + f.shift(-1)), keys
         )
         d_name, err_name = f"{nm.PREFIX}successive", f"{nm.PREFIX}successive_error"
-        v = pl.mean_horizontal(per_group(pl.col(d_name).shift(1), keys), pl.col(d_name))
-        v_err = pl.mean_horizontal(per_group(pl.col(err_name).shift(1), keys), pl.col(err_name))
-        term = a2f * v.fill_null(0.0)
+        dbar = pl.mean_horizontal(per_group(pl.col(d_name).shift(1), keys), pl.col(d_name))
+        d_err_bar = pl.mean_horizontal(per_group(pl.col(err_name).shift(1), keys), pl.col(err_name))
+        # The spread within the tie: each (R - R')^2 errs by at most
+        # delta (4 max|R| + delta) with R' off by delta, and the sum of those
+        # non-negative terms and its division by (rows + 5) units; exactly 0
+        # when the tie's responses are equal (R' is then one of them).
+        spread = pl.col(SPREAD)
+        plain = merged_error(pl.col(RMAX))
+        spread_err = (
+            pl.when(spread == 0.0)
+            .then(0.0)
+            .otherwise(
+                plain * (4.0 * pl.col(RMAX) + plain)
+                + (pl.col(nm.ROWS) + 5).cast(pl.Float64) * 2.0**-52 * spread
+            )
+        )
+        v = spread + f * dbar.fill_null(0.0)
+        v_err = spread_err + f * d_err_bar.fill_null(0.0)
+        term = a2f * v
         return (
             accumulated.with_columns(d.alias(d_name), d_err.alias(err_name))
             .with_columns(
                 term.alias(TERM),
-                (a2f * v_err.fill_null(0.0) + 8.0 * 2.0**-52 * term.abs()).alias(TERM_ERROR),
+                (a2f * v_err + 8.0 * 2.0**-52 * term.abs()).alias(TERM_ERROR),
                 (pl.col(nm.A_STEP) * delta).alias(C_TERM_ERROR),
             )
-            .drop(d_name, err_name)
+            .drop(d_name, err_name, SPREAD)
         )
 
     @property
@@ -140,8 +171,8 @@ class Target:
         """The note of a group whose sigma is 0 (None: the library's default note)."""
         if self.name == "mean":
             return (
-                "sigma is 0 (fewer than two distinct predictions, or residuals that do not "
-                "change between consecutive ones): z undefined"
+                "sigma is 0 (one distinct prediction of one row, or responses that neither "
+                "vary within tied predictions nor change between consecutive ones): z undefined"
             )
         return None
 

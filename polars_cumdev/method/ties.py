@@ -88,6 +88,7 @@ def merge_ties(
     extra: Sequence[str] = (),
     any_group_order: bool = False,
     types: Mapping[str, pl.DataType] | None = None,
+    spread: str | None = None,
 ) -> pl.LazyFrame:
     """Collapse each (group, score) to one point, in increasing order of score per group.
 
@@ -129,6 +130,13 @@ def merge_ties(
     types
         The dtypes of ``keys`` in ``frame``, when the caller knows them (no
         look-up of ``frame``'s schema, which resolves the whole plan).
+    spread
+        When given, the name of a further float64 column: each tie's weighted
+        mean squared deviation of the response from its average,
+        sum W (R - R')^2 / sum W, summed in the tie's row order after R'
+        (0 for a single row or a tie of equal responses, exactly); the
+        calibration of predicted means reads the noise within ties from it
+        (:mod:`polars_cumdev.calibration.targets`).
 
     Returns
     -------
@@ -151,15 +159,21 @@ def merge_ties(
     out = {name: schema[name] for name in tie}
     out |= {nm.WEIGHT: pl.Float64(), **{c: pl.Float64() for c in averaged}}
     out |= {nm.TIE: pl.Float64(), nm.ROWS: pl.Int64()}
+    if spread is not None:
+        out |= {spread: pl.Float64()}
 
     def merged(batch: pl.DataFrame) -> pl.DataFrame:
-        return _merged(batch, tie, averaged, out)
+        return _merged(batch, tie, averaged, out, spread)
 
     return rows.map_batches(merged, schema=pl.Schema(out), streamable=False)
 
 
 def _merged(
-    batch: pl.DataFrame, tie: Sequence[str], averaged: Sequence[str], schema: dict
+    batch: pl.DataFrame,
+    tie: Sequence[str],
+    averaged: Sequence[str],
+    schema: dict,
+    spread: str | None = None,
 ) -> pl.DataFrame:
     """:func:`merge_ties` on the regrouped rows, whole: NumPy sums over each tie, in row order."""
     if batch.height == 0:
@@ -173,6 +187,8 @@ def _merged(
         factor = np.ones(batch.height)
     else:
         columns, factor = _tie_sums(batch, first, starts, w, averaged)
+    if spread is not None:
+        columns[spread] = _spread(batch, starts, counts, w, columns)
     # (The keys gathered, not passed through: a key column keeping the sorted flag of the
     # regrouping made a later join lose a group keyed NaN.)
     keys = batch.select(tie)[pl.Series(starts)]
@@ -209,3 +225,20 @@ def _tie_sums(
     with np.errstate(invalid="ignore", over="ignore"):
         factor = np.add.reduceat(w * w, starts) / (sw * sw)
     return columns, factor
+
+
+def _spread(
+    batch: pl.DataFrame,
+    starts: np.ndarray,
+    counts: np.ndarray,
+    w: np.ndarray,
+    columns: dict[str, np.ndarray],
+) -> np.ndarray:
+    """Per tie, sum W (R - R')^2 / sum W: the deviations from the merged average, in row order."""
+    if starts.size == w.size:
+        return np.zeros(w.size)
+    values = batch.get_column(nm.RESPONSE).to_numpy()
+    with np.errstate(invalid="ignore", over="ignore"):
+        deviation = values - np.repeat(columns[nm.RESPONSE], counts)
+        out = np.add.reduceat(w * deviation * deviation, starts) / columns[nm.WEIGHT]
+    return np.where(counts == 1, 0.0, out)

@@ -108,11 +108,18 @@ def test_planted_bias_is_found_and_located() -> None:
     assert calibrated.cumdev.calibration("m", "y", target="mean")["ecce_r_p"][0] > 0.01
 
 
-def test_single_prediction_has_no_sigma_for_a_mean() -> None:
+def test_single_prediction_reads_sigma_from_its_rows() -> None:
+    # One distinct prediction: no successive difference, but the rows' own spread
+    # (issue 36 item 2): v = sum (y - ybar)^2 / n = 7/18 and f = 1/3, so sigma^2 = 7/54.
     df = pl.DataFrame({"m": [1.0, 1.0, 1.0], "y": [0.5, 1.5, 2.0]})
     row = df.cumdev.calibration("m", "y", target="mean").row(0, named=True)
-    assert row["sigma"] == 0.0 and row["ecce_r_z"] is None
-    assert "fewer than two distinct predictions" in row["note"]
+    assert_allclose(row["sigma"], np.sqrt(7 / 54), rtol=1e-15)
+    assert_allclose(row["ecce_r_z"], (4 / 3 - 1) / np.sqrt(7 / 54), rtol=1e-14)
+    for y in ([1.5], [0.5, 0.5, 0.5]):  # one row, or rows that do not vary: sigma 0
+        one = pl.DataFrame({"m": [1.0] * len(y), "y": y})
+        row = one.cumdev.calibration("m", "y", target="mean").row(0, named=True)
+        assert row["sigma"] == 0.0 and row["ecce_r_z"] is None
+        assert "one distinct prediction of one row" in row["note"]
 
 
 def test_bad_arguments_are_named() -> None:

@@ -267,38 +267,6 @@ def test_uncapped_family_counts_and_cap_drops_smallest():
     assert capped["n"].min() >= full["n"].sort(descending=True)[49]
 
 
-def _null_rate(method: str, sims: int) -> float:
-    rejections = 0
-    family = segments(["a", "b"], ["c"], depth=3)
-    for k in range(sims):
-        rng = np.random.default_rng(1000 + k)
-        n = 3000
-        s = rng.uniform(0.05, 0.95, n)
-        frame = pl.DataFrame(
-            {
-                "s": s,
-                "y": (rng.random(n) < s).astype(np.int8),
-                "a": rng.choice(["x", "y", "z", "v"], n),
-                "b": rng.choice(["1", "2", "3"], n),
-                "c": rng.normal(size=n),
-            }
-        )
-        table = multicalibration(
-            frame, "s", "y", segments=family, method=method, resamples=99, seed=k
-        )
-        rejections += int((table["p_family"] <= 0.05).any())
-    return rejections / sims
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("method", ["holm", "bootstrap", "stepdown"])
-def test_familywise_error_under_calibration(method):
-    sims = 300
-    rate = _null_rate(method, sims)
-    # at most 5% plus three binomial standard errors
-    assert rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / sims), rate
-
-
 @pytest.mark.parametrize("weights", [True, False])
 @pytest.mark.slow
 def test_screen_by_segments_equals_screen_of_each_segment(weights):

@@ -53,7 +53,14 @@ def test_rounding_noise_gives_no_z(seed, keys):
             _unresolved(paired, "kuiper_z", "kuiper_p")
         else:  # sigma from q(1 - q) + r(1 - r) is far above the noise: z is ~1e-16
             assert (paired["kuiper_z"].abs() < 1e-12).all()
+    # A mean's sigma now reads the spread within each tie (issue 36): 0.1 there is
+    # real noise, and C (rounding) is nothing against it. With a spread of 1e-9
+    # the tie variances (1e-18) are themselves below the rounding of the averages.
     means = df.cumdev.calibration("s", "q", "w", by="g", target="mean")
+    assert (means["ecce_r_z"].abs() < 1e-12).all() and means["from_score"].is_null().all()
+    tiny = _frame(seed, keys=keys, spread=1e-9)
+    assert tiny.select((pl.col("q") != pl.col("s")).all()).item()
+    means = tiny.cumdev.calibration("s", "q", "w", by="g", target="mean")
     _unresolved(means, "ecce_r_z", "ecce_r_p")
 
 

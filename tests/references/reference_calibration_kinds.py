@@ -11,9 +11,12 @@ the library's code:
 * quantile at level alpha: the responses 1{y <= q} compared with alpha,
   sigma^2 = sum a_k^2 f_k alpha (1 - alpha);
 * mean: the responses compared with the predictions, sigma^2 =
-  sum a_k^2 f_k v_k with v_k the average of the successive-difference
-  estimates d_{k-1}, d_k, d_k = (e_{k+1} - e_k)^2 / (f_k + f_{k+1}),
-  e = R' - S'.
+  sum a_k^2 f_k v_k, v_k pooling two estimates of a response's variance by
+  their degrees of freedom (issue 36 item 2): the unbiased weighted variance
+  of the tie's rows, sum W (y - ybar)^2 / (sum W - sum W^2 / sum W), with
+  1 / f_k - 1 degrees of freedom (none for one row), and the average dbar_k
+  of the successive-difference estimates d_{k-1}, d_k,
+  d_k = (e_{k+1} - e_k)^2 / (f_k + f_{k+1}), e = R' - S', with one.
 """
 
 from __future__ import annotations
@@ -115,12 +118,37 @@ def successive_variances(e, f) -> list[float]:
     return v
 
 
+def within_tie_variances(m, y, w, s_m) -> list[tuple[float, float]]:
+    """Per distinct prediction: (unbiased weighted variance of its rows, degrees of freedom)."""
+    m = np.asarray(m, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    w = np.ones(m.size) if w is None else np.asarray(w, dtype=np.float64)
+    out = []
+    for value in s_m:
+        rows = [i for i in range(m.size) if m[i] == value]
+        if len(rows) == 1:
+            out.append((0.0, 0.0))
+            continue
+        sw = sum(w[i] for i in rows)
+        sw2 = sum(w[i] * w[i] for i in rows)
+        ybar = sum(w[i] * y[i] for i in rows) / sw
+        squares = sum(w[i] * (y[i] - ybar) ** 2 for i in rows)
+        out.append((squares / (sw - sw2 / sw), sw * sw / sw2 - 1.0))
+    return out
+
+
 def mean(m, y, w, fraction: float = 1.0) -> dict:
     """Calibration of predicted means m of responses y."""
     s_m, w_m, r_m, f, _ = ref.merge_ties(m, y, w)
+    within = within_tie_variances(m, y, w, s_m)
 
     def variances(kept: int) -> list[float]:
         e = [r_m[k] - s_m[k] for k in range(kept)]
-        return successive_variances(e, list(f[:kept]))
+        between = successive_variances(e, list(f[:kept]))
+        pooled = []
+        for k in range(kept):
+            spread, df = within[k]
+            pooled.append((df * spread + between[k]) / (df + 1.0))
+        return pooled
 
     return _statistics(s_m, r_m, w_m, f, list(s_m), variances, fraction)

@@ -289,6 +289,7 @@ def normalize(
     labels: Labels | None = None,
     sigma_zero: str = SIGMA_ZERO,
     level: float = LEVEL,
+    simulated: bool = False,
 ) -> pl.LazyFrame:
     """Pick sigma, divide, attach p-values (method.md 4) and BH q-values; sort; check.
 
@@ -318,6 +319,8 @@ def normalize(
         Significance level of the located stretch
         (:mod:`polars_cumdev.method.findings`): stated only where ``kuiper_q``
         is at most ``level`` (``kuiper_p`` without keys, the same number).
+    simulated
+        ``stats`` carries finite-sample p-values (:mod:`.finite_sample`): used, with ``p_method``.
 
     Returns
     -------
@@ -385,7 +388,7 @@ def normalize(
             *[pl.when(~undefined).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
         )
         .filter(verdict(_FINITE, keys, labels))
-        .with_columns(pvalue_columns())
+        .with_columns(pvalue_columns(simulated))
         .with_columns(
             benjamini_hochberg(pl.col("kuiper_p")).alias("kuiper_q"),
             benjamini_hochberg(pl.col("ks_p")).alias("ks_q"),
@@ -394,4 +397,4 @@ def normalize(
     out = findings(out, level, symbol="q" if keys else "p")
     return out.sort(
         ["kuiper_z", *keys], descending=[True] + [False] * len(keys), nulls_last=True
-    ).select(*keys, *STATISTIC_COLUMNS)
+    ).select(*keys, *STATISTIC_COLUMNS, *(["p_method"] if simulated else []))

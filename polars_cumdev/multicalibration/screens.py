@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.method import compiled
+from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare, schema_of
@@ -36,7 +37,10 @@ from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Walked, assemble
 
 __all__ = ["SEGMENT_SCREEN_COLUMNS", "screen_segments"]
 
-_CARRIED = ("depth", "condition", "response_mean", "critical_z", "tests", "dropped")
+_CARRIED = (
+    *("depth", "condition", "response_mean", "critical_z", "tests", "dropped"),
+    *(fs.SIM_KUIPER, fs.SIM_KS),
+)
 #: Columns after the feature columns, in order.
 SEGMENT_SCREEN_COLUMNS = family_columns(STATISTIC_COLUMNS)
 
@@ -123,7 +127,7 @@ def screen_segments(
 
     stats = compiled.node(prepared, run, schema)
     keys = [*features, *_CARRIED]
-    out = normalize(stats, keys, None, labels=prepared.labels)
+    out = normalize(stats, keys, None, labels=prepared.labels, simulated=True)
     significant = pl.col("p_family") <= options.level
     out = out.with_columns(holm(pl.col("kuiper_p")).alias("p_family")).with_columns(
         *[pl.when(significant).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],

@@ -1,0 +1,87 @@
+"""The segments' finite-sample p-values (:mod:`polars_cumdev.method.finite_sample`).
+
+For calibration the null law of a segment's 0/1 responses is Bernoulli of the
+scores, row by row, whatever the other segments: each segment whose
+asymptotic Kuiper or Kolmogorov-Smirnov p-value is small enough to matter
+(:func:`~polars_cumdev.method.finite_sample.cutoff`) and whose effective
+number of events is below
+:data:`~polars_cumdev.method.finite_sample.MIN_EVENTS` gets p-values from
+redraws of its own rows. Its rows are gathered once per feature subset that
+holds such a segment (a row may belong to several of them), then every
+flagged segment is simulated in one compiled call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from polars_cumdev.method import finite_sample as fs
+from polars_cumdev.method.pvalues import pvalue_pairs
+from polars_cumdev.multicalibration.family import Coded, subset_ids
+
+__all__ = ["segment_pvalues"]
+
+
+def segment_pvalues(
+    s: np.ndarray,
+    w: np.ndarray,
+    r: np.ndarray,
+    coded: Sequence[Coded],
+    subsets: Sequence[tuple[int, ...]],
+    kept: Sequence[np.ndarray],
+    z: np.ndarray,
+    z_ks: np.ndarray,
+    level: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Simulated (Kuiper p, KS p) of the kept segments, NaN where the asymptotic p stays.
+
+    ``kept[i]`` are the kept segment numbers of subset i; ``z`` and ``z_ks``
+    the kept segments' normalized statistics, stacked subset after subset;
+    ``s``, ``w`` (ones when unweighted), ``r`` the rows in score order.
+    """
+    sim_k = np.full(z.shape, np.nan)
+    sim_ks = np.full(z.shape, np.nan)
+    p_k, p_ks, _, _ = pvalue_pairs(z, z_ks)
+    with np.errstate(invalid="ignore"):
+        small = ~np.isnan(z) & (np.fmin(p_k, p_ks) <= fs.cutoff(level))
+    if not small.any():
+        return sim_k, sim_ks
+    tests = int(np.count_nonzero(~np.isnan(z)))
+    v = s * (1.0 - s)
+    w2v = w * w * v
+    starts = np.concatenate([[0], np.cumsum([k.shape[0] for k in kept])]).astype(np.int64)
+    positions, groups, gathered = [], [], []
+    for i, subset in enumerate(subsets):
+        a, b = starts[i], starts[i + 1]
+        if not small[a:b].any():
+            continue
+        ids, size = subset_ids(coded, subset, s.shape[0])
+        second = np.bincount(ids, weights=w2v, minlength=size)
+        fourth = np.bincount(ids, weights=w2v * w * w, minlength=size)
+        numbers = kept[i][small[a:b]]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            events = second[numbers] ** 2 / fourth[numbers]
+        few = ~(events >= fs.MIN_EVENTS)  # NaN (no variance) counts as few
+        if not few.any():
+            continue
+        numbers = numbers[few]
+        slot = np.full(size, -1, dtype=np.int64)
+        first = sum(len(x) for x in positions)
+        slot[numbers] = first + np.arange(numbers.shape[0])
+        rows = np.flatnonzero(slot[ids] >= 0)
+        groups.append(slot[ids[rows]])
+        gathered.append(rows)
+        positions.append(a + np.flatnonzero(small[a:b])[few])
+    if not positions:
+        return sim_k, sim_ks
+    where = np.concatenate(positions)
+    group = np.concatenate(groups)
+    rows = np.concatenate(gathered)
+    order, bounds = fs.grouped(group, s[rows], w[rows], r[rows])
+    rows = rows[order]
+    found_k, found_ks, _ = fs.simulate(bounds, s[rows], w[rows], s[rows], r[rows], tests, level)
+    sim_k[where] = found_k
+    sim_ks[where] = found_ks
+    return sim_k, sim_ks

@@ -6,13 +6,15 @@ deviation of a subpopulation from the full population"). For 0/1 responses
 that rests on many independent events of comparable weight; a group whose
 deviation can hinge on a handful of rare events, or on a few heavy weights,
 has a tail far heavier than the Brownian one (docs/method.md, "Valid at every
-size"). The criterion is the group's *effective number of events*
+size"). The criterion is the group's *effective number of events*, from the
+skewness and the excess kurtosis of the null sum of w_i (R_i - p_i),
 
-    E = (sum_i w_i^2 v_i)^2 / sum_i w_i^4 v_i,   v_i = p_i (1 - p_i),
+    E = min( (sum w^2 v)^3 / (sum w^3 v |1 - 2p|)^2,  (sum w^2 v)^2 / sum w^4 v (1 - 6v)^+ ),
 
-with p_i the null probability of a 1 (the score for calibration). Unweighted,
-E is close to the expected number of the rarer outcome (n p for small p);
-concentrated weights shrink it (by Cauchy-Schwarz E <= sum_i v_i <= n / 4).
+v_i = p_i (1 - p_i), p_i the null probability of a 1 (the score for
+calibration): unweighted and with a rare outcome, both are about the expected
+number of events n p; concentrated weights shrink them; scores near 1/2 (no
+skewness, tails lighter than normal) do not count against a group.
 A group with E below :data:`MIN_EVENTS` whose asymptotic p-value (Kuiper or
 Kolmogorov-Smirnov) is at most :func:`cutoff` gets its p-values from
 redraws of its own responses under the null
@@ -47,6 +49,7 @@ __all__ = [
     "WORK",
     "cutoff",
     "effective_events",
+    "event_terms",
     "method_column",
     "redraws",
     "simulate",
@@ -77,20 +80,30 @@ def cutoff(level: float) -> float:
     return max(CUTOFF, float(level))
 
 
-def effective_events(starts: np.ndarray, w: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """E = (sum w^2 v)^2 / sum w^4 v per group of rows ``starts[g]:starts[g + 1]``."""
+def event_terms(p: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Per row, the terms whose per-group sums give :func:`effective_events` (3 x rows):
+    w^2 v, w^3 v |1 - 2p| and w^4 v max(1 - 6v, 0), v = p (1 - p)."""
     v = p * (1.0 - p)
-    w2 = w * w
-    out = np.zeros(starts.shape[0] - 1)
-    if w.shape[0] == 0:
-        return out
-    nonempty = starts[1:] > starts[:-1]
-    heads = starts[:-1][nonempty]
-    second = np.add.reduceat(w2 * v, heads)
-    fourth = np.add.reduceat(w2 * w2 * v, heads)
+    w2v = w * w * v
+    return np.stack(
+        [w2v, w2v * w * np.abs(1.0 - 2.0 * p), w2v * w * w * np.maximum(1.0 - 6.0 * v, 0.0)]
+    )
+
+
+def effective_events(sums: np.ndarray) -> np.ndarray:
+    """min(E3, E4) per group from the per-group sums of :func:`event_terms` (3 x groups).
+
+    E3 = (sum w^2 v)^3 / (sum w^3 v |1 - 2p|)^2 and E4 = (sum w^2 v)^2 /
+    sum w^4 v max(1 - 6v, 0): the sizes at which the sum's skewness and excess
+    kurtosis would be those of n p events of a rare outcome (1 / sqrt(E3) and
+    1 / E4). A symmetric or light-tailed group gets +inf (nothing to correct);
+    a group without variance gets 0.
+    """
+    second, third, fourth = sums
     with np.errstate(invalid="ignore", divide="ignore"):
-        out[nonempty] = np.where(fourth > 0.0, second * second / fourth, 0.0)
-    return out
+        e3 = np.where(third > 0.0, second**3 / third**2, np.inf)
+        e4 = np.where(fourth > 0.0, second**2 / fourth, np.inf)
+    return np.where(second > 0.0, np.minimum(e3, e4), 0.0)
 
 
 def redraws(sizes: np.ndarray, tests: int, level: float) -> np.ndarray:

@@ -49,8 +49,7 @@ def segment_pvalues(
     if not small.any():
         return sim_k, sim_ks
     tests = int(np.count_nonzero(~np.isnan(z)))
-    v = s * (1.0 - s)
-    w2v = w * w * v
+    terms = fs.event_terms(s, w)
     starts = np.concatenate([[0], np.cumsum([k.shape[0] for k in kept])]).astype(np.int64)
     positions, groups, gathered = [], [], []
     for i, subset in enumerate(subsets):
@@ -58,12 +57,9 @@ def segment_pvalues(
         if not small[a:b].any():
             continue
         ids, size = subset_ids(coded, subset, s.shape[0])
-        second = np.bincount(ids, weights=w2v, minlength=size)
-        fourth = np.bincount(ids, weights=w2v * w * w, minlength=size)
+        sums = np.stack([np.bincount(ids, weights=t, minlength=size) for t in terms])
         numbers = kept[i][small[a:b]]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            events = second[numbers] ** 2 / fourth[numbers]
-        few = ~(events >= fs.MIN_EVENTS)  # NaN (no variance) counts as few
+        few = fs.effective_events(sums[:, numbers]) < fs.MIN_EVENTS
         if not few.any():
             continue
         numbers = numbers[few]

@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 import reference_finite_sample as ref
 
+from polars_cumdev.calibration import calibration
 from polars_cumdev.kernel.finite_sample import simulated_pvalues
 from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
@@ -158,3 +159,83 @@ def test_the_same_check_fails_on_the_asymptotic_pvalues():
     """The check above, on 200 data sets, with the simulation switched off: the asymptotic
     tail alone finds something in 15-18% of them (issue 36), above the bound."""
     assert _familywise_rate(200, finite=False) > _BOUND
+
+
+def _rare(seed: int, n: int = 5000, groups: int = 50) -> pl.DataFrame:
+    """The issue's rare-outcome setting, scaled down: scores ~ Beta(1, 12), log-normal
+    weights (sigma 1), Zipf-sized groups; calibrated responses."""
+    rng = np.random.default_rng(seed)
+    zipf = 1.0 / np.arange(1, groups + 1)
+    s = rng.beta(1.0, 12.0, n)
+    return pl.DataFrame(
+        {
+            "s": s,
+            "r": (rng.random(n) < s).astype(np.float64),
+            "w": rng.lognormal(0.0, 1.0, n),
+            "g": rng.choice(groups, n, p=zipf / zipf.sum()),
+        }
+    )
+
+
+def _same(a: pl.DataFrame, b: pl.DataFrame) -> None:
+    """The same rows: simulated p-values bit for bit, asymptotic ones to 1e-9 (the engines'
+    z agree to that, not to the bit)."""
+    assert a["p_method"].equals(b["p_method"]) and a["g"].equals(b["g"])
+    simulated = (a["p_method"] == "simulated").to_numpy()
+    for c in ("ecce_r_p", "ecce_mad_p", "ecce_r_q"):
+        x, y = a[c].to_numpy(), b[c].to_numpy()
+        assert np.array_equal(x[simulated], y[simulated]), c
+        assert np.allclose(x, y, rtol=1e-9, atol=0), c
+
+
+def test_calibration_by_groups_is_the_same_in_both_engines_and_any_order():
+    frame = _rare(5)
+    columns = ["g", "ecce_r_p", "ecce_mad_p", "ecce_r_log10p", "ecce_r_q", "p_method"]
+    polars = calibration(frame, "s", "r", "w", by="g", engine="polars").select(columns).sort("g")
+    kernel = calibration(frame, "s", "r", "w", by="g", engine="kernel").select(columns).sort("g")
+    _same(polars, kernel)
+    assert set(polars["p_method"]) == {"simulated", "asymptotic"}
+    shuffled = frame.sample(fraction=1.0, shuffle=True, seed=3)
+    _same(calibration(shuffled, "s", "r", "w", by="g").select(columns).sort("g"), polars)
+    # a simulated row's p-value is the kernel's on that group's rows alone
+    row = polars.filter(pl.col("p_method") == "simulated").row(0, named=True)
+    part = frame.filter(pl.col("g") == row["g"]).sort("s", "w", "r")
+    tests = polars["ecce_r_p"].drop_nulls().len()
+    p_d, p_g, _ = fs.simulate(
+        np.array([0, part.height]), *(part[c].to_numpy() for c in ("s", "w", "s", "r")),
+        tests, 0.05,
+    )  # fmt: skip
+    assert (p_d[0], p_g[0]) == (row["ecce_r_p"], row["ecce_mad_p"])
+    # the q-values are Benjamini-Hochberg's over the p-values shown
+    p = polars["ecce_r_p"].to_numpy()
+    order = np.argsort(p, kind="stable")
+    bh = np.minimum.accumulate((p[order] * p.size / np.arange(1, p.size + 1))[::-1])[::-1]
+    assert np.allclose(polars["ecce_r_q"].to_numpy()[order], np.minimum(bh, 1.0), rtol=1e-12)
+
+
+def test_soft_labels_keep_the_asymptotic_pvalues():
+    frame = _rare(6).with_columns(pl.col("s").alias("r"))
+    table = calibration(frame, "s", "r", "w", by="g")
+    assert set(table["p_method"]) == {"asymptotic"}
+
+
+def _calibration_rate(sets: int, finite: bool) -> float:
+    found = 0
+    for k in range(sets):
+        table = calibration(_rare(k), "s", "r", "w", by="g", level=0.1, _finite_sample=finite)
+        found += int((table["ecce_r_q"] <= 0.1).any())
+    return found / sets
+
+
+@pytest.mark.slow
+def test_calibration_by_groups_familywise_error_on_rare_outcomes():
+    """BH over 50 groups (Zipf sizes, 5,000 rows, rare outcome, log-normal weights) under
+    the global null, where BH's false discovery rate is its family-wise error: at most the
+    level 0.1, with the power of ``_SETS`` (about 0.15 s a data set; ~1.5 minutes)."""
+    assert _calibration_rate(_SETS, finite=True) <= _BOUND
+
+
+@pytest.mark.slow
+def test_the_calibration_check_fails_on_the_asymptotic_pvalues():
+    """The same with the simulation off, on 60 data sets: about 30% find something."""
+    assert _calibration_rate(60, finite=False) > _BOUND

@@ -25,7 +25,7 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.pvalues import ks_critical, kuiper_critical
-from polars_cumdev.method.summary_columns import SIGMA_B
+from polars_cumdev.method.summary_columns import SIGMA_B, SIGMA_E
 
 __all__ = ["SIMULATED", "with_simulated"]
 
@@ -34,6 +34,7 @@ SIMULATED = (fs.SIM_KUIPER, fs.SIM_KS)
 
 _TESTS = "__cd_tests"
 _ALL = "__cd_all"
+_TAG = "__cd_tag"
 _SIM = {fs.SIM_KUIPER: pl.Float64(), fs.SIM_KS: pl.Float64()}
 
 
@@ -53,13 +54,50 @@ def _nan_safe(frame: pl.LazyFrame, floats: Sequence[str]) -> pl.LazyFrame:
     )
 
 
-def _simulate(batch: pl.DataFrame, keys: list[str], level: float) -> pl.DataFrame:
-    """Per candidate group of ``batch`` (its rows): simulated p-values where it fails."""
-    schema = {
-        **{k: batch.schema[k] for k in keys},
-        fs.SIM_KUIPER: pl.Float64,
-        fs.SIM_KS: pl.Float64,
-    }
+def _bin_means(
+    full: pl.DataFrame, s: np.ndarray, group: np.ndarray, starts: np.ndarray
+) -> np.ndarray:
+    """Per row of the sorted groups, Rt of its merged point (method.md 1.2-1.3): the full
+    population's weighted mean response over the bin between the midpoints to the group's
+    neighbouring distinct scores (a score on a midpoint in the lower bin)."""
+    fs_, fr, fw = (full[c].to_numpy() for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
+    order = np.argsort(fs_, kind="stable")
+    scores, cw, cwr = fs_[order], np.cumsum(fw[order]), np.cumsum((fw * fr)[order])
+    first = np.ones(s.shape[0], dtype=bool)
+    first[1:] = s[1:] != s[:-1]
+    first[starts[:-1][starts[:-1] < s.shape[0]]] = True
+    point = np.cumsum(first) - 1
+    ps, pg = s[first], group[first]
+    same_next = np.append(pg[1:] == pg[:-1], False)
+    upper = np.where(same_next, (ps + np.append(ps[1:], np.inf)) / 2.0, np.inf)
+    lower = np.where(
+        np.insert(same_next[:-1], 0, False), np.insert(upper[:-1], 0, -np.inf), -np.inf
+    )
+
+    def below(x: np.ndarray, c: np.ndarray) -> np.ndarray:
+        at = np.searchsorted(scores, x, side="right") - 1
+        return np.where(at >= 0, c[np.maximum(at, 0)], 0.0)
+
+    weight = below(upper, cw) - below(lower, cw)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = (below(upper, cwr) - below(lower, cwr)) / weight
+    return np.clip(np.nan_to_num(mean, nan=0.0), 0.0, 1.0)[point]
+
+
+def _simulate(batch: pl.DataFrame, keys: list[str], level: float, screen: bool) -> pl.DataFrame:
+    """Per candidate group of ``batch`` (its rows): simulated p-values where it fails.
+
+    For the screen, ``batch`` also holds the full population (tag 0), whose
+    bin means at the group's scores are the null probabilities, held fixed.
+    """
+    schema = {**{k: batch.schema[k] for k in keys}, **_SIM}
+    full = None
+    if screen:
+        full = batch.filter(pl.col(_TAG) == 0)
+        batch = batch.filter(pl.col(_TAG) == 1)
+        population = full[nm.RESPONSE].to_numpy()
+        if not np.all((population == 0.0) | (population == 1.0)):
+            return pl.DataFrame(schema=schema)
     if batch.height == 0:
         return pl.DataFrame(schema=schema)
     grouped = batch.with_row_index("__cd_row").group_by(keys).agg(pl.col("__cd_row"))
@@ -67,18 +105,17 @@ def _simulate(batch: pl.DataFrame, keys: list[str], level: float) -> pl.DataFram
     rows = grouped["__cd_row"].explode().to_numpy().astype(np.int64)
     group = np.repeat(np.arange(grouped.height), sizes)
     s, r, w = (batch[c].to_numpy()[rows] for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
+    order, starts = fs.grouped(group, s, w, r)
+    group, s, r, w = group[order], s[order], r[order], w[order]
+    p = s if full is None else _bin_means(full, s, group, starts)
     tests = int(batch[_TESTS][0])
     other = np.bincount(group, weights=((r != 0.0) & (r != 1.0)), minlength=grouped.height)
-    terms = fs.event_terms(s, w)
+    terms = fs.event_terms(p, w)
     sums = np.stack([np.bincount(group, weights=t, minlength=grouped.height) for t in terms])
-    few = fs.effective_events(sums) < fs.MIN_EVENTS
-    chosen = (other == 0) & few
-    renumber = np.cumsum(chosen) - 1
-    mine = chosen[group]
-    group, s, r, w = renumber[group[mine]], s[mine], r[mine], w[mine]
-    order, starts = fs.grouped(group, s, w, r)
-    s, r, w = s[order], r[order], w[order]
-    p_k, p_ks, _ = fs.simulate(starts, s, w, s, r, tests, level)
+    chosen = (other == 0) & (fs.effective_events(sums) < fs.MIN_EVENTS)
+    keep = chosen[group]
+    bounds = np.concatenate([[0], np.cumsum(sizes[chosen])]).astype(np.int64)
+    p_k, p_ks, _ = fs.simulate(bounds, s[keep], w[keep], p[keep], r[keep], tests, level)
     out = grouped.select(keys).filter(pl.Series(chosen))
     return out.with_columns(
         pl.Series(fs.SIM_KUIPER, p_k, dtype=pl.Float64),
@@ -92,12 +129,16 @@ def with_simulated(
     keys: Sequence[str],
     key_types: Mapping[str, pl.DataType],
     level: float,
+    *,
+    screen: bool = False,
 ) -> pl.LazyFrame:
-    """``stats`` (:func:`~polars_cumdev.method.statistics.summarize`'s layout, calibration of
-    probabilities: sigma^2 (50) in ``SIGMA_B``) with the simulated p-value columns.
+    """``stats`` (:func:`~polars_cumdev.method.statistics.summarize`'s layout) with the
+    simulated p-value columns.
 
     ``rows`` is the prepared frame (keys, score, response, weight); ``key_types``
-    the keys' dtypes there.
+    the keys' dtypes there. ``screen``: each group against the full population
+    (every row of ``rows``), whose bin means are the null probabilities; else
+    calibration of probabilities (the scores are).
     """
     whole = not keys  # one group: a constant key, dropped at the end
     if whole:
@@ -110,8 +151,11 @@ def with_simulated(
     sigma = pl.col(SIGMA_B).clip(lower_bound=0.0).sqrt()
     kuiper_z, ks_z = _critical(cut)
     small = (pl.col("kuiper") >= kuiper_z * sigma) | (pl.col("ks") >= ks_z * sigma)
+    if screen:  # either sigma (31) or (32), whichever normalize will take
+        other = pl.col(SIGMA_E).fill_null(0.0).clip(lower_bound=0.0).sqrt()
+        small = small | (pl.col("kuiper") >= kuiper_z * other) | (pl.col("ks") >= ks_z * other)
     candidates = (
-        stats.with_columns((pl.col(SIGMA_B) > 0.0).sum().alias(_TESTS))
+        stats.with_columns((pl.col(SIGMA_B) > 0.0).sum().cast(pl.Int64).alias(_TESTS))
         .filter(small & (pl.col(SIGMA_B) > 0.0))
         .select(*[pl.col(k).cast(key_types[k]) for k in keys], _TESTS)
     )
@@ -125,8 +169,19 @@ def with_simulated(
         .select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT, _TESTS)
     )
     schema = {**{k: key_types[k] for k in keys}, **_SIM}
+    if screen:  # the full population too, only when some group is a candidate
+        gate = candidates.select(pl.len().alias("__cd_count")).filter(pl.col("__cd_count") > 0)
+        population = rows.select(nm.SCORE, nm.RESPONSE, nm.WEIGHT).join(gate, how="cross")
+        population = population.select(
+            *[pl.lit(None, dtype=key_types[k]).alias(k) for k in keys],
+            nm.SCORE, nm.RESPONSE, nm.WEIGHT,
+            pl.lit(None, dtype=pl.Int64).alias(_TESTS), pl.lit(0, dtype=pl.Int8).alias(_TAG),
+        )  # fmt: skip
+        picked = pl.concat([picked.with_columns(pl.lit(1, dtype=pl.Int8).alias(_TAG)), population])
     found = picked.map_batches(
-        lambda batch: _simulate(batch, keys, level), schema=pl.Schema(schema), streamable=False
+        lambda batch: _simulate(batch, keys, level, screen),
+        schema=pl.Schema(schema),
+        streamable=False,
     )
     out = join_on_keys(stats, found, keys, pl.Schema(key_types))
     return out.drop(_ALL) if whole else out

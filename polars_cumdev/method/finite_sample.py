@@ -58,13 +58,13 @@ __all__ = [
 #: Groups with fewer effective events than this are simulated (where it could matter).
 MIN_EVENTS = 200.0
 #: Most redraws: FACTOR * tests / level (the smallest threshold of BH/Holm is level / tests).
-FACTOR = 10.0
+FACTOR = 4.0
 #: Fewest most-redraws of a group, whatever its size.
 FLOOR = 999
 #: Row-redraws allowed per group (size times redraws).
-WORK = 200_000_000
+WORK = 50_000_000
 #: Besag and Clifford's stopping number of exceedances.
-STOP = 20
+STOP = 10
 #: Asymptotic p-values above this (or above the level, if larger) are kept.
 CUTOFF = 0.1
 

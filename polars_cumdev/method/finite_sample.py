@@ -58,11 +58,11 @@ __all__ = [
 #: Groups with fewer effective events than this are simulated (where it could matter).
 MIN_EVENTS = 200.0
 #: Most redraws: FACTOR * tests / level (the smallest threshold of BH/Holm is level / tests).
-FACTOR = 4.0
+FACTOR = 2.0
 #: Fewest most-redraws of a group, whatever its size.
 FLOOR = 999
 #: Row-redraws allowed per group (size times redraws).
-WORK = 50_000_000
+WORK = 20_000_000
 #: Besag and Clifford's stopping number of exceedances.
 STOP = 10
 #: Asymptotic p-values above this (or above the level, if larger) are kept.

@@ -13,15 +13,48 @@ flagged segment is simulated in one compiled call.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.pvalues import pvalue_pairs
-from polars_cumdev.multicalibration.family import Coded, subset_ids
+from polars_cumdev.multicalibration.family import Coded, marginals, subset_ids
 
 __all__ = ["segment_pvalues"]
+
+
+#: Largest cross of the features whose cells hold the event sums (else a pass per subset).
+MAX_CELLS = 1 << 20
+
+
+def _event_sums(
+    coded: Sequence[Coded], terms: np.ndarray
+) -> Callable[[tuple[int, ...]], np.ndarray]:
+    """A function giving a subset's per-segment sums of the event terms (3 x segments).
+
+    The sums are taken once per cell of the features' full cross (three passes
+    over the rows), each subset's a marginal of it; a cross too large to
+    tabulate costs a pass per subset asked for instead.
+    """
+    rows = terms.shape[1]
+    counts = np.array([len(c.labels) for c in coded], dtype=np.int64)
+    cells = int(np.prod(counts, dtype=np.float64)) if coded else 1
+    if cells > MAX_CELLS:
+
+        def per_subset(subset: tuple[int, ...]) -> np.ndarray:
+            ids, size = subset_ids(coded, subset, rows)
+            return np.stack([np.bincount(ids, weights=t, minlength=size) for t in terms])
+
+        return per_subset
+    cell, _ = subset_ids(coded, tuple(range(len(coded))), rows)
+    table = np.stack([np.bincount(cell, weights=t, minlength=cells) for t in terms], axis=1)
+    first = np.zeros(cells, dtype=np.int64)
+
+    def marginal(subset: tuple[int, ...]) -> np.ndarray:
+        return marginals(table, first, counts, subset)[0].T
+
+    return marginal
 
 
 def segment_pvalues(
@@ -49,19 +82,18 @@ def segment_pvalues(
     if not small.any():
         return sim_k, sim_ks
     tests = int(np.count_nonzero(~np.isnan(z)))
-    terms = fs.event_terms(s, w)
+    sums_of = _event_sums(coded, fs.event_terms(s, w))
     starts = np.concatenate([[0], np.cumsum([k.shape[0] for k in kept])]).astype(np.int64)
     positions, groups, gathered = [], [], []
     for i, subset in enumerate(subsets):
         a, b = starts[i], starts[i + 1]
         if not small[a:b].any():
             continue
-        ids, size = subset_ids(coded, subset, s.shape[0])
-        sums = np.stack([np.bincount(ids, weights=t, minlength=size) for t in terms])
         numbers = kept[i][small[a:b]]
-        few = fs.effective_events(sums[:, numbers]) < fs.MIN_EVENTS
+        few = fs.effective_events(sums_of(subset)[:, numbers]) < fs.MIN_EVENTS
         if not few.any():
             continue
+        ids, size = subset_ids(coded, subset, s.shape[0])
         numbers = numbers[few]
         slot = np.full(size, -1, dtype=np.int64)
         first = sum(len(x) for x in positions)

@@ -31,7 +31,7 @@ from numba import njit, prange
 
 from polars_cumdev.kernel.prefix import F64, I64, JIT
 
-__all__ = ["SEED", "simulated_pvalues"]
+__all__ = ["SEED", "event_sums", "simulated_pvalues"]
 
 #: The fixed constant every group's seed starts from.
 SEED = 0x5EED_C0DE_CA1B_0001
@@ -136,3 +136,18 @@ def simulated_pvalues(
         p_g[g] = h / stop_g if stop_g > 0 else (hit_g + 1.0) / (t + 1.0)
         used[g] = t
     return p_d, p_g, used
+
+
+@njit(**JIT)
+def event_sums(ids: I64, p: F64, w: F64, size: int) -> F64:
+    """Per group number (``size`` of them): the sums of w^2 v, w^3 v |1 - 2p| and
+    w^4 v max(1 - 6v, 0), v = p (1 - p), over the rows ``ids`` numbers; one pass."""
+    out = np.zeros((size, 3))
+    for i in range(ids.shape[0]):
+        g = ids[i]
+        v = p[i] * (1.0 - p[i])
+        w2v = w[i] * w[i] * v
+        out[g, 0] += w2v
+        out[g, 1] += w2v * w[i] * abs(1.0 - 2.0 * p[i])
+        out[g, 2] += w2v * w[i] * w[i] * max(1.0 - 6.0 * v, 0.0)
+    return out

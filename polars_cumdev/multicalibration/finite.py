@@ -29,26 +29,29 @@ MAX_CELLS = 1 << 20
 
 
 def _event_sums(
-    coded: Sequence[Coded], terms: np.ndarray
+    coded: Sequence[Coded], s: np.ndarray, w: np.ndarray
 ) -> Callable[[tuple[int, ...]], np.ndarray]:
-    """A function giving a subset's per-segment sums of the event terms (3 x segments).
+    """A function giving a subset's per-segment sums of the event terms (3 x segments;
+    :func:`~polars_cumdev.method.finite_sample.effective_events`).
 
-    The sums are taken once per cell of the features' full cross (three passes
-    over the rows), each subset's a marginal of it; a cross too large to
+    The sums are taken once per cell of the features' full cross (one compiled
+    pass over the rows), each subset's a marginal of it; a cross too large to
     tabulate costs a pass per subset asked for instead.
     """
-    rows = terms.shape[1]
+    from polars_cumdev.kernel.finite_sample import event_sums
+
+    rows = s.shape[0]
     counts = np.array([len(c.labels) for c in coded], dtype=np.int64)
     cells = int(np.prod(counts, dtype=np.float64)) if coded else 1
     if cells > MAX_CELLS:
 
         def per_subset(subset: tuple[int, ...]) -> np.ndarray:
             ids, size = subset_ids(coded, subset, rows)
-            return np.stack([np.bincount(ids, weights=t, minlength=size) for t in terms])
+            return event_sums(ids.astype(np.int64), s, w, size).T
 
         return per_subset
     cell, _ = subset_ids(coded, tuple(range(len(coded))), rows)
-    table = np.stack([np.bincount(cell, weights=t, minlength=cells) for t in terms], axis=1)
+    table = event_sums(cell.astype(np.int64), s, w, cells)
     first = np.zeros(cells, dtype=np.int64)
 
     def marginal(subset: tuple[int, ...]) -> np.ndarray:
@@ -82,7 +85,7 @@ def segment_pvalues(
     if not small.any():
         return sim_k, sim_ks
     tests = int(np.count_nonzero(~np.isnan(z)))
-    sums_of = _event_sums(coded, fs.event_terms(s, w))
+    sums_of = _event_sums(coded, s, w)
     starts = np.concatenate([[0], np.cumsum([k.shape[0] for k in kept])]).astype(np.int64)
     positions, groups, gathered = [], [], []
     for i, subset in enumerate(subsets):

@@ -22,6 +22,7 @@ from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_che
 from polars_cumdev.method.curves import curve_frame, variance_share
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.findings import LEVEL
+from polars_cumdev.method.finite_groups import SIMULATED, with_simulated
 from polars_cumdev.method.groups import selection_label
 from polars_cumdev.method.keys import Key, coded
 from polars_cumdev.method.location import flag_stretch
@@ -124,6 +125,7 @@ def screen(
     variance: str = "auto",
     engine: str = "auto",
     level: float = LEVEL,
+    _finite_sample: bool = True,
 ) -> pl.LazyFrame:
     """Screen every subpopulation ``by`` defines against the full population.
 
@@ -199,17 +201,30 @@ def screen(
     prepared = prepare_screen(frame, by, score, response, weight, variance)
     keys = prepared.keys
     choice = compiled.choose(engine, frame)
+    finite = {"labels": prepared.labels, "level": level, "simulated": True}
     if choice != "polars":
-        summary = summary_node(prepared, choice, variance, level)
-        stats = normalize(summary, keys, None, labels=prepared.labels, level=level)
+        summary = _finite(
+            summary_node(prepared, choice, variance, level), prepared, _finite_sample, level
+        )
+        stats = normalize(summary, keys, None, **finite)
     else:
         binary = is_binary(prepared.frame, variance)
         rows, scale = rescale(prepared.gated())
         rows, texts = coded(rows, prepared.key_types)
         summary = polars_summary(sort_by_score(rows), keys, binary, prepared.key_types, texts)
-        stats = normalize(summary, keys, binary, scale=scale, labels=prepared.labels, level=level)
+        summary = _finite(summary, prepared, _finite_sample, level)
+        stats = normalize(summary, keys, binary, scale=scale, **finite)
         stats = prepared.guarded(stats)
     return stats if ordering is None else ordering.located(stats)
+
+
+def _finite(summary: pl.LazyFrame, prepared: Prepared, on: bool, level: float) -> pl.LazyFrame:
+    """The summary with the finite-sample p-values of :mod:`~polars_cumdev.method.finite_groups`
+    (null columns when ``on`` is false: the asymptotic values alone)."""
+    if not on:
+        return summary.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED)
+    keys, types = prepared.keys, prepared.key_types
+    return with_simulated(summary, prepared.frame, keys, types, level, screen=True)
 
 
 @entry_point("score", "response", "weight")

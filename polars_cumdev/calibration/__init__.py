@@ -45,6 +45,7 @@ CLASSWISE_COLUMNS = (
         for name in CALIBRATION_COLUMNS
         for c in ((name, *_HOLM) if name == "ecce_mad_q" else (name,))
     ],
+    "p_method",
 )
 # Names of the derived score and response columns (how errors would name them).
 _TOP = ("top-label probability", "top-label hit")
@@ -87,6 +88,7 @@ def calibration(
     target: str = "probability",
     alpha: float | None = None,
     level: float = LEVEL,
+    _finite_sample: bool = True,
 ) -> pl.LazyFrame:
     """ECCE-R and ECCE-MAD with sigma and p-values, overall or per group.
 
@@ -164,8 +166,9 @@ def calibration(
     if kind is None:
         _single(score, classes)
         return cumulative.calibration(
-            frame, score, response, weight, by=by, engine=engine, target=chosen, level=level
-        )
+            frame, score, response, weight, by=by, engine=engine, target=chosen, level=level,
+            _finite_sample=_finite_sample,
+        )  # fmt: skip
     kind = check_kind(kind)
     if chosen.name != "probability":
         raise InvalidParameterError(f"`kind`={kind!r} calibrates probabilities, not {target!r}")

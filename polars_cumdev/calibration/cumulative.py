@@ -31,6 +31,7 @@ from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_che
 from polars_cumdev.method.curves import summed_sigma_curve
 from polars_cumdev.method.expressions import Column
 from polars_cumdev.method.findings import LEVEL
+from polars_cumdev.method.finite_groups import SIMULATED, with_simulated
 from polars_cumdev.method.frames import polars_frame
 from polars_cumdev.method.keys import Key
 from polars_cumdev.method.masks import mask_checks, resolve_mask, selection_label
@@ -192,6 +193,7 @@ def calibration(
     target: Target = PROBABILITY,
     reserved: Sequence[str] = (),
     level: float = LEVEL,
+    _finite_sample: bool = True,
 ) -> pl.LazyFrame:
     """ECCE-R and ECCE-MAD with sigma and p-values, overall or per group.
 
@@ -257,6 +259,11 @@ def calibration(
         bernoulli = _facts(ordered, target)
     else:
         stats, scale = _summary_node(prepared, choice, level), None
+    simulated = target.name == "probability"
+    if simulated and _finite_sample:  # finite-sample p-values where the asymptotic tail fails
+        stats = with_simulated(stats, prepared.frame, keys, prepared.key_types, level)
+    elif simulated:
+        stats = stats.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED)
     out = normalize(
         stats,
         keys,
@@ -266,6 +273,7 @@ def calibration(
         labels=prepared.labels,
         sigma_zero=target.sigma_zero or SIGMA_ZERO,
         level=level,
+        simulated=simulated,
     )
     out = out.drop("variance").rename(_RENAME)
     return prepared.guarded(out) if choice == "polars" else out

@@ -73,6 +73,7 @@ from polars_cumdev.kernel import bucketsort, curve, gather, keysort, radix, rank
 from polars_cumdev.kernel import cells as _cells
 from polars_cumdev.kernel import curves as _curves
 from polars_cumdev.kernel import events as _events
+from polars_cumdev.kernel import finite_sample as _finite_sample
 from polars_cumdev.kernel import levels as _levels
 from polars_cumdev.kernel import location as _location
 from polars_cumdev.kernel import pieces as _pieces
@@ -138,6 +139,7 @@ tolerate_damage(
     _cells,
     _curves,
     _events,
+    _finite_sample,
     _levels,
     _location,
     _pieces,

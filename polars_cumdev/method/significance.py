@@ -7,6 +7,7 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 
+from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.pvalues import pvalue_pairs
 
 __all__ = ["benjamini_hochberg", "pvalue", "pvalue_columns"]
@@ -24,7 +25,7 @@ def pvalue(z: pl.Expr, function: Callable[..., object]) -> pl.Expr:
     return z.map_batches(apply, return_dtype=pl.Float64, is_elementwise=True)
 
 
-def pvalue_columns() -> list[pl.Expr]:
+def pvalue_columns(simulated: bool = False) -> list[pl.Expr]:
     """P-values of ``kuiper_z`` and ``ks_z`` (method.md 4), and their base-10 logarithms.
 
     Gives ``kuiper_p``, ``ks_p``, ``kuiper_log10p`` and ``ks_log10p``. The
@@ -34,12 +35,19 @@ def pvalue_columns() -> list[pl.Expr]:
     series evaluated once for a p-value and its logarithm).
     """
     names = ("kuiper_p", "ks_p", "kuiper_log10p", "ks_log10p")
+    inputs = ("kuiper_z", "ks_z", *((fs.SIM_KUIPER, fs.SIM_KS) if simulated else ()))
 
     def apply(batch: pl.Series) -> pl.Series:
         z = batch.struct.unnest()
         # (to_numpy gives NaN for a null double; nan_to_null maps it back: no query run)
-        values = [z.get_column(c).cast(pl.Float64).to_numpy() for c in ("kuiper_z", "ks_z")]
-        columns = pvalue_pairs(*values)
+        values = [z.get_column(c).cast(pl.Float64).to_numpy() for c in inputs]
+        columns = list(pvalue_pairs(*values[:2]))
+        if simulated:  # finite-sample p-values where given (method/finite_sample.py)
+            for j, found in enumerate(values[2:]):
+                given = ~np.isnan(found)
+                columns[j] = np.where(given, found, columns[j])
+                with np.errstate(divide="ignore"):
+                    columns[j + 2] = np.where(given, np.log10(found), columns[j + 2])
         series = [
             pl.Series(n, np.asarray(c, dtype=np.float64), dtype=pl.Float64, nan_to_null=True)
             for n, c in zip(names, columns, strict=True)
@@ -47,8 +55,11 @@ def pvalue_columns() -> list[pl.Expr]:
         return pl.struct(series, eager=True)
 
     dtype = pl.Struct({n: pl.Float64() for n in names})
-    both = pl.struct("kuiper_z", "ks_z").map_batches(apply, return_dtype=dtype, is_elementwise=True)
-    return [both.struct.unnest()]
+    both = pl.struct(*inputs).map_batches(apply, return_dtype=dtype, is_elementwise=True)
+    if not simulated:
+        return [both.struct.unnest()]
+    chosen = pl.col(fs.SIM_KUIPER).is_not_null() | pl.col(fs.SIM_KS).is_not_null()
+    return [both.struct.unnest(), fs.method_column(chosen)]
 
 
 def benjamini_hochberg(p: pl.Expr) -> pl.Expr:

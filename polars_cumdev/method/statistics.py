@@ -302,6 +302,7 @@ def normalize(
     sigma_zero: str = SIGMA_ZERO,
     level: float = LEVEL,
     decide: bool = True,
+    simulated: bool = False,
 ) -> pl.LazyFrame:
     """Pick sigma, divide, attach p-values (method.md 4) and BH q-values; sort; check.
 
@@ -336,6 +337,8 @@ def normalize(
         (default). ``False`` leaves the stretch as found and ``significant``
         null, for a caller that decides on another adjusted p-value (a
         multicalibration family's ``p_family``) and applies the rule itself.
+    simulated
+        ``stats`` carries finite-sample p-values (:mod:`.finite_sample`): used, with ``p_method``.
 
     Returns
     -------
@@ -406,7 +409,7 @@ def normalize(
             *[pl.when(~undefined).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
         )
         .filter(verdict(_FINITE, keys, labels))
-        .with_columns(pvalue_columns())
+        .with_columns(pvalue_columns(simulated))
         .with_columns(
             benjamini_hochberg(pl.col("kuiper_p")).alias("kuiper_q"),
             benjamini_hochberg(pl.col("ks_p")).alias("ks_q"),
@@ -418,4 +421,4 @@ def normalize(
         out = findings(out, level, symbol="q" if keys else "p")
     return out.sort(
         ["kuiper_z", *keys], descending=[True] + [False] * len(keys), nulls_last=True
-    ).select(*keys, *STATISTIC_COLUMNS)
+    ).select(*keys, *STATISTIC_COLUMNS, *(["p_method"] if simulated else []))

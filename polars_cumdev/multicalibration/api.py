@@ -11,12 +11,15 @@ with its strongest parent (:mod:`~polars_cumdev.multicalibration.redundancy`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import polars as pl
 
 from polars_cumdev.calibration.cumulative import _BERNOULLI, _RENAME, CALIBRATION_COLUMNS
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
+from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.findings import findings
@@ -41,6 +44,8 @@ _CARRIED = (
     "pooled",
     "overlap",
     "remainder_z",
+    fs.SIM_KUIPER,
+    fs.SIM_KS,
 )
 
 
@@ -66,6 +71,7 @@ def family_columns(statistics: tuple[str, ...]) -> tuple[str, ...]:
     return (
         "depth",
         *[c for c in statistics if c not in (*LOCATION_COLUMNS, "note", "significant")],
+        fs.P_METHOD,
         "response_mean",
         "p_family",
         "significant",
@@ -122,6 +128,7 @@ def multicalibration(
     method: str = "holm",
     resamples: int = 999,
     seed: int = 0,
+    _finite_sample: bool = True,
 ) -> pl.LazyFrame:
     """Calibration of every segment of a family, with family-wise adjusted p-values.
 
@@ -180,7 +187,7 @@ def multicalibration(
         raise InvalidParameterError(
             "`segments` must be made by polars_cumdev.segments(categorical=..., numerical=...)"
         )
-    options = _check(level, method, resamples, seed)
+    options = replace(_check(level, method, resamples, seed), finite_sample=bool(_finite_sample))
     lazy = as_lazy(frame)
     reserved = (*MULTICALIBRATION_COLUMNS, *CALIBRATION_COLUMNS, "p_family")
     segments.check(schema_of(lazy), reserved)
@@ -214,6 +221,7 @@ def multicalibration(
         min_scores=MIN_SCORES["calibration"],
         labels=prepared.labels,
         decide=False,
+        simulated=True,
     )
     out = out.drop("variance").rename(_RENAME)
     if options.method == "holm":

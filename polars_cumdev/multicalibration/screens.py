@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.method import compiled
+from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare, schema_of
 from polars_cumdev.method.statistics import (
@@ -45,6 +46,8 @@ _CARRIED = (
     "pooled",
     "overlap",
     "remainder_z",
+    fs.SIM_KUIPER,
+    fs.SIM_KS,
 )
 #: Columns after the feature columns, in order.
 SEGMENT_SCREEN_COLUMNS = family_columns(STATISTIC_COLUMNS)
@@ -132,7 +135,7 @@ def screen_segments(
 
     stats = compiled.node(prepared, run, schema)
     keys = [*features, *_CARRIED]
-    out = normalize(stats, keys, None, labels=prepared.labels, decide=False)
+    out = normalize(stats, keys, None, labels=prepared.labels, decide=False, simulated=True)
     out = family_findings(out.with_columns(holm(pl.col("kuiper_p")).alias("p_family")), level)
     out = with_parents(out, features, options.level, z="kuiper_z")
     return out.sort(

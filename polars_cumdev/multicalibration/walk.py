@@ -25,6 +25,7 @@ import polars as pl
 
 from polars_cumdev.errors import EmptySubpopulationError
 from polars_cumdev.method import compiled, kernel_frames
+from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.familywise import critical_z, holm_numpy
 from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.method.pvalues import kuiper_pvalue
@@ -52,6 +53,8 @@ EXTRA_SCHEMA: dict[str, pl.DataType] = {
     "condition": pl.String(),
     "response_mean": pl.Float64(),
     "_p_bootstrap": pl.Float64(),
+    fs.SIM_KUIPER: pl.Float64(),
+    fs.SIM_KS: pl.Float64(),
     "critical_z": pl.Float64(),
     "tests": pl.Int64(),
     "dropped": pl.Int64(),
@@ -69,6 +72,7 @@ class Options:
     method: str = "holm"
     resamples: int = 999
     seed: int = 0
+    finite_sample: bool = True  # off only to show what the asymptotic tail alone gives
 
 
 def _labels(
@@ -150,6 +154,34 @@ def _cross_sums(
         wr[span] = parts[:, 3]
         if distinct:
             sums[span, k_.N_SCORES] = parts[:, 0]
+
+
+def _finite(
+    rows: compiled.Rows,
+    stacked: np.ndarray,
+    root: np.ndarray,
+    z: np.ndarray,
+    coded: list[Coded],
+    subsets: list[tuple[int, ...]],
+    kept: list[np.ndarray],
+    options: Options,
+    prefix: object,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Simulated p-values where the asymptotic tail is not trusted (calibration of 0/1
+    responses only; :mod:`~polars_cumdev.multicalibration.finite`), NaN elsewhere."""
+    from polars_cumdev import kernel as k
+    from polars_cumdev.multicalibration.finite import segment_pvalues
+
+    none = np.full(z.shape, np.nan)
+    r = np.asarray(rows.r, dtype=np.float64)
+    if prefix is not None or not options.finite_sample or not np.all((r == 0.0) | (r == 1.0)):
+        return none, none.copy()
+    with np.errstate(invalid="ignore", divide="ignore"):
+        g = np.maximum(stacked[:, k.C_MAX], -stacked[:, k.C_MIN])
+        z_ks = np.where(root > 0.0, g / root, np.nan)
+    s = np.asarray(rows.s, dtype=np.float64)
+    w = np.asarray(rows.w, dtype=np.float64) if rows.weighted else np.ones(s.shape[0])
+    return segment_pvalues(s, w, r, coded, subsets, kept, z, z_ks, options.level)
 
 
 def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.DataFrame:
@@ -261,6 +293,7 @@ def assemble(
         ranges = np.maximum(stacked[:, k.C_MAX], 0.0) - np.minimum(stacked[:, k.C_MIN], 0.0)
         z = np.where(root > 0.0, ranges / root, np.nan)
     tests = int(np.count_nonzero(~np.isnan(z)))
+    sim_k, sim_ks = _finite(rows, stacked, root, z, coded, subsets, kept, options, prefix)
     p_boot = np.full(z.shape, np.nan)
     if options.method in ("bootstrap", "stepdown"):
         defined = ~np.isnan(z)
@@ -278,7 +311,8 @@ def assemble(
             p_boot[defined] = bootstrap.stepdown(observed, counts, options.resamples)
         family_p, critical = p_boot, bootstrap.critical(found, options.level)
     else:
-        family_p = holm_numpy(np.asarray(kuiper_pvalue(z), dtype=np.float64))
+        p = np.asarray(kuiper_pvalue(z), dtype=np.float64)
+        family_p = holm_numpy(np.where(np.isnan(sim_k), p, sim_k))
         critical = critical_z(options.level, tests)
     significant = family_p <= options.level
 
@@ -330,6 +364,8 @@ def assemble(
             "condition": condition,
             "response_mean": mean,
             "_p_bootstrap": p_boot,
+            fs.SIM_KUIPER: sim_k,
+            fs.SIM_KS: sim_ks,
             "critical_z": np.full(numbers.shape[0], critical),
             "tests": np.full(numbers.shape[0], tests, dtype=np.int64),
             "dropped": np.full(numbers.shape[0], dropped, dtype=np.int64),
@@ -337,7 +373,7 @@ def assemble(
             "overlap": overlap,
             "remainder_z": remainder_z,
         }
-    ).with_columns(pl.col("_p_bootstrap", "remainder_z").fill_nan(None))
+    ).with_columns(pl.col("_p_bootstrap", "remainder_z", fs.SIM_KUIPER, fs.SIM_KS).fill_nan(None))
     frame = pl.concat([pl.DataFrame(labels), extra, body], how="horizontal")
     schema = {
         **{f: pl.String() for f in family.features},

@@ -104,7 +104,8 @@ def test_mcgrad_rules_match_the_transcription(seed, weights, soft, cap, nulls):
         assert _close(row["ecce_r"], seg["ecce"])
         assert _close(row["sigma"], seg["sigma"])
         assert _close(row["ecce_r_z"], seg["z"])
-        if seg["p"] > 1e-6:  # MCGrad's 1 - F has an absolute error ~1e-16
+        # MCGrad's 1 - F has an absolute error ~1e-16; its p-values are asymptotic ones
+        if seg["p"] > 1e-6 and row["p_method"] == "asymptotic":
             assert _close(row["ecce_r_p"], seg["p"])
             checked_p += 1
     assert checked_p > 10

@@ -59,6 +59,7 @@ from polars_cumdev.engines.partitioned.cuts import range_index
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.findings import LEVEL
+from polars_cumdev.method.finite_groups import SIMULATED
 from polars_cumdev.method.weights import RATIO_LIMIT
 
 __all__ = [
@@ -355,7 +356,9 @@ def finish_calib(
     stats = pl.concat([s for _, s in parts if s is not None], how="vertical_relaxed")
     keys = list(request.keys)
     labels = request.prepared().labels
+    asymptotic = [pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED]  # not simulated
     out = normalize(
-        stats.lazy(), keys, pl.LazyFrame([_BERNOULLI]), min_scores=1, labels=labels, level=level
-    )
+        stats.lazy().with_columns(asymptotic), keys, pl.LazyFrame([_BERNOULLI]), min_scores=1,
+        labels=labels, level=level, simulated=True,
+    )  # fmt: skip
     return out.drop("variance").rename(_RENAME).collect(engine="in-memory")

@@ -12,6 +12,7 @@ from polars_cumdev.engines.partitioned.step import RangeResult, zero_sums
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.accumulate import per_group
 from polars_cumdev.method.bins import bin_moments
+from polars_cumdev.method.finite_groups import SIMULATED
 from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.method.prefix_sums import COUNT_SUMS, FLOAT_SUMS, MAXIMA, SUMS
 from polars_cumdev.method.statistics import (
@@ -367,7 +368,9 @@ def finish(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame:
     """
     binary = pl.LazyFrame({nm.BINARY: [plan.binary], RMAX: [plan.response_scale]})
     scale = pl.LazyFrame({SCALE: [plan.weight_scale]})
+    asymptotic = [pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED]  # not simulated
     out = normalize(
-        stats.lazy(), plan.keys, binary, scale=scale, labels=plan.labels, level=plan.level
-    )
+        stats.lazy().with_columns(asymptotic), plan.keys, binary, scale=scale,
+        labels=plan.labels, level=plan.level, simulated=True,
+    )  # fmt: skip
     return out.collect(engine="in-memory")

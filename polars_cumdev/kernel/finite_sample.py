@@ -1,0 +1,153 @@
+"""Monte Carlo p-values of the Kuiper and Kolmogorov-Smirnov ranges under the exact null.
+
+For 0/1 responses each group's null law is known row by row: the response of
+row i is Bernoulli(p_i), independently, with p_i the score (calibration) or the
+full population's response mean at the row's score (a subpopulation held
+against a fixed full population). The statistics are the tie-merged curve's
+range D = max(C, 0) - min(C, 0) and maximum G = max |C|, C the running sum of
+w_i (R_i - p_i) sampled where a tie of scores closes (method.md 1.1 and 2).
+The scale sigma depends on the scores and weights only, the same in every
+redraw, so z* >= z exactly when D* >= D: no sigma is needed here.
+
+:func:`simulated_pvalues` handles many groups in one compiled call (groups in
+parallel). Group g owns rows ``starts[g]:starts[g + 1]``, sorted by score,
+then weight, then response (the caller's order; rows equal in score and
+weight are exchangeable under the null, so the draws give the same sums
+whatever the input order). Each group's stream of uniforms is SplitMix64
+seeded by a hash of its scores' and weights' bits and its size: the same
+group gets the same draws in any engine, any row order, any call, and its
+seed does not depend on its responses. The p-value of each statistic is
+Besag and Clifford's sequential one (1991): redraw until ``h`` redraws reach
+the observed value (then p = h / L after L redraws) or ``draws[g]`` redraws
+are done (then p = (1 + #{T* >= T}) / (draws + 1)); both are valid p-values,
+P(p <= t) <= t for every t. A redraw within a relative 1e-12 of the observed
+value counts as reaching it (rounding can only make p larger).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from polars_cumdev.kernel.prefix import F64, I64, JIT
+
+__all__ = ["SEED", "event_sums", "simulated_pvalues"]
+
+#: The fixed constant every group's seed starts from.
+SEED = 0x5EED_C0DE_CA1B_0001
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
+_UNIT = 2.0**-53
+_TOLERANCE = 1e-12
+
+
+@njit(**JIT)
+def _mix(z: np.uint64) -> np.uint64:
+    """SplitMix64's finalizer (a bijection of 64-bit words)."""
+    z = (z ^ (z >> _S30)) * _M1
+    z = (z ^ (z >> _S27)) * _M2
+    return z ^ (z >> _S31)
+
+
+@njit(**JIT)
+def _seed(s_bits: np.ndarray, w_bits: np.ndarray, a: int, b: int) -> np.uint64:
+    """The group's seed: the constant, then each row's score and weight bits, then its size."""
+    h = np.uint64(SEED)
+    for i in range(a, b):
+        h = _mix(h ^ s_bits[i])
+        h = _mix(h ^ w_bits[i])
+    return _mix(h + np.uint64(b - a))
+
+
+@njit(**JIT)
+def _ranges(s: F64, w: F64, p: F64, r: F64, a: int, b: int) -> tuple[float, float]:
+    """(D, G) of the responses ``r`` of rows a..b-1 (the observed ones)."""
+    c, high, low = 0.0, 0.0, 0.0
+    for i in range(a, b):
+        c += w[i] * (r[i] - p[i])
+        if i == b - 1 or s[i + 1] != s[i]:
+            high = max(high, c)
+            low = min(low, c)
+    return high - low, max(high, -low)
+
+
+@njit(**JIT, parallel=True)
+def simulated_pvalues(
+    starts: I64,
+    s: F64,
+    w: F64,
+    p: F64,
+    r: F64,
+    draws: I64,
+    h: int,
+) -> tuple[F64, F64, I64]:
+    """Per group: the Monte Carlo p-values of D and of G, and the redraws made.
+
+    Parameters
+    ----------
+    starts
+        Group g owns rows ``starts[g]:starts[g + 1]`` (groups + 1 entries).
+    s, w, p, r
+        Per row: score (sorted within a group; it only marks ties), weight,
+        null probability of a 1, observed 0/1 response.
+    draws
+        Per group, the most redraws.
+    h
+        Besag and Clifford's number of exceedances at which a statistic stops.
+    """
+    groups = starts.shape[0] - 1
+    p_d = np.empty(groups)
+    p_g = np.empty(groups)
+    used = np.zeros(groups, dtype=np.int64)
+    s_bits = s.view(np.uint64)
+    w_bits = w.view(np.uint64)
+    for g in prange(groups):
+        a, b = starts[g], starts[g + 1]
+        d0, g0 = _ranges(s, w, p, r, a, b)
+        total = 0.0
+        for i in range(a, b):
+            total += abs(w[i])
+        slack = _TOLERANCE * total
+        state = _seed(s_bits, w_bits, a, b)
+        hit_d, hit_g, stop_d, stop_g = 0, 0, 0, 0
+        t = 0
+        while t < draws[g] and (stop_d == 0 or stop_g == 0):
+            t += 1
+            c, high, low = 0.0, 0.0, 0.0
+            for i in range(a, b):
+                state += _GOLDEN
+                u = np.float64(_mix(state) >> _S11) * _UNIT
+                c += w[i] * ((1.0 if u < p[i] else 0.0) - p[i])
+                if i == b - 1 or s[i + 1] != s[i]:
+                    high = max(high, c)
+                    low = min(low, c)
+            if stop_d == 0 and high - low >= d0 - slack:
+                hit_d += 1
+                if hit_d == h:
+                    stop_d = t
+            if stop_g == 0 and max(high, -low) >= g0 - slack:
+                hit_g += 1
+                if hit_g == h:
+                    stop_g = t
+        p_d[g] = h / stop_d if stop_d > 0 else (hit_d + 1.0) / (t + 1.0)
+        p_g[g] = h / stop_g if stop_g > 0 else (hit_g + 1.0) / (t + 1.0)
+        used[g] = t
+    return p_d, p_g, used
+
+
+@njit(**JIT)
+def event_sums(ids: I64, p: F64, w: F64, size: int) -> F64:
+    """Per group number (``size`` of them): the sums of w^2 v, w^3 v |1 - 2p| and
+    w^4 v max(1 - 6v, 0), v = p (1 - p), over the rows ``ids`` numbers; one pass."""
+    out = np.zeros((size, 3))
+    for i in range(ids.shape[0]):
+        g = ids[i]
+        v = p[i] * (1.0 - p[i])
+        w2v = w[i] * w[i] * v
+        out[g, 0] += w2v
+        out[g, 1] += w2v * w[i] * abs(1.0 - 2.0 * p[i])
+        out[g, 2] += w2v * w[i] * w[i] * max(1.0 - 6.0 * v, 0.0)
+    return out

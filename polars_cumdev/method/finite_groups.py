@@ -1,0 +1,187 @@
+"""Finite-sample p-values of named groups (``calibration(by=...)``), in the lazy plan.
+
+The groups whose asymptotic p-value could matter (Kuiper or Kolmogorov-Smirnov
+p at most :func:`~polars_cumdev.method.finite_sample.cutoff`, judged from z
+against the critical values, so before :func:`~polars_cumdev.method.statistics.normalize`)
+are joined with their rows; one batch function over those rows numbers the
+groups, keeps the ones whose responses are all 0 or 1 and whose effective
+number of events is below :data:`~polars_cumdev.method.finite_sample.MIN_EVENTS`,
+and simulates them in one compiled call
+(:func:`~polars_cumdev.method.finite_sample.simulate`). The result, keyed like
+the groups, is joined back as the columns ``normalize(simulated=True)`` reads.
+Both engines pass the same prepared rows (the user's scores, responses and
+weights as float64), so both get the same draws and the same p-values.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import polars as pl
+
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method import finite_sample as fs
+from polars_cumdev.method.keys import join_on_keys
+from polars_cumdev.method.pvalues import ks_critical, kuiper_critical
+from polars_cumdev.method.summary_columns import SIGMA_B, SIGMA_E
+
+__all__ = ["SIMULATED", "with_simulated"]
+
+#: The columns :func:`with_simulated` adds.
+SIMULATED = (fs.SIM_KUIPER, fs.SIM_KS)
+
+_TESTS = "__cd_tests"
+_ALL = "__cd_all"
+_TAG = "__cd_tag"
+_SIM = {fs.SIM_KUIPER: pl.Float64(), fs.SIM_KS: pl.Float64()}
+
+
+@functools.lru_cache(maxsize=16)
+def _critical(cut: float) -> tuple[float, float]:
+    """The z of the Kuiper and KS statistics whose asymptotic p-value is ``cut`` (a solve each)."""
+    if cut >= 1.0:  # every p-value is at most 1: every group with a z is a candidate
+        return 0.0, 0.0
+    return kuiper_critical(cut), ks_critical(cut)
+
+
+def _nan_safe(frame: pl.LazyFrame, floats: Sequence[str]) -> pl.LazyFrame:
+    """Float keys as the pair (is NaN, value with NaN as 0): joins then match NaN with NaN."""
+    return frame.with_columns(
+        *[pl.col(k).is_nan().alias(f"{k}__cd_nan") for k in floats],
+        *[pl.col(k).fill_nan(0.0).alias(f"{k}__cd_value") for k in floats],
+    )
+
+
+def _bin_means(
+    full: pl.DataFrame, s: np.ndarray, group: np.ndarray, starts: np.ndarray
+) -> np.ndarray:
+    """Per row of the sorted groups, Rt of its merged point (method.md 1.2-1.3): the full
+    population's weighted mean response over the bin between the midpoints to the group's
+    neighbouring distinct scores (a score on a midpoint in the lower bin)."""
+    fs_, fr, fw = (full[c].to_numpy() for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
+    order = np.argsort(fs_, kind="stable")
+    scores, cw, cwr = fs_[order], np.cumsum(fw[order]), np.cumsum((fw * fr)[order])
+    first = np.ones(s.shape[0], dtype=bool)
+    first[1:] = s[1:] != s[:-1]
+    first[starts[:-1][starts[:-1] < s.shape[0]]] = True
+    point = np.cumsum(first) - 1
+    ps, pg = s[first], group[first]
+    same_next = np.append(pg[1:] == pg[:-1], False)
+    upper = np.where(same_next, (ps + np.append(ps[1:], np.inf)) / 2.0, np.inf)
+    lower = np.where(
+        np.insert(same_next[:-1], 0, False), np.insert(upper[:-1], 0, -np.inf), -np.inf
+    )
+
+    def below(x: np.ndarray, c: np.ndarray) -> np.ndarray:
+        at = np.searchsorted(scores, x, side="right") - 1
+        return np.where(at >= 0, c[np.maximum(at, 0)], 0.0)
+
+    weight = below(upper, cw) - below(lower, cw)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = (below(upper, cwr) - below(lower, cwr)) / weight
+    return np.clip(np.nan_to_num(mean, nan=0.0), 0.0, 1.0)[point]
+
+
+def _simulate(batch: pl.DataFrame, keys: list[str], level: float, screen: bool) -> pl.DataFrame:
+    """Per candidate group of ``batch`` (its rows): simulated p-values where it fails.
+
+    For the screen, ``batch`` also holds the full population (tag 0), whose
+    bin means at the group's scores are the null probabilities, held fixed.
+    """
+    schema = {**{k: batch.schema[k] for k in keys}, **_SIM}
+    full = None
+    if screen:
+        full = batch.filter(pl.col(_TAG) == 0)
+        batch = batch.filter(pl.col(_TAG) == 1)
+        population = full[nm.RESPONSE].to_numpy()
+        if not np.all((population == 0.0) | (population == 1.0)):
+            return pl.DataFrame(schema=schema)
+    if batch.height == 0:
+        return pl.DataFrame(schema=schema)
+    grouped = batch.with_row_index("__cd_row").group_by(keys).agg(pl.col("__cd_row"))
+    sizes = grouped["__cd_row"].list.len().to_numpy()
+    rows = grouped["__cd_row"].explode().to_numpy().astype(np.int64)
+    group = np.repeat(np.arange(grouped.height), sizes)
+    s, r, w = (batch[c].to_numpy()[rows] for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
+    order, starts = fs.grouped(group, s, w, r)
+    group, s, r, w = group[order], s[order], r[order], w[order]
+    p = s if full is None else _bin_means(full, s, group, starts)
+    tests = int(batch[_TESTS][0])
+    other = np.bincount(group, weights=((r != 0.0) & (r != 1.0)), minlength=grouped.height)
+    terms = fs.event_terms(p, w)
+    sums = np.stack([np.bincount(group, weights=t, minlength=grouped.height) for t in terms])
+    chosen = (other == 0) & (fs.effective_events(sums) < fs.MIN_EVENTS)
+    keep = chosen[group]
+    bounds = np.concatenate([[0], np.cumsum(sizes[chosen])]).astype(np.int64)
+    p_k, p_ks, _ = fs.simulate(bounds, s[keep], w[keep], p[keep], r[keep], tests, level)
+    out = grouped.select(keys).filter(pl.Series(chosen))
+    return out.with_columns(
+        pl.Series(fs.SIM_KUIPER, p_k, dtype=pl.Float64),
+        pl.Series(fs.SIM_KS, p_ks, dtype=pl.Float64),
+    ).select(list(schema))
+
+
+def with_simulated(
+    stats: pl.LazyFrame,
+    rows: pl.LazyFrame,
+    keys: Sequence[str],
+    key_types: Mapping[str, pl.DataType],
+    level: float,
+    *,
+    screen: bool = False,
+) -> pl.LazyFrame:
+    """``stats`` (:func:`~polars_cumdev.method.statistics.summarize`'s layout) with the
+    simulated p-value columns.
+
+    ``rows`` is the prepared frame (keys, score, response, weight); ``key_types``
+    the keys' dtypes there. ``screen``: each group against the full population
+    (every row of ``rows``), whose bin means are the null probabilities; else
+    calibration of probabilities (the scores are).
+    """
+    whole = not keys  # one group: a constant key, dropped at the end
+    if whole:
+        keys, key_types = [_ALL], {_ALL: pl.Int8()}
+        stats = stats.with_columns(pl.lit(0, dtype=pl.Int8).alias(_ALL))
+        rows = rows.with_columns(pl.lit(0, dtype=pl.Int8).alias(_ALL))
+    keys = list(keys)
+    stats = stats.cache()  # read twice: for the candidates and for the join
+    cut = fs.cutoff(level)
+    sigma = pl.col(SIGMA_B).clip(lower_bound=0.0).sqrt()
+    kuiper_z, ks_z = _critical(cut)
+    small = (pl.col("kuiper") >= kuiper_z * sigma) | (pl.col("ks") >= ks_z * sigma)
+    if screen:  # either sigma (31) or (32), whichever normalize will take
+        other = pl.col(SIGMA_E).fill_null(0.0).clip(lower_bound=0.0).sqrt()
+        small = small | (pl.col("kuiper") >= kuiper_z * other) | (pl.col("ks") >= ks_z * other)
+    candidates = (
+        stats.with_columns((pl.col(SIGMA_B) > 0.0).sum().cast(pl.Int64).alias(_TESTS))
+        .filter(small & (pl.col(SIGMA_B) > 0.0))
+        .select(*[pl.col(k).cast(key_types[k]) for k in keys], _TESTS)
+    )
+    floats = [k for k in keys if key_types[k].is_float()]
+    on = [k for k in keys if k not in floats] + [
+        f"{k}__cd_{part}" for k in floats for part in ("nan", "value")
+    ]
+    picked = (
+        _nan_safe(rows.select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT), floats)
+        .join(_nan_safe(candidates, floats).drop(floats), on=on, how="inner", nulls_equal=True)
+        .select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT, _TESTS)
+    )
+    schema = {**{k: key_types[k] for k in keys}, **_SIM}
+    if screen:  # the full population too, only when some group is a candidate
+        gate = candidates.select(pl.len().alias("__cd_count")).filter(pl.col("__cd_count") > 0)
+        population = rows.select(nm.SCORE, nm.RESPONSE, nm.WEIGHT).join(gate, how="cross")
+        population = population.select(
+            *[pl.lit(None, dtype=key_types[k]).alias(k) for k in keys],
+            nm.SCORE, nm.RESPONSE, nm.WEIGHT,
+            pl.lit(None, dtype=pl.Int64).alias(_TESTS), pl.lit(0, dtype=pl.Int8).alias(_TAG),
+        )  # fmt: skip
+        picked = pl.concat([picked.with_columns(pl.lit(1, dtype=pl.Int8).alias(_TAG)), population])
+    found = picked.map_batches(
+        lambda batch: _simulate(batch, keys, level, screen),
+        schema=pl.Schema(schema),
+        streamable=False,
+    )
+    out = join_on_keys(stats, found, keys, pl.Schema(key_types))
+    return out.drop(_ALL) if whole else out

@@ -1,0 +1,155 @@
+"""Finite-sample p-values: where the asymptotic Kuiper tail is not trusted, the exact null.
+
+The asymptotic p-values of :mod:`polars_cumdev.method.pvalues` treat the
+normalized curve as a Brownian motion (Remark 2 of M. Tygert, "Cumulative
+deviation of a subpopulation from the full population"). For 0/1 responses
+that rests on many independent events of comparable weight; a group whose
+deviation can hinge on a handful of rare events, or on a few heavy weights,
+has a tail far heavier than the Brownian one (docs/method.md, "Valid at every
+size"). The criterion is the group's *effective number of events*, from the
+skewness and the excess kurtosis of the null sum of w_i (R_i - p_i),
+
+    E = min( (sum w^2 v)^3 / (sum w^3 v |1 - 2p|)^2,  (sum w^2 v)^2 / sum w^4 v (1 - 6v)^+ ),
+
+v_i = p_i (1 - p_i), p_i the null probability of a 1 (the score for
+calibration): unweighted and with a rare outcome, both are about the expected
+number of events n p; concentrated weights shrink them; scores near 1/2 (no
+skewness, tails lighter than normal) do not count against a group.
+A group with E below :data:`MIN_EVENTS` whose asymptotic p-value (Kuiper or
+Kolmogorov-Smirnov) is at most :func:`cutoff` gets its p-values from
+redraws of its own responses under the null
+(:func:`polars_cumdev.kernel.finite_sample.simulated_pvalues`). Every other
+row keeps the asymptotic value: under Benjamini-Hochberg or Holm at level
+alpha no row with p above alpha enters a decision, whatever the other rows'
+p-values, so the decisions at any level up to the cutoff rest only on
+simulated p-values wherever the criterion fails.
+
+The most redraws of a group: ``FACTOR * tests / level``, so that a p-value
+can reach the smallest threshold of BH or Holm over ``tests`` rows (level /
+tests) with room to spare, capped by :data:`WORK` row-redraws per group (a
+p-value of (1 + G) / (B + 1) is valid for every B: a cap only costs power,
+on groups with many rows and few events). Most groups stop long before
+(Besag and Clifford's rule, :data:`STOP` exceedances).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+
+__all__ = [
+    "FACTOR",
+    "MIN_EVENTS",
+    "P_METHOD",
+    "SIM_KS",
+    "SIM_KUIPER",
+    "STOP",
+    "WORK",
+    "cutoff",
+    "effective_events",
+    "event_terms",
+    "method_column",
+    "redraws",
+    "simulate",
+]
+
+#: Groups with fewer effective events than this are simulated (where it could matter).
+MIN_EVENTS = 200.0
+#: Most redraws: FACTOR * tests / level (the smallest threshold of BH/Holm is level / tests).
+FACTOR = 2.0
+#: Fewest most-redraws of a group, whatever its size.
+FLOOR = 999
+#: Row-redraws allowed per group (size times redraws).
+WORK = 20_000_000
+#: Besag and Clifford's stopping number of exceedances.
+STOP = 10
+#: Asymptotic p-values above this (or above the level, if larger) are kept.
+CUTOFF = 0.1
+
+#: Internal columns carrying a simulated p-value (null where asymptotic) to :func:`normalize`.
+SIM_KUIPER = "_sim_kuiper_p"
+SIM_KS = "_sim_ks_p"
+#: The output column saying how each row's p-values were obtained.
+P_METHOD = "p_method"
+
+
+def cutoff(level: float) -> float:
+    """Asymptotic p-values at most this are simulated where the criterion fails."""
+    return max(CUTOFF, float(level))
+
+
+def event_terms(p: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Per row, the terms whose per-group sums give :func:`effective_events` (3 x rows):
+    w^2 v, w^3 v |1 - 2p| and w^4 v max(1 - 6v, 0), v = p (1 - p)."""
+    v = p * (1.0 - p)
+    w2v = w * w * v
+    return np.stack(
+        [w2v, w2v * w * np.abs(1.0 - 2.0 * p), w2v * w * w * np.maximum(1.0 - 6.0 * v, 0.0)]
+    )
+
+
+def effective_events(sums: np.ndarray) -> np.ndarray:
+    """min(E3, E4) per group from the per-group sums of :func:`event_terms` (3 x groups).
+
+    E3 = (sum w^2 v)^3 / (sum w^3 v |1 - 2p|)^2 and E4 = (sum w^2 v)^2 /
+    sum w^4 v max(1 - 6v, 0): the sizes at which the sum's skewness and excess
+    kurtosis would be those of n p events of a rare outcome (1 / sqrt(E3) and
+    1 / E4). A symmetric or light-tailed group gets +inf (nothing to correct);
+    a group without variance gets 0.
+    """
+    second, third, fourth = sums
+    with np.errstate(invalid="ignore", divide="ignore"):
+        e3 = np.where(third > 0.0, second**3 / third**2, np.inf)
+        e4 = np.where(fourth > 0.0, second**2 / fourth, np.inf)
+    return np.where(second > 0.0, np.minimum(e3, e4), 0.0)
+
+
+def redraws(sizes: np.ndarray, tests: int, level: float) -> np.ndarray:
+    """The most redraws of each group (see the module docstring)."""
+    target = math.ceil(FACTOR * max(tests, 1) / level)
+    allowed = WORK // np.maximum(sizes, 1)
+    return np.maximum(np.minimum(target, allowed), FLOOR).astype(np.int64)
+
+
+def simulate(
+    starts: np.ndarray,
+    s: np.ndarray,
+    w: np.ndarray,
+    p: np.ndarray,
+    r: np.ndarray,
+    tests: int,
+    level: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Simulated (Kuiper p, KS p, redraws) of groups laid out as the kernel reads them.
+
+    The rows of each group must be sorted by score, weight and response.
+    """
+    from polars_cumdev.kernel.finite_sample import simulated_pvalues
+
+    if starts.shape[0] <= 1:
+        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64)
+    draws = redraws(np.diff(starts), tests, level)
+    as_float = [np.ascontiguousarray(a, dtype=np.float64) for a in (s, w, p, r)]
+    return simulated_pvalues(starts.astype(np.int64), *as_float, draws, STOP)
+
+
+def grouped(
+    group: np.ndarray, s: np.ndarray, w: np.ndarray, r: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The order putting rows by group, then score, weight, response; and the groups' starts.
+
+    ``group`` numbers the groups 0..G-1; the result's starts have G + 1 entries.
+    """
+    order = np.lexsort((r, w, s, group))
+    counts = np.bincount(group, minlength=int(group.max(initial=-1)) + 1)
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    return order, starts
+
+
+def method_column(simulated: pl.Expr) -> pl.Expr:
+    """``p_method``: "simulated" where ``simulated`` is true, else "asymptotic"."""
+    return (
+        pl.when(simulated).then(pl.lit("simulated")).otherwise(pl.lit("asymptotic")).alias(P_METHOD)
+    )

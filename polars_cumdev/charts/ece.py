@@ -21,6 +21,21 @@ _SERIES = {"ece1": "ECE1 (mean |gap|)", "ece2": "ECE2 (mean squared gap)"}
 _RULES = {"ecce_r": "ECCE-R", "ecce_mad": "ECCE-MAD"}
 
 
+#: How each weighting of the bins is named on the chart.
+_WEIGHTINGS = {
+    "width": "ECE bins weighted by their width (the ECE paper's sum, the default)",
+    "count": "ECE bins weighted by their count (the ECE of most ML papers)",
+}
+
+
+def _weighting_line(data: pl.DataFrame) -> list[str]:
+    """The subtitle naming the ECEs' weighting of the bins, when the sweep records it."""
+    if "weighting" not in data.columns:
+        return []
+    found = data.get_column("weighting").drop_nulls().unique().sort().to_list()
+    return [_WEIGHTINGS.get(str(w), f"ECE weighting {w}") for w in found]
+
+
 def ece_sweep(
     sweep: pl.DataFrame | pl.LazyFrame,
     *,
@@ -101,7 +116,8 @@ def ece_sweep(
         width=width,
         height=height,
         title=_style.title(
-            title or "binned ECEs depend on the number of bins; the ECCEs need none"
+            title or "binned ECEs depend on the number of bins; the ECCEs need none",
+            _weighting_line(data),
         ),
         view=alt.ViewBackground(stroke=_style.INK),
     )

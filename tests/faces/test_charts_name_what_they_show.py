@@ -72,3 +72,13 @@ def test_funnel_has_a_depth_legend(tmp_path: Path) -> None:
     assert 'class="mark-group role-legend"' in svg
     texts = _texts(svg)
     assert "depth" in texts and "0" in texts and "1" in texts
+
+
+def test_ece_sweep_chart_names_its_weighting() -> None:
+    from polars_cumdev.datasets import calibration_oscillating
+
+    frame = calibration_oscillating(n=400)
+    for weighting, words in (("width", "by their width"), ("count", "by their count")):
+        sweep = frame.cumdev.ece_sweep("score", "response", weighting=weighting)
+        subtitle = " ".join(charts.ece_sweep(sweep).to_dict()["title"]["subtitle"])
+        assert words in subtitle

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
+
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 
 __all__ = ["smooth_ece", "smooth_ece_at"]

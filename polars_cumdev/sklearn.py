@@ -443,7 +443,7 @@ class CumulativeCalibrationDisplay:
             )
         if len(classes) != 2:
             raise InvalidParameterError(
-                f"the estimator has {len(classes)} classes {classes}; pass "
+                f"the estimator has {len(classes)} classes {classes}, not binary: pass "
                 "kind='top-label' or kind='class-wise' for a multiclass display"
             )
         pos_label = classes[1] if pos_label is None else pos_label

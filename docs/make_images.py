@@ -14,6 +14,7 @@ import polars as pl
 
 import polars_cumdev  # noqa: F401  (registers the `cumdev` namespace)
 from polars_cumdev import charts
+from polars_cumdev.binned import smooth_ece
 from polars_cumdev.datasets import calibration_oscillating, census, weekly_predictions
 from polars_cumdev.drift import calibration_drift
 
@@ -49,7 +50,9 @@ def main(out: Path) -> list[Path]:
         "reliability.svg": charts.reliability(
             bins.collect(), title=f"reliability diagram: {county} (black) vs all (gray)"
         ),
-        "ece_sweep.svg": charts.ece_sweep(sweep, ecce=ecce),
+        "ece_sweep.svg": charts.ece_sweep(
+            sweep, ecce=ecce, smooth=smooth_ece(predictions, "score", "response")
+        ),
         "calibration_band.svg": charts.cumulative(
             calibration_points,
             kind="calibration",

@@ -61,6 +61,7 @@ from polars_cumdev.binned.options import (
     RELIABILITY_COLUMNS,
     WEIGHTINGS,
 )
+from polars_cumdev.binned.smooth import smooth_ece, smooth_ece_at
 
 __all__ = [
     "BINNINGS",
@@ -72,4 +73,6 @@ __all__ = [
     "ece_sweep",
     "equal_error_labels",
     "reliability",
+    "smooth_ece",
+    "smooth_ece_at",
 ]

@@ -26,6 +26,7 @@ from polars_cumdev.calibration.cumulative import CALIBRATION_COLUMNS
 from polars_cumdev.calibration.multiclass import check_kind, multiclass
 from polars_cumdev.calibration.targets import check_target
 from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method.callable_module import make_callable
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.findings import LEVEL, SIGNIFICANT
@@ -305,3 +306,6 @@ def calibration_curve(
         return curve.select(pl.lit(c).alias("class"), pl.all())
 
     return pl.concat([one(c) for c in wanted], how="vertical_relaxed")
+
+
+make_callable(__name__, calibration)  # pc.calibration(df, ...) is calibration(df, ...)

@@ -19,6 +19,8 @@ Vega-Lite JSON, SVG, PNG, PDF or self-contained HTML via ``vl-convert``.
   of two covariates, coloured by their position along the curve.
 * :func:`calibration_classes` - one cumulative calibration plot per class of a
   class-wise curve frame.
+* :func:`overlay` - several cumulative calibration curves on one chart, one
+  colour per model (two scikit-learn displays added together).
 * :func:`corp` - CORP reliability diagram: isotonic recalibration, consistency
   band, diagonal, histogram of the scores.
 """
@@ -33,6 +35,7 @@ from polars_cumdev.charts.drift import drift
 from polars_cumdev.charts.ece import ece_sweep
 from polars_cumdev.charts.export import save
 from polars_cumdev.charts.funnel import funnel
+from polars_cumdev.charts.overlay import overlay
 from polars_cumdev.charts.recalibration import before_after
 from polars_cumdev.charts.reliability import reliability
 from polars_cumdev.charts.screen import screen
@@ -46,6 +49,7 @@ __all__ = [
     "drift",
     "ece_sweep",
     "funnel",
+    "overlay",
     "reliability",
     "save",
     "screen",

@@ -76,7 +76,7 @@ def band_layers(
             y=alt.Y("edge:Q", axis=y_axis),
             tooltip=[alt.Tooltip("edge:Q", title=f"±{critical:.4g}{s}", format=".4~g")],
         )
-        .properties(name="ks_band")
+        .properties(description="ks_band")
     )
     share = shown.get_column("variance_share").cast(pl.Float64).fill_null(np.nan).to_numpy()
     a = shown.get_column("a").cast(pl.Float64).to_numpy()
@@ -92,7 +92,7 @@ def band_layers(
             y=alt.Y("reach:Q", axis=y_axis),
             detail="side:N",
         )
-        .properties(name="noise_envelope")
+        .properties(description="noise_envelope")
     )
     leaves = math.isfinite(ks) and ks > half
     verdict = "leaves it: KS p < " if leaves else "stays inside: KS p ≥ "

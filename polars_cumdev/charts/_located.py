@@ -101,5 +101,5 @@ def located_layer(found: Stretch) -> alt.Chart:
                 alt.Tooltip("deviation:Q", title="average deviation", format="+.4~g"),
             ],
         )
-        .properties(name="located")
+        .properties(description="located")
     )

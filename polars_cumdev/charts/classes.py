@@ -4,8 +4,7 @@ The curve frame of ``calibration_curve(..., kind="class-wise")`` stacks one
 curve per class, told apart by its first column ``class``;
 :func:`calibration_classes` draws each with :func:`polars_cumdev.charts.cumulative`
 (its own sigma, triangle and located stretch) and sets them side by side, in
-one row (Vega-Lite cannot yet stack rows of these charts, whose upper axis is
-an independent layer: their height signals clash).
+one row; the result joins other charts with ``|`` and ``&`` as any chart does.
 """
 
 from __future__ import annotations
@@ -62,30 +61,6 @@ def calibration_classes(
         )
         for name in frame["class"].unique(maintain_order=True).to_list()
     ]
-    specs = [_renamed(chart.to_dict(), i) for i, chart in enumerate(charts)]
-    datasets = {k: v for spec in specs for k, v in spec.pop("datasets", {}).items()}
-    config = specs[0].get("config", {}) if specs else {}  # the same for every chart
-    for spec in specs:
-        spec.pop("config", None)
-        spec.pop("$schema", None)
-    if not specs:
+    if not charts:
         raise InvalidParameterError("the class-wise curve frame has no class to draw")
-    return alt.HConcatChart.from_dict({"hconcat": specs, "datasets": datasets, "config": config})
-
-
-def _renamed(spec: dict[str, Any], index: int) -> dict[str, Any]:
-    """A chart's spec with its views and parameters suffixed, so that a grid of them is valid.
-
-    A parameter of the layered chart bound to some of its views moves onto
-    those layers (a chart inside a grid may not name views).
-    """
-    for layer in spec["layer"]:
-        if "name" in layer:
-            layer["name"] = f"{layer['name']}_{index}"
-    for param in spec.pop("params", []):
-        views = param.pop("views", None)
-        param["name"] = f"{param['name']}_{index}"
-        for layer in spec["layer"]:
-            if views is None or layer.get("name") in {f"{v}_{index}" for v in views}:
-                layer.setdefault("params", []).append(dict(param))
-    return spec
+    return alt.hconcat(*charts)

@@ -27,7 +27,7 @@ import polars as pl
 from polars_cumdev.charts import _style
 from polars_cumdev.charts._band import band_layers, check_band
 from polars_cumdev.charts._data import as_frame, inline, one_per_column, require, thin_columns
-from polars_cumdev.charts._layers import TRIANGLE_APEX, axis_layer, triangle
+from polars_cumdev.charts._layers import TRIANGLE_APEX, axis_layer, triangle, zoom_on
 from polars_cumdev.charts._located import located_layer, located_text, stretch
 from polars_cumdev.charts._ticks import label_expr, lower_ticks, uncrowd, upper_ticks
 from polars_cumdev.charts._titles import default_title, statistics_lines, unshaded_line
@@ -68,6 +68,26 @@ def _check(kind: str, width: int, height: int, major_ticks: int, minor_ticks: in
     ):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise InvalidParameterError(f"`{label}` must be an int >= {low}, got {value!r}")
+
+
+def _quantile_level(frame: pl.DataFrame) -> float | None:
+    """The level alpha of a quantile's calibration curve, else None.
+
+    ``calibration_curve(..., target="quantile")`` holds alpha in every row's
+    ``full_mean`` (the reference the responses are compared with), where a
+    probability's or a mean's curve holds the score itself.
+    """
+    if "full_mean" not in frame.columns or "score" not in frame.columns:
+        return None
+    rows = frame.filter(pl.col("score").is_not_null()).select(
+        pl.col("full_mean").cast(pl.Float64), pl.col("score").cast(pl.Float64)
+    )
+    reference = rows.get_column("full_mean").drop_nulls().unique()
+    if reference.len() != 1 or not 0.0 < reference[0] < 1.0:
+        return None
+    if rows.select((pl.col("full_mean") == pl.col("score")).all()).item():
+        return None
+    return float(reference[0])
 
 
 def cumulative(
@@ -251,7 +271,6 @@ def cumulative(
             ),
             y=alt.Y("cumdiff:Q", axis=y_axis),
         )
-        .add_params(alt.selection_interval(bind="scales", name="zoom"))
         .properties(name="curve")
     )
     tooltip = [
@@ -272,7 +291,7 @@ def cumulative(
     points = (
         points.mark_point(opacity=0, size=40, clip=True)
         .encode(x=alt.X("a:Q", axis=None), y=alt.Y("cumdiff:Q", axis=y_axis), tooltip=tooltip)
-        .properties(name="points")
+        .properties(description="points")
     )
     axes = [
         axis_layer(
@@ -332,9 +351,12 @@ def cumulative(
     shading = [located_layer(found)] if found is not None else []
     layers = [*shading, *drawn, *extra, line, points, *axes]
     text = title if title is not None else default_title(kind, weighted)
+    level = _quantile_level(original) if kind == "calibration" else None
+    if title is None and level is not None:
+        text = f"{text} of the predicted {level:g}-quantile"
     if subject:
         text = f"{subject}: {text}"
-    return (
+    chart = (
         alt.layer(*layers)
         .resolve_axis(x="independent")
         .properties(
@@ -344,3 +366,4 @@ def cumulative(
             view=alt.ViewBackground(stroke=_style.INK),
         )
     )
+    return zoom_on(chart, "curve")

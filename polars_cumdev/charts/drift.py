@@ -64,6 +64,34 @@ def _window_text(frame: pl.DataFrame, time: str) -> pl.Expr:
     return column.dt.strftime("%Y-%m-%d %H:%M")
 
 
+#: Horizontal room of one date label on the time axis, in pixels (thinning the ticks).
+_LABEL_ROOM = 78
+
+
+def _start_ticks(starts: pl.Series, width: int) -> list[alt.DateTime]:
+    """The windows' starts as the axis ticks, every k-th one when they would crowd.
+
+    Given as Vega-Lite date-times in local time, as the data's strings are
+    read, so each tick sits under its window's point (left alone, Vega puts
+    weekly ticks on Sundays while ``dt.truncate("1w")`` starts weeks on
+    Mondays).
+    """
+    step = max(1, -(-len(starts) * _LABEL_ROOM // max(width, 1)))
+    ticks = []
+    for start in starts.cast(pl.Datetime("us")).gather_every(step).to_list():
+        ticks.append(
+            alt.DateTime(
+                year=start.year,
+                month=start.month,
+                date=start.day,
+                hours=start.hour,
+                minutes=start.minute,
+                seconds=start.second,
+            )
+        )
+    return ticks
+
+
 def drift(
     frame: pl.DataFrame | pl.LazyFrame,
     *,
@@ -137,9 +165,16 @@ def drift(
         title or f"{what} in units of {_style.SIGMA}, window by window", subtitle
     )
 
+    starts = data.get_column(time).drop_nulls().unique().sort()
+    dated = rows.get_column("window").str.len_chars().max() == len("YYYY-MM-DD")
     x = alt.X(
         "start:T",
-        axis=_style.axis(title=f"window ({time}, by its start)", format="%Y-%m-%d"),
+        axis=_style.axis(
+            title=f"window ({time}, by its start)",
+            format="%Y-%m-%d" if dated else "%Y-%m-%d %H:%M",
+            values=_start_ticks(starts, width),
+            labelOverlap="greedy",
+        ),
         scale=alt.Scale(padding=14),
     )
     y_axis = _style.axis(title=f"z ({what} / {_style.SIGMA})")

@@ -98,11 +98,22 @@ def funnel(
     if left_out:
         subtitle.append(f"{left_out} segment(s) without a defined z left out (see their note)")
     base = alt.Chart(inline(data))
+    legend = alt.Legend(
+        title="depth",
+        orient="right",
+        labelFont=_style.FONT,
+        titleFont=_style.FONT,
+        titleFontWeight="normal",
+    )
     points = base.mark_point(size=40, strokeWidth=1.2, filled=True).encode(
         x=alt.X("weight:Q", scale=alt.Scale(type="log"), axis=_style.axis(title="segment weight")),
         y=alt.Y("z:Q", axis=_style.axis(title=f"{z} (range / sigma)")),
-        color=alt.Color("depth:O", legend=None, scale=alt.Scale(scheme="viridis")),
-        stroke=alt.Color("depth:O", title="depth", scale=alt.Scale(scheme="viridis")),
+        # One legend for the fill and the outline, both the depth: each on its own
+        # (one with legend=None) Vega-Lite drew none.
+        color=alt.Color("depth:O", title="depth", scale=alt.Scale(scheme="viridis"), legend=legend),
+        stroke=alt.Color(
+            "depth:O", title="depth", scale=alt.Scale(scheme="viridis"), legend=legend
+        ),
         fillOpacity=alt.condition("datum.significant", alt.value(1.0), alt.value(0.0)),
         tooltip=["segment:N", "n:Q", "weight:Q", "z:Q", "p_family:Q", "finding:N"],
     )

@@ -12,7 +12,9 @@ Subcommands:
 * ``cumdev paired PATH`` compares two responses of the same units
   (:mod:`polars_cumdev.cli.paired`);
 * ``cumdev multicalibration PATH`` audits the calibration of every intersection
-  of a few features (:mod:`polars_cumdev.cli.multicalibration`).
+  of a few features (:mod:`polars_cumdev.cli.multicalibration`);
+* ``cumdev datasets [NAME --output FILE]`` lists the bundled example data or
+  writes one to a file (:mod:`polars_cumdev.cli.datasets`).
 
 Progress goes to stderr, results to stdout. Any problem with the input (a
 missing file or column, unusable values) prints a single line
@@ -33,6 +35,7 @@ from polars_cumdev.cli.arguments import (
     score_names,
 )
 from polars_cumdev.cli.calibration import add_command as add_calibration_command
+from polars_cumdev.cli.datasets import add_command as add_datasets_command
 from polars_cumdev.cli.input import (
     check_outputs_spare_input,
     explain_polars_error,
@@ -71,6 +74,7 @@ def _parser() -> argparse.ArgumentParser:
     add_paired_command(commands)
     add_multicalibration_command(commands)
     add_recalibration_commands(commands)
+    add_datasets_command(commands)
     return parser
 
 

@@ -48,6 +48,7 @@ from polars_cumdev.compare.columns import (
     DITHER,
 )
 from polars_cumdev.compare.dither import dither_scores
+from polars_cumdev.method.callable_module import make_callable
 
 __all__ = [
     "COMPARE_ALL_COLUMNS",
@@ -59,3 +60,5 @@ __all__ = [
     "compare_curve",
     "dither_scores",
 ]
+
+make_callable(__name__, compare)  # pc.compare(df, ...) is compare(df, ...)

@@ -130,7 +130,11 @@ def test_variance_share_is_null_when_sigma_is_zero() -> None:
 
 
 def named_layers(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {layer["name"]: layer for layer in spec["layer"] if "name" in layer}
+    return {
+        layer.get("name", layer.get("description")): layer
+        for layer in spec["layer"]
+        if "name" in layer or "description" in layer
+    }
 
 
 def rows(spec: dict[str, Any], layer: dict[str, Any]) -> list[dict[str, Any]]:

@@ -31,7 +31,9 @@ def data() -> pl.DataFrame:
 
 
 def _layer(spec: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(layer for layer in spec["layer"] if layer.get("name") == name)
+    return next(
+        layer for layer in spec["layer"] if layer.get("name", layer.get("description")) == name
+    )
 
 
 @pytest.mark.slow

@@ -44,7 +44,9 @@ def walk(n: int, seed: int = 0) -> pl.DataFrame:
 
 
 def rows(spec: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    layer = next(layer for layer in spec["layer"] if layer.get("name") == name)
+    layer = next(
+        layer for layer in spec["layer"] if layer.get("name", layer.get("description")) == name
+    )
     data = layer["data"]
     return data["values"] if "values" in data else spec["datasets"][data["name"]]
 
@@ -101,7 +103,9 @@ def test_extremes_survive_and_thinning_is_said(big: tuple[pl.DataFrame, dict[str
     for name in ("curve", "points"):
         values = [row["cumdiff"] for row in rows(spec, name)]
         assert max(values) == c.max() and min(values) == c.min()
-    points = next(layer for layer in spec["layer"] if layer.get("name") == "points")
+    points = next(
+        layer for layer in spec["layer"] if layer.get("name", layer.get("description")) == "points"
+    )
     assert "200,001" in points["transform"][0]["calculate"]
     assert {"field": "thinned", "type": "nominal", "title": "line thinned"} in points["encoding"][
         "tooltip"
@@ -121,7 +125,9 @@ def test_small_curves_are_drawn_whole() -> None:
     spec = charts.cumulative(frame, width=WIDTH).to_dict()
     assert [row["cumdiff"] for row in rows(spec, "curve")] == frame.get_column("cumdiff").to_list()
     assert "thinned" not in " ".join(spec["title"]["subtitle"])
-    points = next(layer for layer in spec["layer"] if layer.get("name") == "points")
+    points = next(
+        layer for layer in spec["layer"] if layer.get("name", layer.get("description")) == "points"
+    )
     assert "transform" not in points
     # Tooltips on one point per pixel column, the extremes included.
     tips = rows(spec, "points")

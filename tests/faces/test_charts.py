@@ -136,9 +136,15 @@ def make_screen(groups: int, *, nulls: int = 0, seed: int = 2) -> pl.DataFrame:
 
 
 def layers(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Named layers of a layered spec (Altair suffixes ``_0``, ``_1`` inside concats)."""
+    """Layers by name or description (Altair suffixes names ``_0``, ``_1`` inside concats).
+
+    The cumulative chart names only its line (the view its zoom is bound to)
+    and describes the other layers.
+    """
     return {
-        re.sub(r"_\d+$", "", layer["name"]): layer for layer in spec["layer"] if "name" in layer
+        re.sub(r"_\d+$", "", layer.get("name", layer.get("description", ""))): layer
+        for layer in spec["layer"]
+        if "name" in layer or "description" in layer
     }
 
 
@@ -174,7 +180,7 @@ def curve_spec() -> dict[str, Any]:
 @pytest.mark.slow
 def test_cumulative_layers(curve_spec: dict[str, Any]) -> None:
     named = layers(curve_spec)
-    assert [layer["name"] for layer in curve_spec["layer"]] == [
+    assert [layer.get("name", layer.get("description")) for layer in curve_spec["layer"]] == [
         "triangle_fill",
         "triangle",
         "curve",

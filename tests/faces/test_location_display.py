@@ -45,7 +45,7 @@ def _spec(data: pl.DataFrame, county: str, level: float = 0.05) -> dict:
 
 
 def _names(spec: dict) -> set[str]:
-    return {layer.get("name") for layer in spec["layer"]}
+    return {layer.get("name", layer.get("description")) for layer in spec["layer"]}
 
 
 @pytest.mark.slow
@@ -69,7 +69,11 @@ def test_chart_shades_the_stretch_iff_one_is_located(data: pl.DataFrame) -> None
         assert end == pytest.approx(row["to_score"], rel=1e-3)
         assert percent == pytest.approx(100 * row["share"], rel=0.06)
         assert deviation == pytest.approx(row["deviation"], rel=6e-3)
-        rect = next(layer for layer in spec["layer"] if layer.get("name") == "located")
+        rect = next(
+            layer
+            for layer in spec["layer"]
+            if layer.get("name", layer.get("description")) == "located"
+        )
         values = rect["data"]["values"] if "values" in rect.get("data", {}) else None
         if values is None:
             values = spec["datasets"][rect["data"]["name"]]

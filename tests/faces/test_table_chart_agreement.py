@@ -25,7 +25,7 @@ SIGMA = "\N{GREEK SMALL LETTER SIGMA}"
 
 def _chart_z(curve: pl.DataFrame, kind: str) -> tuple[bool, str]:
     spec = charts.cumulative(curve, kind=kind).to_dict()  # type: ignore[arg-type]
-    names = {layer.get("name") for layer in spec["layer"]}
+    names = {layer.get("name", layer.get("description")) for layer in spec["layer"]}
     return "triangle" in names, " ".join(spec["title"]["subtitle"])
 
 

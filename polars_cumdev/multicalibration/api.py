@@ -66,7 +66,9 @@ MAX_RESAMPLES = 100_000_000
 MULTICALIBRATION_COLUMNS = family_columns(CALIBRATION_COLUMNS)
 
 
-def _check(level: object, method: object, resamples: object, seed: object) -> Options:
+def _check(
+    level: object, method: object, resamples: object, seed: object, locate: object = True
+) -> Options:
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < level < 1.0:
         raise InvalidParameterError(f"`level` must be a number in (0, 1), got {level!r}")
     if method not in METHODS:
@@ -80,7 +82,11 @@ def _check(level: object, method: object, resamples: object, seed: object) -> Op
         )
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InvalidParameterError(f"`seed` must be an integer, got {seed!r}")
-    return Options(level=float(level), method=str(method), resamples=resamples, seed=seed)
+    if not isinstance(locate, bool):
+        raise InvalidParameterError(f"`locate` must be True or False, got {locate!r}")
+    return Options(
+        level=float(level), method=str(method), resamples=resamples, seed=seed, locate=locate
+    )
 
 
 @entry_point("score", "response", "weight")
@@ -95,6 +101,7 @@ def multicalibration(
     method: str = "holm",
     resamples: int = 999,
     seed: int = 0,
+    locate: bool = True,
 ) -> pl.LazyFrame:
     """Calibration of every segment of a family, with family-wise adjusted p-values.
 
@@ -120,6 +127,10 @@ def multicalibration(
         ``critical_z`` is then its first step's (the single-step one).
     resamples, seed
         The bootstrap's number of resamples B and its seed.
+    locate
+        False leaves the located stretch out (``from_score`` ... ``deviation``
+        null): its second walk is most of the time of a large audit, and
+        :func:`~polars_cumdev.recalibration.recalibrate`'s rounds do not use it.
 
     Returns
     -------
@@ -146,7 +157,7 @@ def multicalibration(
         raise InvalidParameterError(
             "`segments` must be made by polars_cumdev.segments(categorical=..., numerical=...)"
         )
-    options = _check(level, method, resamples, seed)
+    options = _check(level, method, resamples, seed, locate)
     lazy = as_lazy(frame)
     reserved = (*MULTICALIBRATION_COLUMNS, *CALIBRATION_COLUMNS, "p_family")
     segments.check(schema_of(lazy), reserved)
@@ -191,7 +202,7 @@ def multicalibration(
         pl.when(pl.col("ecce_r_z").is_not_null() & ~significant.fill_null(False))
         .then(pl.lit(f"not significant family-wise (p_family > {options.level:g}): not located"))
         .when(significant & pl.col("from_score").is_null() & pl.col("note").is_null())
-        .then(pl.lit(NOT_LOCATED))
+        .then(pl.lit(NOT_LOCATED if options.locate else "not located (locate=False)"))
         .otherwise(pl.col("note"))
         .alias("note"),
     )

@@ -232,9 +232,14 @@ def recalibrate(
             pl.col(nm.WEIGHT).alias(_W),
         )
         .collect()
-        # one order whatever the input's: sums (and so every bit of the fit) follow it
-        .sort([_S, _R, _W, *features], nulls_last=True)
+        .sort(_S)
     )
+    # one order whatever the input's: sums (and so every bit of the fit) follow it. Sorted by
+    # score alone it is unique when no two scores tie; else every column breaks the ties (a sort
+    # by seven keys costs ten times one by a single key: 6.7 s against 0.65 s at 1e6 rows)
+    ordered = rows.get_column(_S).to_numpy()
+    if rows.height > 1 and bool(np.any(ordered[1:] == ordered[:-1])):
+        rows = rows.sort([_S, _R, _W, *features], nulls_last=True)
     fold = rows.select(pl.struct(*features, _S, _R, _W).hash(seed) % folds).to_series()
     data = _Folds(rows, fold.to_numpy().astype(np.int64), folds)
     if any(not part.any() or part.all() for part in data.inside):

@@ -241,8 +241,13 @@ def test_lazy_frame_input_gives_the_same_fix():
     )
 
 
-def test_row_order_does_not_matter():
+@pytest.mark.parametrize("digits", [None, 2])
+def test_row_order_does_not_matter(digits):
+    """Unique scores (one sort by score fixes the order) and tied ones (rounded to ``digits``:
+    every column breaks the ties) give the same fix in any row order."""
     rows = planted(3000, 6)
+    if digits is not None:
+        rows = rows.with_columns(pl.col("p").round(digits).clip(0.01, 0.99))
     shuffled = rows.sample(fraction=1.0, shuffle=True, seed=1)
     assert (
         recalibrate(rows, "p", "y", segments=FAMILY).to_json()

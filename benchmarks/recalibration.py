@@ -115,7 +115,7 @@ def run(rows: int) -> None:
         figures("cumdev recalibrate", test, q_ours, ours),
     ]
     print(f"\n{rows:,} training rows, {rows:,} held out; {fix.table.height} corrections:")
-    print(fix.table.select("segment", "change", "z", "p_family"))
+    print(fix.table.select("segment", "change", "z", "p_family", "level"))
     print(markdown_table(lines, list(lines[0])))
     big = pl.concat([test] * max(1, 1_000_000 // rows)) if rows < 1_000_000 else test
     apply = best_of(lambda: big.select(fix.expr()), 3)

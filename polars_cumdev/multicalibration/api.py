@@ -99,7 +99,9 @@ MAX_RESAMPLES = 100_000_000
 MULTICALIBRATION_COLUMNS = family_columns(CALIBRATION_COLUMNS)
 
 
-def _check(level: object, method: object, resamples: object, seed: object) -> Options:
+def _check(
+    level: object, method: object, resamples: object, seed: object, locate: object = True
+) -> Options:
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < level < 1.0:
         raise InvalidParameterError(f"`level` must be a number in (0, 1), got {level!r}")
     if method not in METHODS:
@@ -113,7 +115,11 @@ def _check(level: object, method: object, resamples: object, seed: object) -> Op
         )
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InvalidParameterError(f"`seed` must be an integer, got {seed!r}")
-    return Options(level=float(level), method=str(method), resamples=resamples, seed=seed)
+    if not isinstance(locate, bool):
+        raise InvalidParameterError(f"`locate` must be True or False, got {locate!r}")
+    return Options(
+        level=float(level), method=str(method), resamples=resamples, seed=seed, locate=locate
+    )
 
 
 @entry_point("score", "response", "weight")
@@ -129,6 +135,7 @@ def multicalibration(
     resamples: int = 999,
     seed: int = 0,
     _finite_sample: bool = True,
+    locate: bool = True,
 ) -> pl.LazyFrame:
     """Calibration of every segment of a family, with family-wise adjusted p-values.
 
@@ -154,6 +161,10 @@ def multicalibration(
         ``critical_z`` is then its first step's (the single-step one).
     resamples, seed
         The bootstrap's number of resamples B and its seed.
+    locate
+        False leaves the located stretch out (``from_score`` ... ``deviation``
+        null): its second walk is most of the time of a large audit, and
+        :func:`~polars_cumdev.recalibration.recalibrate`'s rounds do not use it.
 
     Returns
     -------
@@ -187,7 +198,9 @@ def multicalibration(
         raise InvalidParameterError(
             "`segments` must be made by polars_cumdev.segments(categorical=..., numerical=...)"
         )
-    options = replace(_check(level, method, resamples, seed), finite_sample=bool(_finite_sample))
+    options = replace(
+        _check(level, method, resamples, seed, locate), finite_sample=bool(_finite_sample)
+    )
     lazy = as_lazy(frame)
     reserved = (*MULTICALIBRATION_COLUMNS, *CALIBRATION_COLUMNS, "p_family")
     segments.check(schema_of(lazy), reserved)
@@ -229,6 +242,13 @@ def multicalibration(
     else:
         p_family = pl.when(pl.col("ecce_r_z").is_not_null()).then(pl.col("_p_bootstrap"))
     out = family_findings(out.with_columns(p_family.alias("p_family")), options.level)
+    if not options.locate:
+        out = out.with_columns(
+            pl.when(pl.col("significant") & pl.col("from_score").is_null())
+            .then(pl.lit("not located (locate=False)"))
+            .otherwise(pl.col("note"))
+            .alias("note")
+        )
     out = with_parents(out, features, options.level)
     return out.sort(
         ["ecce_r_z", "depth", "condition"], descending=[True, False, False], nulls_last=True

@@ -73,6 +73,7 @@ class Options:
     resamples: int = 999
     seed: int = 0
     finite_sample: bool = True  # off only to show what the asymptotic tail alone gives
+    locate: bool = True  # False: no located stretch (its walk is most of an audit's time)
 
 
 def _labels(
@@ -320,7 +321,7 @@ def assemble(
     starts = np.concatenate([[0], np.cumsum([x.shape[0] for x in kept])]).astype(np.int64)
     for i, subset in enumerate(subsets):  # only subsets with a significant segment
         a, b = starts[i], starts[i + 1]
-        if not significant[a:b].any():
+        if not options.locate or not significant[a:b].any():
             continue
         numbers, out, first = kept[i], walked.out[i], walked.first[i]
         ids, _ = subset_ids(coded, subset, n)

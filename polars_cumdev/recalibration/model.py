@@ -41,6 +41,7 @@ class Correction:
     z: float
     p_family: float
     round: int
+    level: float | None = None  # the level its round's audit was tested at (spent across rounds)
 
     def as_dict(self) -> dict[str, Any]:
         """The correction as plain JSON values."""
@@ -52,6 +53,7 @@ class Correction:
             "z": self.z,
             "p_family": self.p_family,
             "round": self.round,
+            "level": self.level,
         }
 
 
@@ -148,6 +150,7 @@ class Recalibration:
                     "rows": dict(self.fitting).get("rows"),
                     "z": dict(self.fitting).get("global_z"),
                     "p_family": dict(self.fitting).get("global_p_family"),
+                    "level": dict(self.fitting).get("global_level"),
                 }
             )
         for c in self.corrections:
@@ -162,6 +165,7 @@ class Recalibration:
                     "rows": c.rows,
                     "z": c.z,
                     "p_family": c.p_family,
+                    "level": c.level,
                 }
             )
         schema = {
@@ -173,6 +177,7 @@ class Recalibration:
             "rows": pl.Int64,
             "z": pl.Float64,
             "p_family": pl.Float64,
+            "level": pl.Float64,
         }
         return pl.DataFrame(rows, schema=schema)
 
@@ -216,6 +221,7 @@ class Recalibration:
                     z=_number(c["z"]),
                     p_family=_number(c["p_family"]),
                     round=int(c["round"]),
+                    level=None if c.get("level") is None else _number(c["level"]),
                 )
                 for c in document["corrections"]
             )

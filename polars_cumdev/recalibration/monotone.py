@@ -93,13 +93,12 @@ class MonotoneMap:
 
 
 def _tie_merged(score: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, ...]:
-    frame = (
-        pl.DataFrame({"s": score, "wy": w * y, "w": w})
-        .group_by("s")
-        .agg(pl.col("wy").sum(), pl.col("w").sum())
-        .sort("s")
-    )
-    return tuple(frame.get_column(c).to_numpy() for c in ("s", "wy", "w"))
+    """Distinct scores ascending, with the sums of w y and of w over each score's rows."""
+    if score.shape[0] > 1 and not bool(np.all(score[1:] >= score[:-1])):
+        order = np.argsort(score, kind="stable")  # the fit's rows come sorted: rarely taken
+        score, y, w = score[order], y[order], w[order]
+    starts = np.flatnonzero(np.concatenate([[True], score[1:] != score[:-1]]))
+    return score[starts], np.add.reduceat(w * y, starts), np.add.reduceat(w, starts)
 
 
 def fit_monotone(

@@ -312,3 +312,25 @@ def test_bundled_example_finds_the_built_in_counties():
     new = table.filter(pl.col("finding") == "new")
     assert set(new["county"]) == {"Marlow", "Cedar"}
     assert (new["depth"] == 1).all()
+
+
+def test_locate_false_skips_only_the_located_stretch():
+    """``locate=False`` (what recalibration's rounds use): every column the same bits except the
+    located stretch (null) and its note; a non-boolean is a clear error."""
+    from polars_cumdev.method.location import LOCATION_COLUMNS
+
+    rng = np.random.default_rng(5)
+    n = 4000
+    a, x = rng.integers(0, 3, n), rng.normal(size=n)
+    p = rng.random(n)
+    y = (rng.random(n) < np.clip(p + 0.2 * (a == 1), 0, 1)).astype(float)
+    frame = pl.DataFrame({"a": a, "x": x, "p": p, "y": y})
+    family = segments(["a"], ["x"], depth=2, levels=3)
+    full = multicalibration(frame, "p", "y", segments=family)
+    fast = multicalibration(frame, "p", "y", segments=family, locate=False)
+    assert full.get_column("from_score").is_not_null().any()
+    assert fast.select(pl.col(LOCATION_COLUMNS).is_null().all()).row(0) == (True,) * 4
+    same = [c for c in full.columns if c not in (*LOCATION_COLUMNS, "note")]
+    assert fast.select(same).equals(full.select(same))
+    with pytest.raises(CumdevError, match="locate"):
+        multicalibration(frame, "p", "y", segments=family, locate="no")

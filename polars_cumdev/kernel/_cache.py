@@ -1,10 +1,10 @@
 """Where the kernel's compiled code is cached, and recovering from a damaged cache.
 
-Numba caches a ``cache=True`` function beside its source (``__pycache__``), or in
-the user's cache directory (``~/.cache/numba``) when the source is read-only, or
-in ``NUMBA_CACHE_DIR`` when that is set. With a read-only install *and* a
-read-only home none of these can be written, and Numba refuses to define the
-function at all (``RuntimeError: cannot cache function ...: no locator
+Numba caches a ``cache=True`` function in ``NUMBA_CACHE_DIR`` when that is set
+and writable, else beside its source (``__pycache__``), else in the user's cache
+directory (``~/.cache/numba``). With a read-only install, a read-only home *and*
+no writable ``NUMBA_CACHE_DIR``, none of these can be written, and Numba refuses
+to define the function at all (``RuntimeError: cannot cache function ...: no locator
 available``). :data:`CACHE` is decided once, before the kernel's first function
 is defined:
 
@@ -40,13 +40,14 @@ def _probe() -> None:
 
 def _choose() -> bool:
     """Whether to compile with ``cache=True``; points Numba to a usable directory."""
-    if config.CACHE_DIR:
-        return True  # NUMBA_CACHE_DIR: the user's choice
     try:
-        caching.FunctionCache(_probe)
+        caching.FunctionCache(_probe)  # NUMBA_CACHE_DIR, beside the source, or the home
         return True
     except RuntimeError:
         pass
+    places = "the package and the home directory are"
+    if config.CACHE_DIR:
+        places = f"NUMBA_CACHE_DIR ({config.CACHE_DIR}), the package and the home directory are"
     try:
         folder = tempfile.mkdtemp(prefix="polars-cumdev-numba-")
     except OSError as exc:
@@ -58,8 +59,8 @@ def _choose() -> bool:
         return False
     config.CACHE_DIR = folder
     print(
-        f"{_NOTE} the package and the home directory are read-only; caching the compiled "
-        f"kernel in {folder} for this process (set NUMBA_CACHE_DIR to keep it)",
+        f"{_NOTE} {places} read-only; caching the compiled kernel in {folder} for this "
+        "process (set NUMBA_CACHE_DIR to a writable directory to keep it)",
         file=sys.stderr,
     )
     return True

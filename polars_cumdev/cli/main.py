@@ -14,7 +14,8 @@ Subcommands:
 * ``cumdev multicalibration PATH`` audits the calibration of every intersection
   of a few features (:mod:`polars_cumdev.cli.multicalibration`).
 
-Progress goes to stderr, results to stdout. Any problem with the input (a
+Progress goes to stderr, results to stdout; so does the one line saying that
+the compiled kernel compiles (first use with an empty cache). Any problem with the input (a
 missing file or column, unusable values) prints a single line
 ``cumdev: error: ...`` on stderr and exits with status 2, without a traceback.
 """
@@ -22,9 +23,11 @@ missing file or column, unusable values) prints a single line
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import polars as pl
 
@@ -96,6 +99,22 @@ def _progress(args: argparse.Namespace) -> bool:
     return sys.stderr.isatty()
 
 
+@contextmanager
+def _compilation_as_one_line() -> Iterator[None]:
+    """The library's log messages (the kernel's first compilation) as ``cumdev: ...`` on stderr."""
+    logger = logging.getLogger("polars_cumdev")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("cumdev: %(message)s"))
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``cumdev`` command line and return the exit status.
 
@@ -120,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if isinstance(getattr(args, "score", None), list):  # --score given with action="append"
             args.score = score_names(args.score, args.several_scores)
-        with reporting(_progress(args)):
+        with reporting(_progress(args)), _compilation_as_one_line():
             args.run(args)
         sys.stdout.flush()  # a closed pipe is found here, not in Python's exit
     except BrokenPipeError:

@@ -214,3 +214,46 @@ def test_every_compiled_module_recovers_from_damaged_cache_files() -> None:
             if type(cache_file) is caching.IndexDataCacheFile:  # not made tolerant
                 left_out.append(f"{info.name}.{name}")
     assert not left_out
+
+
+# Issue 40 item 1: a first compilation is said once, only when Numba compiles.
+ANNOUNCE = r"""
+import sys
+import numpy as np
+from polars_cumdev.cli.main import _compilation_as_one_line
+from polars_cumdev.kernel.prefix import response_facts, weight
+
+if sys.argv[1] == "python":
+    response_facts(np.array([0.0, 1.0]))
+    weight(np.array([2.0]), True, 1.0, 0)  # another function compiles: no word
+else:
+    with _compilation_as_one_line():
+        response_facts(np.array([0.0, 1.0]))
+"""
+
+
+def _announced(mode: str, cache: Path) -> list[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
+    done = subprocess.run(
+        [sys.executable, "-c", ANNOUNCE, mode],
+        env={**env, "NUMBA_CACHE_DIR": str(cache)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0 and done.stdout == "", done.stderr[-3000:]
+    return done.stderr.splitlines()
+
+
+@pytest.mark.slow
+def test_a_compilation_is_announced_once_and_a_cache_hit_not_at_all(tmp_path: Path) -> None:
+    # Unconfigured logging: Python's last-resort handler prints the message on stderr.
+    said = _announced("python", tmp_path / "cache")
+    assert len(said) == 1 and said[0].startswith("compiling the compiled kernel once, about"), said
+    assert _announced("python", tmp_path / "cache") == []  # loaded from the cache
+
+
+@pytest.mark.slow
+def test_the_command_line_says_a_compilation_in_one_line(tmp_path: Path) -> None:
+    said = _announced("cli", tmp_path / "cache")
+    assert len(said) == 1 and said[0].startswith("cumdev: compiling the compiled kernel once"), said

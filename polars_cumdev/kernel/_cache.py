@@ -14,6 +14,14 @@ is defined:
 * when not even that can be created, the kernel compiles without a cache
   (``CACHE`` is False), said in one line on stderr.
 
+A wheel built from the source (``pip install .``) carries the kernel compiled
+on the machine that built it, in :data:`SHIPPED` (``setup.py`` runs
+``warm_kernel.py`` on the built copy). Every function looks there when its own
+cache has no entry: read only, so it serves a read-only install and an empty
+``NUMBA_CACHE_DIR`` alike. Numba's keys (the source's content, the bytecode,
+the Numba version, the CPU) make an entry built elsewhere a miss, never a
+wrong function: the kernel then compiles as without it.
+
 Cache files cut short (a full disk, a killed process, a copy interrupted) make
 Numba's unpickling fail on every call until they are deleted.
 :func:`tolerate_damage` makes the kernel's functions treat such a file as
@@ -24,14 +32,18 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from pathlib import Path
 from types import ModuleType
 
 from numba.core import caching, config
 from numba.core.dispatcher import Dispatcher
 
-__all__ = ["CACHE", "tolerate_damage"]
+__all__ = ["CACHE", "SHIPPED", "tolerate_damage"]
 
 _NOTE = "polars-cumdev:"
+
+#: Where a built wheel carries Numba's cache files of the kernel (absent in a checkout).
+SHIPPED = Path(__file__).resolve().parent / "_compiled"
 
 
 def _probe() -> None:
@@ -70,7 +82,21 @@ CACHE = _choose()
 
 
 class _TolerantCacheFile(caching.IndexDataCacheFile):
-    """Numba's index and data files, with a damaged file read as a missing one."""
+    """Numba's index and data files, with a damaged file read as a missing one.
+
+    An entry missing from them is looked for in the wheel's files (:data:`SHIPPED`).
+    """
+
+    _shipped: caching.IndexDataCacheFile | None = None
+
+    def load(self, key: object) -> object:
+        data = super().load(key)
+        if data is None and self._shipped is not None:
+            try:
+                data = self._shipped.load(key)
+            except OSError:
+                return None
+        return data
 
     def _load_index(self) -> dict[object, str]:
         try:
@@ -98,3 +124,11 @@ def tolerate_damage(*modules: ModuleType) -> None:
             cache_file = getattr(getattr(value, "_cache", None), "_cache_file", None)
             if type(cache_file) is caching.IndexDataCacheFile:
                 cache_file.__class__ = _TolerantCacheFile
+                if SHIPPED.is_dir():
+                    shipped = caching.IndexDataCacheFile(
+                        cache_path=str(SHIPPED),
+                        filename_base=cache_file._index_name.removesuffix(".nbi"),
+                        source_stamp=cache_file._source_stamp,
+                    )
+                    shipped.__class__ = _TolerantCacheFile  # damaged: a miss
+                    cache_file._shipped = shipped

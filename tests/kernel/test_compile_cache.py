@@ -10,6 +10,7 @@ failing every call. Both compile the kernel from scratch, hence ``slow``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -22,6 +23,7 @@ import pytest
 import polars_cumdev
 
 PACKAGE = Path(polars_cumdev.__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
 import sys
@@ -257,3 +259,84 @@ def test_a_compilation_is_announced_once_and_a_cache_hit_not_at_all(tmp_path: Pa
 def test_the_command_line_says_a_compilation_in_one_line(tmp_path: Path) -> None:
     said = _announced("cli", tmp_path / "cache")
     assert len(said) == 1 and said[0].startswith("cumdev: compiling the compiled kernel once"), said
+
+
+# A wheel's kernel compiled at build (warm_kernel.py, setup.py): loaded, never compiled.
+SHIPPED_CHILD = r"""
+import sys
+import numpy as np
+from numba.core import event
+import polars_cumdev
+from polars_cumdev.kernel.prefix import response_facts
+
+assert polars_cumdev.__file__.startswith(sys.argv[1]), polars_cumdev.__file__
+compiled = []
+
+
+class Seen(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__module__)
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", Seen())
+assert response_facts(np.array([0.0, 1.0, 1.0])) == (True, 1.0)
+print("COMPILED", sorted({m for m in compiled if m.startswith("polars_cumdev")}))
+"""
+
+
+def _ship(package: Path) -> int:
+    spec = importlib.util.spec_from_file_location("warm_kernel", REPO / "warm_kernel.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.ship(package)
+
+
+@pytest.mark.slow
+def test_the_kernel_compiled_at_build_is_loaded_from_any_cache_setting(tmp_path: Path) -> None:
+    root = _copy_package(tmp_path / "install", with_cache=False)
+    first = _run(root, tmp_path, tmp_path / "unused", child=SHIPPED_CHILD)  # in-tree cache
+    assert first.returncode == 0 and "COMPILED ['polars_cumdev.kernel.prefix']" in first.stdout
+    assert _ship(root / "polars_cumdev") >= 2  # as setup.py does after warm_kernel.py
+    # an empty NUMBA_CACHE_DIR: the shipped files serve, nothing compiles, nothing is said
+    cache = tmp_path / "empty"
+    again = _run(
+        root, tmp_path, tmp_path / "unused", child=SHIPPED_CHILD, NUMBA_CACHE_DIR=str(cache)
+    )
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "COMPILED []" in again.stdout and again.stderr == "", again.stderr
+    # shipped files cut short: compiled again, said once, no traceback
+    for path in (root / "polars_cumdev" / "kernel" / "_compiled").iterdir():
+        path.write_bytes(path.read_bytes()[: max(1, path.stat().st_size // 3)])
+    damaged = _run(
+        root,
+        tmp_path,
+        tmp_path / "unused",
+        child=SHIPPED_CHILD,
+        NUMBA_CACHE_DIR=str(tmp_path / "b"),
+    )
+    assert damaged.returncode == 0, damaged.stderr[-3000:]
+    assert "COMPILED ['polars_cumdev.kernel.prefix']" in damaged.stdout
+    assert damaged.stderr.startswith("compiling the compiled kernel once"), damaged.stderr
+
+
+@pytest.mark.slow
+def test_a_read_only_install_loads_the_kernel_compiled_at_build(
+    read_only: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    root, home, cache = read_only
+    for path in [root, *root.rglob("*")]:  # writable for a moment: fill kernel/_compiled
+        path.chmod(path.stat().st_mode | 0o200)
+    first = _run(root, tmp_path, tmp_path / "unused", child=SHIPPED_CHILD)
+    assert first.returncode == 0 and _ship(root / "polars_cumdev") >= 2
+    for path in [root, *root.rglob("*")]:
+        path.chmod(path.stat().st_mode & ~0o222)
+    done = _run(
+        root, home, tmp_path / "unused", child=SHIPPED_CHILD, wrap=DROP, NUMBA_CACHE_DIR=str(cache)
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "COMPILED []" in done.stdout
+    assert "Traceback" not in done.stderr and "compiling" not in done.stderr

@@ -10,6 +10,11 @@ bytecode, the Numba version and the CPU: a wheel installed on the machine
 that built it (``pip install .``) loads them; anywhere else they miss and the
 kernel compiles on first use as without them (announced, then cached).
 
+Usage: ``python -c "$RUN" warm_kernel.py BUILT_PACKAGE``, where ``$RUN`` is
+``setup.py``'s ``_WARM`` (runpy: unlike ``python warm_kernel.py``, this keeps
+the source tree, this file's directory, off ``sys.path``); it refuses to run on
+any other copy of the package than ``BUILT_PACKAGE``.
+
 The calls are those a first use makes at 1.2e6 rows (both threads' paths):
 the screen by group, calibration by group and the multicalibration audit,
 with and without weights.
@@ -57,7 +62,10 @@ def ship(package: Path) -> int:
     return len(files)
 
 
-def main() -> None:
+def main(expected: str | None = None) -> None:
+    package = Path(pc.__file__).resolve().parent
+    if expected is not None and package != Path(expected).resolve():
+        raise SystemExit(f"warm_kernel: imported {package}, not the build copy {expected}")
     data = frame()
     family = pc.segments(
         [f"c{k}" for k in range(4)],
@@ -77,4 +85,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else None)

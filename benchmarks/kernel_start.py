@@ -27,11 +27,12 @@ Times are medians over ``--repeat`` fresh processes.
 ``--first-calls`` measures instead the first call of ``screen(by=)``,
 ``calibration(by=)`` and ``multicalibration`` at ``--rows`` rows (1.2e6, 50
 groups; issue 40), each in a fresh process, three ways taken in turn (so that
-a load on the machine falls on all three alike):
+a load on the machine falls on all three alike; rows are printed as they come):
 
 * **empty cache**: the checkout, ``NUMBA_CACHE_DIR`` a new directory: every
   function the call needs compiles;
-* **later process**: the same ``NUMBA_CACHE_DIR`` again, filled by the first;
+* **later process**: the checkout's own cache (no ``NUMBA_CACHE_DIR``),
+  filled by a call made just before;
 * **fresh install** (with ``--wheel PATH``, or ``--wheel build`` to build one
   with ``pip wheel . --no-deps``): the wheel installed with ``pip install
   --no-deps --target`` into a new directory and a new empty
@@ -142,7 +143,7 @@ print(json.dumps({"import": imported, "first": first, "cpu": first_cpu, "again":
 """
 
 
-def first_calls(rows: int, repeat: int, wheel: str | None) -> None:
+def first_calls(rows: int, repeat: int, wheel: str | None, calls: list[str]) -> None:
     """The first call of each function, empty cache / later process / fresh install."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
     checkout = {**base, "PYTHONPATH": str(common.REPO)}
@@ -185,35 +186,43 @@ def first_calls(rows: int, repeat: int, wheel: str | None) -> None:
             return {"error": (done.stderr.strip().splitlines() or ["?"])[-1]}
         return json.loads(done.stdout.strip().splitlines()[-1])
 
-    table, slowest = [], []
-    for which in ("screen", "calibration", "multicalibration"):
-        runs: dict[str, list[dict]] = {"empty cache": [], "later process": [], "fresh install": []}
+    print(common.machine())
+    print(f"rows {rows:,}, 50 groups; medians of {repeat} fresh processes per case")
+    columns = ["call", "case", "first call s", "CPU s", "x later process"]
+    columns += ["functions compiled", "compile s", "load avg", "note"]
+    print("| " + " | ".join(columns) + " |\n" + "|---" * len(columns) + "|", flush=True)
+    slowest = []
+    for which in calls:
+        # the later process reads the checkout's own cache (filled beforehand), so
+        # that each case stands alone and the empty cache can come last
+        child(which, checkout)
+        runs: dict[str, list[dict]] = {"later process": [], "fresh install": [], "empty cache": []}
         for _ in range(repeat):
-            cache = tempfile.mkdtemp(prefix="cumdev-numba-")
-            runs["empty cache"].append(child(which, {**checkout, "NUMBA_CACHE_DIR": cache}))
-            runs["later process"].append(child(which, {**checkout, "NUMBA_CACHE_DIR": cache}))
+            runs["later process"].append(child(which, checkout))
             if installed:
                 env = {**base, "PYTHONPATH": installed, "HOME": tempfile.mkdtemp()}
                 env["NUMBA_CACHE_DIR"] = tempfile.mkdtemp(prefix="cumdev-numba-")
                 runs["fresh install"].append(child(which, env))
+            cache = tempfile.mkdtemp(prefix="cumdev-numba-")
+            runs["empty cache"].append(child(which, {**checkout, "NUMBA_CACHE_DIR": cache}))
         later = statistics.median(r["first"] for r in runs["later process"] if "first" in r)
         for case, results in runs.items():
             ok = [r for r in results if "first" in r]
             if not results:
                 continue
             first = statistics.median(r["first"] for r in ok) if ok else float("nan")
-            table.append(
-                {
-                    "call": which,
-                    "case": case,
-                    "first call s": f"{first:.2f}",
-                    "CPU s": f"{statistics.median(r['cpu'] for r in ok):.2f}" if ok else "",
-                    "x later process": f"{first / later:.1f}",
-                    "functions compiled": str(max((len(r["compiled"]) for r in ok), default=0)),
-                    "load avg": ", ".join(f"{r['load']:.1f}" for r in ok),
-                    "note": next((r["error"] for r in results if "error" in r), ""),
-                }
-            )
+            row = {
+                "call": which,
+                "case": case,
+                "first call s": f"{first:.2f}",
+                "CPU s": f"{statistics.median(r['cpu'] for r in ok):.2f}" if ok else "",
+                "x later process": f"{first / later:.1f}",
+                "functions compiled": str(max((len(r["compiled"]) for r in ok), default=0)),
+                "compile s": f"{max((sum(r['compiled'].values()) for r in ok), default=0):.1f}",
+                "load avg": ", ".join(f"{r['load']:.1f}" for r in ok),
+                "note": next((r["error"] for r in results if "error" in r), ""),
+            }
+            print("| " + " | ".join(row[c] for c in columns) + " |", flush=True)
         compiled = next((r["compiled"] for r in runs["empty cache"] if "compiled" in r), {})
         top = sorted(compiled.items(), key=lambda item: -item[1])[:6]
         slowest.append(
@@ -223,10 +232,6 @@ def first_calls(rows: int, repeat: int, wheel: str | None) -> None:
                 "longest": "; ".join(f"{name} {sec:.1f}" for name, sec in top),
             }
         )
-    print(common.machine())
-    print(f"rows {rows:,}, 50 groups; medians of {repeat} fresh processes per case")
-    columns = ["call", "case", "first call s", "CPU s", "x later process"]
-    print(common.markdown_table(table, [*columns, "functions compiled", "load avg", "note"]))
     print()
     print(common.markdown_table(slowest, ["call", "compile s (all outermost)", "longest"]))
 
@@ -256,9 +261,10 @@ def main() -> None:
     parser.add_argument("--first-calls", action="store_true", help="issue 40's first calls")
     parser.add_argument("--rows", type=float, default=1.2e6)
     parser.add_argument("--wheel", help="a built wheel to install fresh, or 'build'")
+    parser.add_argument("--calls", default="screen,calibration,multicalibration")
     args = parser.parse_args()
     if args.first_calls:
-        first_calls(int(args.rows), args.repeat, args.wheel)
+        first_calls(int(args.rows), args.repeat, args.wheel, args.calls.split(","))
         return
     base = {**os.environ, "PYTHONPATH": str(common.REPO)}
     rows = []

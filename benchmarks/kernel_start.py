@@ -189,7 +189,7 @@ def first_calls(rows: int, repeat: int, wheel: str | None, calls: list[str]) -> 
     print(common.machine())
     print(f"rows {rows:,}, 50 groups; medians of {repeat} fresh processes per case")
     columns = ["call", "case", "first call s", "CPU s", "x later process"]
-    columns += ["functions compiled", "compile s", "load avg", "note"]
+    columns += ["outermost compilations", "compile s", "load avg", "note"]
     print("| " + " | ".join(columns) + " |\n" + "|---" * len(columns) + "|", flush=True)
     slowest = []
     for which in calls:
@@ -217,7 +217,7 @@ def first_calls(rows: int, repeat: int, wheel: str | None, calls: list[str]) -> 
                 "first call s": f"{first:.2f}",
                 "CPU s": f"{statistics.median(r['cpu'] for r in ok):.2f}" if ok else "",
                 "x later process": f"{first / later:.1f}",
-                "functions compiled": str(max((len(r["compiled"]) for r in ok), default=0)),
+                "outermost compilations": str(max((len(r["compiled"]) for r in ok), default=0)),
                 "compile s": f"{max((sum(r['compiled'].values()) for r in ok), default=0):.1f}",
                 "load avg": ", ".join(f"{r['load']:.1f}" for r in ok),
                 "note": next((r["error"] for r in results if "error" in r), ""),

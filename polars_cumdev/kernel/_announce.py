@@ -18,9 +18,10 @@ from numba.core import event
 
 __all__ = ["LOGGER", "SECONDS"]
 
-#: About how long a first call compiles with an empty cache (the largest of the
-#: screen's, calibration's and multicalibration's, 2 idle cores: benchmarks/README.md).
-SECONDS = 16.0
+#: About how long a first call compiles with an empty cache: the CPU seconds of the
+#: screen's, calibration's and multicalibration's first calls at 1.2e6 rows were
+#: 42-57 s on this project's 2-core machine at load 4 (benchmarks/README.md).
+SECONDS = 50.0
 
 #: The logger the announcement goes to (a child of ``polars_cumdev``).
 LOGGER = logging.getLogger(__name__)

@@ -16,7 +16,8 @@ Subcommands:
 * ``cumdev datasets [NAME --output FILE]`` lists the bundled example data or
   writes one to a file (:mod:`polars_cumdev.cli.datasets`).
 
-Progress goes to stderr, results to stdout. Any problem with the input (a
+Progress goes to stderr, results to stdout; so does the one line saying that
+the compiled kernel compiles (first use with an empty cache). Any problem with the input (a
 missing file or column, unusable values) prints a single line
 ``cumdev: error: ...`` on stderr and exits with status 2, without a traceback.
 """
@@ -24,9 +25,11 @@ missing file or column, unusable values) prints a single line
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import polars as pl
 
@@ -104,6 +107,22 @@ def _progress(args: argparse.Namespace) -> bool:
     return sys.stderr.isatty()
 
 
+@contextmanager
+def _compilation_as_one_line() -> Iterator[None]:
+    """The library's log messages (the kernel's first compilation) as ``cumdev: ...`` on stderr."""
+    logger = logging.getLogger("polars_cumdev")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("cumdev: %(message)s"))
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``cumdev`` command line and return the exit status.
 
@@ -129,7 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if isinstance(getattr(args, "score", None), list):  # --score given with action="append"
             args.score = score_names(args.score, args.several_scores)
         check_outputs_spare_input(args)  # every subcommand, before any work
-        with reporting(_progress(args)), visible_controls():
+        with reporting(_progress(args)), visible_controls(), _compilation_as_one_line():
             args.run(args)
         sys.stdout.flush()  # a closed pipe is found here, not in Python's exit
     except BrokenPipeError:

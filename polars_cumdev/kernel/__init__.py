@@ -66,6 +66,9 @@ beside this file, or in Numba's user-wide cache directory when that is not
 writable; ``NUMBA_CACHE_DIR`` overrides both). With neither writable, a private
 temporary directory is used, said in one line on stderr, and cache files cut short
 are compiled again rather than failing every call (:mod:`polars_cumdev.kernel._cache`).
+A compilation (a cache miss, not a load from the cache) is said once per process
+(:mod:`polars_cumdev.kernel._announce`: one message to the ``polars_cumdev`` logger,
+on stderr unless logging is configured otherwise).
 """
 
 from polars_cumdev.kernel import boundaries as _boundaries
@@ -83,6 +86,7 @@ from polars_cumdev.kernel import ranges as _ranges
 from polars_cumdev.kernel import segments as _segments
 from polars_cumdev.kernel import split as _split
 from polars_cumdev.kernel import walks as _walks
+from polars_cumdev.kernel._announce import SECONDS as _SECONDS  # noqa: F401  (says when it compiles)
 from polars_cumdev.kernel._cache import tolerate_damage
 from polars_cumdev.kernel.curves import calibration_curves, group_curves, tie_scores
 from polars_cumdev.kernel.events import screen_events

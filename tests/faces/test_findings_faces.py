@@ -160,21 +160,6 @@ def test_api_progress_is_off_by_default(tmp_path: Path, capsys: pytest.CaptureFi
     assert any("report: wrote" in line for line in lines) and capsys.readouterr().err == ""
 
 
-def test_first_compilation_is_announced(monkeypatch: pytest.MonkeyPatch) -> None:
-    from polars_cumdev.method import kernel_loader
-
-    monkeypatch.setattr(kernel_loader, "cached", lambda: False)
-    monkeypatch.setattr(kernel_loader, "_loaded", False)  # as in a fresh process
-    lines: list[str] = []
-    with progress.reporting(lines.append):
-        kernel_loader.kernel()
-    assert any("compiling the kernel" in line for line in lines), lines
-    lines.clear()
-    with progress.reporting(lines.append):
-        kernel_loader.kernel()  # already imported in this process: nothing to say
-    assert lines == []
-
-
 def test_progress_argument_is_checked() -> None:
     from polars_cumdev.errors import InvalidParameterError
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import polars as pl
 
 from polars_cumdev.calibration.cumulative import _BERNOULLI, _RENAME, CALIBRATION_COLUMNS
+from polars_cumdev.calibration.targets import PROBABILITY_SIGMA_ZERO
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
@@ -138,7 +139,8 @@ def multicalibration(
         strongest parent and child segments), ``finding`` ("new", "inherited",
         "broader" or "not significant";
         :mod:`~polars_cumdev.multicalibration.redundancy`), ``condition`` (SQL
-        text; :func:`subpop` turns it into an expression), ``critical_z``,
+        text; :func:`subpop` turns it into an expression), ``critical_z`` (null
+        when no segment has a z),
         ``tests`` (segments with a defined z), ``dropped`` (segments left out by
         a cap) and ``note``; sorted by ``ecce_r_z``, largest first.
     """
@@ -179,6 +181,7 @@ def multicalibration(
         pl.LazyFrame([_BERNOULLI]),
         min_scores=MIN_SCORES["calibration"],
         labels=prepared.labels,
+        sigma_zero=PROBABILITY_SIGMA_ZERO,
     )
     out = out.drop("variance").rename(_RENAME)
     if options.method == "holm":

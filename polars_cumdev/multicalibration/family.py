@@ -191,6 +191,11 @@ def segments(
         :func:`polars_cumdev.multicalibration.multicalibration`.
     """
     cat, num = _names(categorical, "categorical"), _names(numerical, "numerical")
+    if not cat + num:
+        raise InvalidParameterError(
+            "segments() needs at least one feature: name columns in `categorical` or "
+            "`numerical` (the full population alone is calibration(...))"
+        )
     if len(set(cat + num)) < len(cat + num):
         raise InvalidParameterError(f"a feature is listed twice in {list(cat + num)}")
     if rules not in ("cumdev", "mcgrad"):

@@ -158,8 +158,32 @@ def ecce_r_score(
     return float(table.lazy().collect().item(0, "ecce_r"))
 
 
+def _probability_classifier(estimator: Any, what: str) -> None:
+    """Refuse an estimator without ``predict_proba``; an unfitted one raises NotFittedError."""
+    if not is_classifier(estimator) or not hasattr(estimator, "predict_proba"):
+        raise InvalidParameterError(
+            f"{type(estimator).__name__} is not a classifier with predict_proba: {what} scores "
+            "predicted probabilities (use a classifier, or CalibratedClassifierCV around it)"
+        )
+    check_is_fitted(estimator)
+
+
+_Scorer = type(make_scorer(ecce_r_score))
+
+
+class _EcceRScorer(_Scorer):  # type: ignore[misc,valid-type]
+    """scikit-learn's scorer of :func:`ecce_r_score`, checking the estimator first (a
+    missing ``predict_proba`` raised AttributeError from inside scikit-learn)."""
+
+    def __call__(self, estimator: Any, *args: Any, **kwargs: Any) -> float:
+        _probability_classifier(estimator, "ecce_r_scorer")
+        return super().__call__(estimator, *args, **kwargs)
+
+
 #: Scorer for ``scoring=``: minus :func:`ecce_r_score` of ``predict_proba``'s positive class.
-ecce_r_scorer = make_scorer(ecce_r_score, greater_is_better=False, response_method="predict_proba")
+ecce_r_scorer = _EcceRScorer(
+    score_func=ecce_r_score, sign=-1, kwargs={}, response_method="predict_proba"
+)
 
 
 def _frame_multiclass(y_true: Any, y_prob: Any, sample_weight: Any) -> pl.DataFrame:

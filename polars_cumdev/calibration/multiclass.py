@@ -145,8 +145,8 @@ def _label_index(dtype: pl.DataType, response: str, names: list, given: bool) ->
     label = pl.col(response)
     if given:
         return label.replace_strict(names, list(range(len(names))), default=None)
-    if dtype.is_integer():
-        return label.cast(pl.Int64)
+    if dtype.is_integer():  # (a label beyond Int64, e.g. UInt64 from 2^63, matches no class)
+        return label.cast(pl.Int64, strict=False)
     if dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum):
         if not names or not all(isinstance(n, str) for n in names):
             raise InvalidParameterError(

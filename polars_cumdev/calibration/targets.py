@@ -59,7 +59,7 @@ from polars_cumdev.method.accumulate import per_group
 from polars_cumdev.method.resolution import merged_error
 from polars_cumdev.method.statistics import RMAX
 
-__all__ = ["SPREAD", "TARGETS", "TERM", "Target", "check_target"]
+__all__ = ["PROBABILITY_SIGMA_ZERO", "SPREAD", "TARGETS", "TERM", "Target", "check_target"]
 
 TARGETS = ("probability", "mean", "quantile")
 #: Each point's term a_k^2 f_k v_k of sigma^2.
@@ -174,7 +174,15 @@ class Target:
                 "sigma is 0 (one distinct prediction of one row, or responses that neither "
                 "vary within tied predictions nor change between consecutive ones): z undefined"
             )
+        if self.name == "probability":
+            return PROBABILITY_SIGMA_ZERO
         return None
+
+
+#: The note of a group whose sigma (50) is 0: every score is 0 or 1 (there are no bins).
+PROBABILITY_SIGMA_ZERO = (
+    "sigma is 0 (every score is 0 or 1, where calibrated responses do not vary): z undefined"
+)
 
 
 def check_target(target: object, alpha: object) -> Target:

@@ -51,6 +51,8 @@ from polars_cumdev.method.prepare import Labels
 from polars_cumdev.method.sums import ordered_sum
 from polars_cumdev.method.ties import merge_ties, sort_by_score
 
+_SHIFT = f"{nm.PREFIX}shift"
+
 
 @dataclass(frozen=True)
 class _Pipeline:
@@ -218,6 +220,29 @@ def _accumulate(blocks: pl.LazyFrame, options: _Options) -> pl.LazyFrame:
     )
 
 
+def _without_constant(
+    first: pl.LazyFrame, second: pl.LazyFrame
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """Both subpopulations with every response 0 when all of them are one value.
+
+    The comparison sees responses only through differences, so subtracting a
+    constant leaves it unchanged mathematically; a value like 0.3, averaged
+    over weighted blocks, left rounding noise (sigma "not resolved") where
+    every difference is 0 exactly.
+    """
+    r = pl.col(nm.RESPONSE)
+    both = pl.concat([first.select(r), second.select(r)], how="vertical")
+    shift = both.select(
+        pl.when(r.min() == r.max()).then(r.min()).otherwise(0.0).fill_null(0.0).alias(_SHIFT)
+    )
+    return tuple(  # type: ignore[return-value]
+        part.join(shift, how="cross", maintain_order="left")
+        .with_columns(r - pl.col(_SHIFT))
+        .drop(_SHIFT)
+        for part in (first, second)
+    )
+
+
 def _pipeline(
     first: pl.LazyFrame,
     second: pl.LazyFrame,
@@ -233,6 +258,7 @@ def _pipeline(
     ``labels`` name the two subpopulations in the notes, ``columns`` the
     weight and response columns (when rounding leaves a statistic unresolved).
     """
+    first, second = _without_constant(first, second)
     entries = _entries(first, second, groups, options)
     blocks = _blocks(entries)
     points = _accumulate(blocks, options).cache()

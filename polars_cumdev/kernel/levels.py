@@ -60,11 +60,18 @@ def bin_codes(x: Array, edges: F64, offset: int, missing: int) -> np.ndarray:
 
 @njit(**JIT)
 def integer_counts(x: Array, low: int, size: int) -> tuple[I64, I64]:
-    """Rows and first row of each value low ... low + size - 1 of an integer column."""
+    """Rows and first row of each value low ... low + size - 1 of an integer column.
+
+    The values must lie in that range, within +-2^62 (the caller takes ``low``
+    and ``size`` from the column's minimum and maximum); any other raises
+    rather than writes outside the counts.
+    """
     counts = np.zeros(size, dtype=np.int64)
     first = np.full(size, -1, dtype=np.int64)
     for i in range(x.shape[0]):
         v = np.int64(x[i]) - low
+        if v < 0 or v >= size:
+            raise IndexError("integer_counts: a value outside low ... low + size - 1")
         if first[v] < 0:
             first[v] = i
         counts[v] += 1
@@ -79,6 +86,8 @@ def first_appearance(codes: Array, count: int) -> I64:
     seen = 0
     for i in range(codes.shape[0]):
         c = codes[i]
+        if c < 0 or c >= count:
+            raise IndexError("first_appearance: a code outside 0 ... count - 1")
         if rank[c] < 0:
             rank[c] = seen
             seen += 1
@@ -93,10 +102,17 @@ def first_appearance(codes: Array, count: int) -> I64:
 
 @njit(**JIT)
 def remap(x: Array, table: Array, offset: int) -> np.ndarray:
-    """Per row: ``table[x - offset]`` as int32 (a lookup of codes, one pass)."""
+    """Per row: ``table[x - offset]`` as int32 (a lookup of codes, one pass).
+
+    A value outside the table raises rather than reads outside it.
+    """
     out = np.empty(x.shape[0], dtype=np.int32)
+    size = table.shape[0]
     for i in range(x.shape[0]):
-        out[i] = table[np.int64(x[i]) - offset]
+        v = np.int64(x[i]) - offset
+        if v < 0 or v >= size:
+            raise IndexError("remap: a value outside the lookup table")
+        out[i] = table[v]
     return out
 
 

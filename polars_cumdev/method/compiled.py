@@ -41,6 +41,7 @@ from polars_cumdev.method.checks import raise_failures
 from polars_cumdev.method.kernel_loader import available, kernel
 from polars_cumdev.method.node_columns import GID as _GID
 from polars_cumdev.method.node_columns import group_ids, numbers
+from polars_cumdev.method.prefix_sums import response_centre
 from polars_cumdev.method.prepare import Prepared
 from polars_cumdev.method.score_order import score_order
 from polars_cumdev.method.signed_zeros import unsigned_score
@@ -107,7 +108,7 @@ class Rows:
     w: np.ndarray
     weighted: bool
     scale: float  # the power of two the weights are multiplied by
-    centre: float  # c = round(2 mean R) / 2, as the Polars plan computes it
+    centre: float  # c of :func:`~polars_cumdev.method.prefix_sums.response_centre`, as the plan
     # The group numbers of the rows in order, their offset and count (:func:`group_ids`
     # of the node's keys), for a node built with ``grouped``; else None.
     numbered: tuple[np.ndarray, int, int] | None = None
@@ -269,9 +270,8 @@ def _read(batch: pl.DataFrame, prepared: Prepared, grouped: bool = False) -> Row
     largest = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64).max()
     (scale,) = batch.select(scale_factor(largest)).row(0)
     # The centre from the responses in order, as method/prefix_sums.py computes it.
-    mean = pl.col(response).cast(pl.Float64).mean()
-    halves = ((mean * 2.0).round() / 2.0).fill_null(0.0)
-    (centre,) = pl.DataFrame({response: r}).select(halves).row(0)
+    centre_ = response_centre(pl.col(response).cast(pl.Float64)).fill_null(0.0)
+    (centre,) = pl.DataFrame({response: r}).select(centre_).row(0)
     return Rows(
         source=batch,
         order=order,

@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.errors import InvalidParameterError, first_line
 
 __all__ = ["is_foreign", "polars_frame"]
 
@@ -36,6 +36,36 @@ def is_foreign(frame: object) -> bool:
     return library == "pyarrow" and type(frame).__name__ in _ARROW_TABLES
 
 
+def _from_pandas(frame: Any, what: str) -> pl.DataFrame:
+    """A pandas DataFrame as a Polars one, NaN kept as NaN in float columns.
+
+    In a float column NaN is a value the checks name as NaN (a null is what
+    pandas writes as ``pd.NA`` in a nullable column); elsewhere NaN and None
+    are pandas' marks of a missing value, and become nulls. A column Polars
+    cannot convert (an object column mixing str and int) is named.
+    """
+    try:
+        converted = pl.from_pandas(frame)
+    except Exception:
+        for column in frame.columns:
+            try:
+                pl.from_pandas(frame[[column]])
+            except Exception as exc:
+                values = frame[column].dropna()
+                kinds = sorted({type(v).__name__ for v in values})
+                mixed = f"mixes values of types {kinds}" if len(kinds) > 1 else first_line(exc)
+                raise InvalidParameterError(
+                    f"`{what}` (DataFrame from pandas): column {column!r} ({frame[column].dtype}) "
+                    f"{mixed}; a column holds one type: cast it first, e.g. "
+                    f"df[{column!r}].astype(str)"
+                ) from None
+        raise
+    floats = [c for c, dtype in frame.dtypes.items() if getattr(dtype, "kind", "") == "f"]
+    if not floats:
+        return converted
+    return converted.with_columns(pl.from_pandas(frame[floats], nan_to_null=False))
+
+
 def polars_frame(frame: Any, what: str = "frame") -> pl.DataFrame | pl.LazyFrame:
     """``frame`` as a Polars frame: Polars frames pass, pandas and PyArrow are converted.
 
@@ -43,7 +73,8 @@ def polars_frame(frame: Any, what: str = "frame") -> pl.DataFrame | pl.LazyFrame
     ----------
     frame
         A Polars DataFrame or LazyFrame (returned as it is), a pandas
-        DataFrame (:func:`polars.from_pandas`; the index is not kept) or a
+        DataFrame (:func:`polars.from_pandas`; the index is not kept, NaN in
+        a float column stays NaN, None and NaN elsewhere are nulls) or a
         PyArrow ``Table`` / ``RecordBatch`` (:func:`polars.from_arrow` with
         ``rechunk=False``: zero-copy where the Arrow layout allows).
     what
@@ -69,8 +100,10 @@ def polars_frame(frame: Any, what: str = "frame") -> pl.DataFrame | pl.LazyFrame
         )
     try:
         if _library(frame) == "pandas":
-            return pl.from_pandas(frame)
+            return _from_pandas(frame, what)
         converted = pl.from_arrow(frame, rechunk=False)
+    except InvalidParameterError:
+        raise
     except Exception as exc:
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidParameterError(

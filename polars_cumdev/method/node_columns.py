@@ -24,6 +24,7 @@ __all__ = ["GID", "contiguous", "group_ids", "numbers"]
 GID = f"{nm.PREFIX}gid"
 # Key ranges up to this size map to group numbers by an offset (else a join).
 _DIRECT_RANGE = 1 << 24
+_INT64_END = 1 << 63
 
 # Numeric dtypes NumPy holds as they are (no 128-bit integers; Float16 is cast, as Numba's
 # kernel does not read half precision).
@@ -66,6 +67,7 @@ def group_ids(batch: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, int
     """Group numbers of the rows of ``batch``: ``(ids, offset, count)``, 0 <= id - offset < count.
 
     A single integer-like key without nulls whose values span less than 2^24
+    and stay below 2^63
     (integers, booleans, dates, times, strings through a categorical cast) is
     its own number, offset by its smallest value: the kernel reads the
     column as it is, with no copy. Any other key set is numbered by a join
@@ -87,7 +89,8 @@ def group_ids(batch: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, int
         )
         if numpy_integer and physical.null_count() == 0 and physical.len():
             low, high = int(physical.min()), int(physical.max())  # type: ignore[arg-type]
-            if high - low + 1 < _DIRECT_RANGE:
+            # the kernel subtracts the offset in int64: keys from 2^63 on (UInt64) are joined
+            if high - low + 1 < _DIRECT_RANGE and high < _INT64_END:
                 return contiguous(physical), low, high - low + 1
     # Float keys are joined as (is NaN, value with NaN as 0): NaN is a key like any
     # other, and a join on NaN itself is not matched in every case (a one-row

@@ -25,6 +25,7 @@ __all__ = [
     "SUMS",
     "difference_error",
     "full_population_prefix",
+    "response_centre",
     "running_sums",
 ]
 
@@ -123,11 +124,26 @@ def difference_error(
     return error
 
 
+def response_centre(response: pl.Expr) -> pl.Expr:
+    """The centre c of the responses: round(2 mean R) / 2, or R itself when every R is one value.
+
+    A multiple of 1/2 keeps 0/1 responses with integer weights exact
+    (:func:`full_population_prefix`). When every response is the same value,
+    that value is the centre: every centred response is then 0 exactly, and
+    so are the deviations, D and sigma, where a constant like 0.3 centred on
+    0.5 left rounding noise (a Kuiper of 1e-17 and sigma "not resolved").
+    Null on no rows.
+    """
+    halves = (response.mean() * 2.0).round() / 2.0
+    return pl.when(response.min() == response.max()).then(response.min()).otherwise(halves)
+
+
 def full_population_prefix(full: pl.LazyFrame, centre: pl.Expr | None = None) -> pl.LazyFrame:
     """Running sums of the full population at each distinct score, in increasing order.
 
     Responses are centred on c before squaring: by default c = round(2 mean) / 2
-    of ``full``. The bin mean and variance are unchanged mathematically, the
+    of ``full`` (:func:`response_centre`; the value itself when all responses
+    are one). The bin mean and variance are unchanged mathematically, the
     centring keeps the differences of running sums accurate when responses
     are far from zero, and because c is a multiple of 1/2, 0/1 responses with
     integer weights still give exact sums. The float sums are compensated
@@ -151,5 +167,5 @@ def full_population_prefix(full: pl.LazyFrame, centre: pl.Expr | None = None) ->
         score, and ``_centre`` (c).
     """
     if centre is None:
-        centre = (pl.col(nm.RESPONSE).mean() * 2.0).round() / 2.0
+        centre = response_centre(pl.col(nm.RESPONSE))
     return running_sums(full, centre).filter(boundary([PREFIX_SCORE], -1))

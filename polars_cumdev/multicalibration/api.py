@@ -16,6 +16,7 @@ from dataclasses import replace
 import polars as pl
 
 from polars_cumdev.calibration.cumulative import _BERNOULLI, _RENAME, CALIBRATION_COLUMNS
+from polars_cumdev.calibration.targets import PROBABILITY_SIGMA_ZERO
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
@@ -186,7 +187,8 @@ def multicalibration(
         :mod:`~polars_cumdev.multicalibration.echoes`), ``finding`` ("new",
         "inherited", "broader", "echo" or "not significant";
         :mod:`~polars_cumdev.multicalibration.redundancy`), ``condition`` (SQL
-        text; :func:`subpop` turns it into an expression), ``critical_z``,
+        text; :func:`subpop` turns it into an expression), ``critical_z`` (null
+        when no segment has a z),
         ``tests`` (segments with a defined z), ``dropped`` (segments left out by
         a cap), ``pooled`` (what the level rule pooled into ``(other)``,
         e.g. "county: 39 values, 8,000 rows"; null when nothing) and
@@ -235,6 +237,7 @@ def multicalibration(
         labels=prepared.labels,
         decide=False,
         simulated=True,
+        sigma_zero=PROBABILITY_SIGMA_ZERO,
     )
     out = out.drop("variance").rename(_RENAME)
     if options.method == "holm":

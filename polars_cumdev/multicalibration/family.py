@@ -41,7 +41,12 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from polars_cumdev.errors import ColumnNotFoundError, ColumnTypeError, InvalidParameterError
+from polars_cumdev.errors import (
+    ColumnNotFoundError,
+    ColumnTypeError,
+    CumdevError,
+    InvalidParameterError,
+)
 from polars_cumdev.multicalibration.levels import MISSING, OTHER, Coded, coded_features
 
 __all__ = [
@@ -235,6 +240,11 @@ def segments(
         :func:`polars_cumdev.multicalibration.multicalibration`.
     """
     cat, num = _names(categorical, "categorical"), _names(numerical, "numerical")
+    if not cat + num:
+        raise InvalidParameterError(
+            "segments() needs at least one feature: name columns in `categorical` or "
+            "`numerical` (the full population alone is calibration(...))"
+        )
     if len(set(cat + num)) < len(cat + num):
         raise InvalidParameterError(f"a feature is listed twice in {list(cat + num)}")
     if rules not in ("cumdev", "mcgrad"):
@@ -317,6 +327,16 @@ def enumerate_family(
     return out, total - cap
 
 
+def _check_codes(feature: Coded) -> None:
+    """Refuse codes outside 0 ... levels - 1 before a compiled walk indexes by them."""
+    codes, count = feature.codes, len(feature.labels)
+    if codes.shape[0] and (int(codes.min()) < 0 or int(codes.max()) >= count):
+        raise CumdevError(
+            f"internal error: level codes {int(codes.min())} ... {int(codes.max())} "
+            f"outside 0 ... {count - 1}"
+        )
+
+
 def layout(
     coded: Sequence[Coded], subsets: Sequence[tuple[int, ...]]
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
@@ -325,10 +345,12 @@ def layout(
     numbers start, and the number of segment numbers over all subsets.
     """
     widest = max(256, *(len(c.labels) for c in coded)) if coded else 256
-    dtype = np.uint8 if widest <= 256 else np.uint16
+    # The narrowest code that holds every level (a feature may have more than 2^16).
+    dtype = np.uint8 if widest <= 1 << 8 else np.uint16 if widest <= 1 << 16 else np.int32
     rows = coded[0].codes.shape[0] if coded else 0
     codes = np.zeros((max(len(coded), 1), rows), dtype=dtype)
     for f, c in enumerate(coded):
+        _check_codes(c)
         codes[f] = c.codes
     depth = max(1, *(len(s) for s in subsets))
     features = np.full((len(subsets), depth), -1, dtype=np.int64)

@@ -30,6 +30,9 @@ MISSING = "(missing)"
 OTHER = "(other)"
 #: Widest value range of an integer feature counted directly (else hashed by Polars).
 _DIRECT = 1 << 16
+#: Integer features counted directly lie within +-2^62: the compiled counts and lookups
+#: subtract the smallest value in int64, which the values then never leave.
+_SAFE = 1 << 62
 
 
 class Segments(Protocol):
@@ -85,14 +88,14 @@ def _table(values: pl.Series) -> tuple[pl.DataFrame, int | None]:
     Also the smallest value of an integer feature counted directly (else None).
     """
     if values.dtype.is_integer() and values.len() > 0 and values.null_count() < values.len():
-        low, high = values.min(), values.max()
-        if int(high) - int(low) < _DIRECT:
+        low, high = int(values.min()), int(values.max())  # type: ignore[arg-type]
+        if high - low < _DIRECT and -_SAFE <= low and high <= _SAFE:
             from polars_cumdev.kernel.levels import integer_counts
 
             present = values.drop_nulls() if values.null_count() else values
             # row numbers of the present values, to report first rows along all rows
             x = np.ascontiguousarray(present.to_numpy())
-            counts, first = integer_counts(x, int(low), int(high) - int(low) + 1)
+            counts, first = integer_counts(x, low, high - low + 1)
             if values.null_count():
                 rows = np.flatnonzero(values.is_not_null().to_numpy())
                 first = np.where(first >= 0, rows[np.maximum(first, 0)], -1)
@@ -113,7 +116,7 @@ def _table(values: pl.Series) -> tuple[pl.DataFrame, int | None]:
                     }
                 )
                 table = pl.concat([table, nulls])
-            return table, int(low)
+            return table, low
     table = (
         values.to_frame("v")
         .with_row_index("i")
@@ -215,9 +218,73 @@ def quantile_cuts(values: np.ndarray, levels: int) -> np.ndarray:
     return np.unique(np.concatenate([[low], inner, [high]]))
 
 
+#: Integers a double holds exactly: beyond +-2^53, two integers may become one double.
+_EXACT = 1 << 53
+
+
+def _wide_integers(column: pl.Series, levels: int) -> Coded:
+    """The levels of an integer feature with values beyond +-2^53, in exact integers.
+
+    Cast to float64, two such values may round to one double and become one
+    level whose condition selects neither; here no value is ever converted.
+    With at most ``levels`` distinct values each is a level. Otherwise the
+    cuts are the quantiles k / ``levels`` of :func:`quantile_cuts` (NumPy's
+    linear rule on the order statistics, the interpolation done in exact
+    fractions), each rounded down: for integers, ``x <= c`` and
+    ``x <= floor(c)`` select the same rows, so the bins are those of the
+    exact cuts, and their conditions hold integer literals only.
+    """
+    from fractions import Fraction
+
+    name = _quote(column.name)
+    present = column.drop_nulls()
+    distinct = present.unique().sort()
+    if distinct.len() <= levels:
+        values = distinct.to_list()
+        codes = column.replace_strict(
+            distinct, pl.Series(range(distinct.len()), dtype=pl.Int32), default=None
+        )
+        labels = [str(v) for v in values]
+        conditions = [f"{name} = {v}" for v in values]
+    else:
+        ordered = present.sort()
+        n = ordered.len()
+        q = np.linspace(0.0, 1.0, levels + 1)[1:-1]
+        cuts = [int(ordered[0])]
+        for virtual in (n - 1) * q:
+            previous = min(int(np.floor(virtual)), n - 1)
+            following = min(previous + 1, n - 1)
+            a, b = int(ordered[previous]), int(ordered[following])
+            gamma = Fraction(float(virtual)) - previous
+            cuts.append(int(np.floor(a + (b - a) * gamma)))  # exact: a Fraction's floor
+        cuts.append(int(ordered[n - 1]))
+        edges = sorted(set(cuts))
+        # the number of edges below each value, less one, at least 0 (the first bin is closed)
+        below = pl.Series(edges, dtype=column.dtype).search_sorted(present, side="left")
+        bins = (below.cast(pl.Int32) - 1).clip(lower_bound=0)
+        codes = pl.Series([None] * column.len(), dtype=pl.Int32).scatter(
+            column.is_not_null().arg_true(), bins
+        )
+        labels, conditions = [], []
+        for k in range(len(edges) - 1):
+            low, high = edges[k], edges[k + 1]
+            labels.append(f"{'[' if k == 0 else '('}{low}, {high}]")
+            relation = ">=" if k == 0 else ">"
+            conditions.append(f"({name} {relation} {low} AND {name} <= {high})")
+    out = codes.fill_null(len(labels)).to_numpy().astype(np.int32)
+    if column.null_count():
+        labels.append(MISSING)
+        conditions.append(f"{name} IS NULL")
+    return Coded(out, labels, conditions)
+
+
 def _numerical(column: pl.Series, family: Segments) -> Coded:
     from polars_cumdev.kernel.levels import bin_codes, few_values
 
+    if column.dtype.is_integer() and column.null_count() < column.len():
+        low, high = int(column.min()), int(column.max())  # type: ignore[arg-type]
+        if low < -_EXACT or high > _EXACT:
+            return _wide_integers(column, family.levels_of(column.name))
     name = _quote(column.name)
     missing_expr = f"({name} IS NULL OR {name} = 'NaN'::float)"
     literal = column.dtype.is_integer() or column.dtype == pl.Boolean

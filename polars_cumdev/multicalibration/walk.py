@@ -367,7 +367,10 @@ def assemble(
             "_p_bootstrap": p_boot,
             fs.SIM_KUIPER: sim_k,
             fs.SIM_KS: sim_ks,
-            "critical_z": np.full(numbers.shape[0], critical),
+            # null when no segment has a z: there is no test for a z to pass
+            "critical_z": pl.Series(
+                [critical if tests else None] * numbers.shape[0], dtype=pl.Float64
+            ),
             "tests": np.full(numbers.shape[0], tests, dtype=np.int64),
             "dropped": np.full(numbers.shape[0], dropped, dtype=np.int64),
             "pooled": pl.Series([pooled_words(coded, family)] * numbers.shape[0], dtype=pl.String),

@@ -316,6 +316,7 @@ class CalibrationMethods(Methods[F]):
         by: str | Sequence[str] | None = None,
         alpha: float = 0.05,
         adjustment: str = "holm",
+        engine: str = "auto",
     ) -> F:
         """Calibration per time window, adjusted across the windows (Holm or Bonferroni).
 
@@ -335,6 +336,7 @@ class CalibrationMethods(Methods[F]):
                 by=by,
                 alpha=alpha,
                 adjustment=adjustment,
+                engine=engine,
             )
         )
 

@@ -36,7 +36,7 @@ from polars_cumdev.engines.cluster.probe import probe_dask
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
 from polars_cumdev.engines.files import check_parquet_files, parquet_files, unreadable
 from polars_cumdev.engines.partitioned import cuts as cutting
-from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.errors import InvalidParameterError, first_line
 from polars_cumdev.method.findings import LEVEL
 
 __all__ = ["calibration", "local_cluster", "screen"]
@@ -63,6 +63,30 @@ def local_cluster(workers: int | None = None) -> Any:
     )
 
 
+#: Dask's own schedulers, named by a string, which run without dask.distributed.
+_LOCAL_SCHEDULERS = (
+    "synchronous", "sync", "single-threaded", "threads", "threading", "processes",
+    "multiprocessing",
+)  # fmt: skip
+
+
+def _connect(distributed: Any, address: str) -> Any:
+    """A client of the scheduler at ``address``; a CumdevError when it is not one."""
+    if address in _LOCAL_SCHEDULERS:
+        raise InvalidParameterError(
+            f"`scheduler`={address!r} names one of Dask's local schedulers; polars_cumdev.dask "
+            "runs its tasks through dask.distributed: pass a distributed.Client, a scheduler "
+            "address such as 'tcp://10.0.0.5:8786', or None (a LocalCluster for the call)"
+        )
+    try:
+        return distributed.Client(address)
+    except (ValueError, OSError) as error:  # (a malformed address, or none answering)
+        raise InvalidParameterError(
+            f"`scheduler`={address!r}: no Dask scheduler reached at this address "
+            f"({first_line(error)})"
+        ) from error
+
+
 @contextmanager
 def _client(scheduler: Any):
     """The client to use: the one given, one for an address, the current one, or a new cluster."""
@@ -71,7 +95,7 @@ def _client(scheduler: Any):
         yield scheduler
         return
     if isinstance(scheduler, str):
-        client = distributed.Client(scheduler)
+        client = _connect(distributed, scheduler)
     elif scheduler is None:
         try:
             yield distributed.get_client()

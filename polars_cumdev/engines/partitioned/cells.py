@@ -16,6 +16,8 @@ from polars_cumdev.engines.partitioned.columns import (
     Q_LO,
     QUERY,
     RANGE,
+    RHIGH,
+    RLOW,
     RMAX,
     RSUM,
     WMAX,
@@ -49,6 +51,8 @@ def cell_summaries(rows: FrameLike, keys: Sequence[str], cuts: Sequence[float]) 
             pl.len().cast(pl.Int64).alias(nm.ROWS),
             pl.col(nm.WEIGHT).max().alias(WMAX),
             r.abs().max().alias(RMAX),
+            r.min().alias(RLOW),
+            r.max().alias(RHIGH),
             r.sum().alias(RSUM),
             ((r != 0.0) & (r != 1.0)).sum().cast(pl.Int64).alias(NONBINARY),
         )
@@ -66,6 +70,8 @@ def merge_cell_summaries(parts: Sequence[FrameLike], keys: Sequence[str]) -> pl.
             pl.col(nm.ROWS).sum(),
             pl.col(WMAX).max(),
             pl.col(RMAX).max(),
+            pl.col(RLOW).min(),
+            pl.col(RHIGH).max(),
             pl.col(RSUM).sum(),
             pl.col(NONBINARY).sum(),
         )
@@ -88,8 +94,9 @@ class Plan:
     keys
         Grouping columns.
     centre
-        c = round(2 mean R) / 2, the centring of the responses in the prefix
-        sums (as in :func:`polars_cumdev.method.bins.full_population_prefix`).
+        c = round(2 mean R) / 2 (R itself when every response is R), the centring
+        of the responses in the prefix sums (as in
+        :func:`polars_cumdev.method.prefix_sums.response_centre`).
     binary
         Whether the Bernoulli sigma (31) of M. Tygert, "Cumulative deviation of
         a subpopulation from the full population" applies.
@@ -138,8 +145,11 @@ class Plan:
         return self.queries.filter(pl.col(RANGE) == r).select(QUERY, MIDPOINT)
 
 
-def _centre(mean: float) -> float:
-    """round(2 mean) / 2 with Polars' rounding, as the one-pass screen does."""
+def _centre(mean: float, cells: pl.DataFrame) -> float:
+    """round(2 mean) / 2 with Polars' rounding, or the response when all are one value,
+    as the one-pass screen does (:func:`~polars_cumdev.method.prefix_sums.response_centre`)."""
+    if cells.height and cells.get_column(RLOW).min() == cells.get_column(RHIGH).max():
+        return float(cells.get_column(RLOW).min())  # type: ignore[arg-type]
     return pl.select((pl.lit(mean, dtype=pl.Float64) * 2.0).round() / 2.0).item()
 
 
@@ -195,7 +205,7 @@ def plan_ranges(
     return Plan(
         cuts=cuts,
         keys=keys,
-        centre=_centre(mean),
+        centre=_centre(mean, cells),
         binary=binary,
         weight_scale=pl.select(scale_factor(pl.lit(largest, dtype=pl.Float64))).item(),
         response_scale=response_scale,

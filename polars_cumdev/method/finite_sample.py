@@ -39,6 +39,8 @@ import math
 import numpy as np
 import polars as pl
 
+from polars_cumdev.method.findings import check_level
+
 __all__ = [
     "FACTOR",
     "MIN_EVENTS",
@@ -77,7 +79,7 @@ P_METHOD = "p_method"
 
 def cutoff(level: float) -> float:
     """Asymptotic p-values at most this are simulated where the criterion fails."""
-    return max(CUTOFF, float(level))
+    return max(CUTOFF, check_level(level))  # a bad level is refused here first
 
 
 def event_terms(p: np.ndarray, w: np.ndarray) -> np.ndarray:

@@ -123,13 +123,20 @@ def location(
         thresholds = kuiper - 2.0 * sigma
     wanted = (first >= 0) & (thresholds > 0.0)
     if level is not None and wanted.any():
-        from polars_cumdev.method.pvalues import kuiper_pvalue
+        from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
 
         with np.errstate(invalid="ignore", divide="ignore"):
             p = np.asarray(kuiper_pvalue(np.where(wanted, kuiper / sigma, np.nan)))
+            ks = np.maximum(np.abs(out[:, k.C_MAX]), np.abs(out[:, k.C_MIN])) / total
+            p = np.fmin(p, np.asarray(ks_pvalue(np.where(wanted, ks / sigma, np.nan))))
         # (a margin of a thousandth: the plan's p comes from these numbers by the same
-        # operations, and a group searched needlessly costs only time)
-        wanted &= ~(p > level * 1.001)
+        # operations, and a group searched needlessly costs only time). A group whose
+        # p-value may still be replaced by a finite-sample one (method/finite_sample.py:
+        # Kuiper or KS asymptotic p at most its cutoff) can become significant, so it is
+        # searched too.
+        from polars_cumdev.method.finite_sample import cutoff
+
+        wanted &= ~(p > cutoff(level) * 1.001)
     columns = {name: np.full(out.shape[0], np.nan) for name in ("from_score", "to_score")}
     columns |= {name: np.full(out.shape[0], np.nan) for name in ("share", "deviation")}
     if not wanted.any():

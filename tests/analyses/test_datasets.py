@@ -185,7 +185,13 @@ def test_other_synthetic_examples_are_significant(
 ) -> None:
     row = _subpop_statistics(frames[name])
     assert row["kuiper_z"] > 5
-    assert row["kuiper_p"] < 1e-4
+    if row.get("p_method") == "simulated":
+        # Few events behind the deviation: the p-value comes from redraws
+        # (docs/method.md, "Valid at every size"), none of which reached the
+        # observed statistic, so p is the smallest the redraws can give.
+        assert row["kuiper_p"] <= 1e-3
+    else:
+        assert row["kuiper_p"] < 1e-4
 
 
 def test_calibration_statistics_land_near_the_paper() -> None:

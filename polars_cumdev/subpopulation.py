@@ -28,18 +28,16 @@ from polars_cumdev.method.keys import Key, coded
 from polars_cumdev.method.location import flag_stretch
 from polars_cumdev.method.masks import mask_checks, resolve_mask
 from polars_cumdev.method.prepare import FrameLike, Prepared, as_lazy, prepare
+from polars_cumdev.method.sigma_terms import chosen_sigma, error_terms, sigma_terms
 from polars_cumdev.method.statistics import (
     MIN_SCORES,
     OVERFLOWS,
     RMAX,
     STATISTIC_COLUMNS,
     check_variance,
-    chosen_sigma,
-    error_terms,
     is_binary,
     normalize,
     resolved,
-    sigma_terms,
     verdict,
 )
 from polars_cumdev.method.sums import ordered_sum

@@ -58,6 +58,8 @@ WINGS: dict[str, tuple[int, int]] = {
     "sklearn": (4, 3),
     "drift": (2, 0),
     "sklearn_recalibration": (4, 3),
+    "sklearn_display": (4, 3),
+    "sklearn_inputs": (4, 3),
     "": (4, 3),  # polars_cumdev/__init__.py (the command line imports it to register `cumdev`)
 }
 

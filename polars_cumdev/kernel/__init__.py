@@ -20,7 +20,7 @@ score, in two passes:
    and their error bounds (:func:`polars_cumdev.method.bins.bin_moments`), and
    the point's contributions to the group's C_k (25)-(28), its extremes
    (12)-(13), sigma^2 (31)-(32) and their error bounds
-   (:func:`polars_cumdev.method.statistics.error_terms`). The caller computes
+   (:func:`polars_cumdev.method.sigma_terms.error_terms`). The caller computes
    the table once and passes it, so that :func:`group_curves` (the same walk for
    the groups whose deviation is to be located) reuses it.
 

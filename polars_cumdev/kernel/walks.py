@@ -261,7 +261,7 @@ def screen_groups(
         W_g (rescaled), and, all still to be divided by W_g (or W_g^2 for
         the sigma terms), C_n, max_k C_k, min_k C_k (k >= 1), the sums of
         W'^2 f Rt (1 - Rt) and W'^2 f V, and the error bounds of
-        :func:`polars_cumdev.method.statistics.error_terms`; then the number of
+        :func:`polars_cumdev.method.sigma_terms.error_terms`; then the number of
         overflowed bins. ``first[g]`` is the group's first row (-1 if
         absent), to read its keys from.
     """

@@ -1,7 +1,7 @@
 """Rounding: which statistics double precision resolves, and the finiteness check.
 
 The statistics layers carry, beside every sum, a bound of its rounding error
-(:func:`polars_cumdev.method.statistics.error_terms`). This module turns those
+(:func:`polars_cumdev.method.sigma_terms.error_terms`). This module turns those
 bounds into decisions: :func:`resolved` says whether C (hence D, G and C_n)
 and sigma are known well enough to report, and :func:`verdict` raises a
 clear error, naming the column to blame, when a statistic is not finite.

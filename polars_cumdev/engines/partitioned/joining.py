@@ -292,7 +292,7 @@ def combine_cells(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataF
         .alias("_lb"),
         pl.when(multi).then(l_a * l_a * pl.col("l_tie") * l_var).otherwise(0.0).alias("_lv"),
     )
-    # Bounds of the rounding errors (polars_cumdev.method.statistics.error_terms) of
+    # Bounds of the rounding errors (polars_cumdev.method.sigma_terms.error_terms) of
     # the two end points, beside the interior ones of the range step.
     rounding = 8.0 * 2.0**-52
     cells = cells.with_columns(

@@ -115,7 +115,7 @@ def range_step(
         place of a_k (the group's total weight is divided out by
         :func:`polars_cumdev.engines.partitioned.combine`), and the interior
         points' bounds of the rounding errors of C and of the sigma sums
-        (``e_c``, ``e_b``, ``e_e``; :func:`polars_cumdev.method.statistics.error_terms`)
+        (``e_c``, ``e_b``, ``e_e``; :func:`polars_cumdev.method.sigma_terms.error_terms`)
         and how many of their bins overflowed (``overflows``).
         Weights are in the units of the plan's ``weight_scale``.
         ``answers``: local prefix sums (and running maxima) at each query

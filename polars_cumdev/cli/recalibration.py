@@ -119,7 +119,12 @@ def add_commands(commands: Any) -> None:
     fit.add_argument("--categorical", default=None, help="categorical features, a,b,c")
     fit.add_argument("--numerical", default=None, help="numerical features, cut at quantiles")
     fit.add_argument("--depth", type=positive_int, default=2, help="features per segment")
-    fit.add_argument("--levels", type=positive_int, default=3, help="levels per feature")
+    fit.add_argument(
+        "--levels",
+        type=positive_int,
+        default=None,
+        help="levels per feature (default: the audit's rule, as in `cumdev multicalibration`)",
+    )
     fit.add_argument("--min-rows", type=positive_int, default=10, help="smallest segment")
     fit.add_argument("--level", type=level_value, default=0.05, help="family-wise level")
     fit.add_argument("--method", choices=("holm", "bootstrap", "stepdown"), default="holm")

@@ -60,6 +60,7 @@ def _pytest(tmp_path: Path, source: str, ci: str | None) -> subprocess.Completed
     )  # fmt: skip
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast subset not
 def test_a_skip_for_a_missing_service_fails_under_ci(tmp_path: Path) -> None:
     run = _pytest(tmp_path, MISSING, "true")
     assert run.returncode == 1, run.stdout
@@ -68,12 +69,14 @@ def test_a_skip_for_a_missing_service_fails_under_ci(tmp_path: Path) -> None:
     assert "Chromium" in run.stdout and "Java" in run.stdout
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast subset not
 def test_a_collection_skip_fails_under_ci(tmp_path: Path) -> None:
     run = _pytest(tmp_path, AT_COLLECTION, "true")
     assert run.returncode != 0, run.stdout
     assert "spark extra is not installed" in run.stdout
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast subset not
 def test_intended_skips_and_runs_outside_ci_stay_skips(tmp_path: Path) -> None:
     run = _pytest(tmp_path, INTENDED, "true")
     assert run.returncode == 0 and "1 skipped" in run.stdout, run.stdout

@@ -112,6 +112,7 @@ class CalibrationMethods(Methods[F]):
         method: str = "holm",
         resamples: int = 999,
         seed: int = 0,
+        locate: bool = True,
     ) -> F:
         """Calibration of every segment of a family, with family-wise adjusted p-values.
 
@@ -130,6 +131,7 @@ class CalibrationMethods(Methods[F]):
                 method=method,
                 resamples=resamples,
                 seed=seed,
+                locate=locate,
             )
         )
 

@@ -289,6 +289,7 @@ def _check(frame: pl.DataFrame, weighted: bool, seed: int) -> None:
             raise AssertionError(f"{name}: raw {type(error).__name__}: {error}") from error
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast subset not
 @_settings(FAST, random_allowed=False)
 @given(drawn=frames(), seed=st.integers(0, 2**32 - 1))
 def test_every_public_analysis_on_hostile_frames(drawn, seed):

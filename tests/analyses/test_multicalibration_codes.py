@@ -63,6 +63,7 @@ def test_categorical_integers_at_the_ends_of_their_type(edge, rows):
         assert by_label[str(value)] == n
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast subset not
 @pytest.mark.parametrize("engine", ["kernel", "polars"])
 @pytest.mark.parametrize("analysis", ["screen", "calibration"])
 def test_group_keys_from_two_to_the_63(analysis, engine):
@@ -124,6 +125,7 @@ def test_integers_beyond_two_to_the_53_stay_apart():
     _each_segment_holds_its_rows(frame, table)
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast subset not
 @pytest.mark.parametrize("dtype", [pl.Int64, pl.UInt64, pl.Int128])
 @pytest.mark.parametrize("nulls", [False, True])
 def test_quantile_bins_of_wide_integers_are_shifted_bins(dtype, nulls):

@@ -151,6 +151,7 @@ def test_charts_on_the_same_axes_layer(built, tmp_path: Path) -> None:
         _renders(built[a] + built[b], tmp_path, f"{a}_{b}")
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast subset not
 def test_two_displays_side_by_side_in_every_format(tmp_path: Path) -> None:
     """The issue's report: two displays joined; ``|`` in every format (HTML not blank)."""
     first, second = _display_chart(1, "model A"), _display_chart(2, "model B")

@@ -41,6 +41,7 @@ def _three(seed: int = 5, n: int = 400) -> tuple[np.ndarray, np.ndarray]:
     return labels, proba
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast subset not
 def test_two_models_on_one_chart_named_in_the_legend(tmp_path) -> None:
     y, p = _binary(0)
     a = CumulativeCalibrationDisplay.from_predictions(y, p, name="model A")
@@ -58,6 +59,7 @@ def test_two_models_on_one_chart_named_in_the_legend(tmp_path) -> None:
         (a + a).plot()
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast subset not
 def test_multiclass_estimators_through_kind() -> None:
     labels, proba = _three()
     frame = pl.DataFrame({"p": proba, "label": labels})

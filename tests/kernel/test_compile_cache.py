@@ -142,6 +142,7 @@ print("CHILD OK")
 """
 
 
+@pytest.mark.slow  # over a second: the full suite runs it, the fast subset not
 def test_read_only_numba_cache_dir_falls_back_to_a_temporary_cache(
     read_only: tuple[Path, Path, Path], tmp_path: Path
 ) -> None:

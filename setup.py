@@ -31,7 +31,10 @@ class BuildWithCompiledKernel(build_py):
         built = Path(self.build_lib).resolve()
         package = built / "polars_cumdev"
         env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_")}
-        env.update(PYTHONPATH=str(built), PYTHONDONTWRITEBYTECODE="1")
+        # pip's isolated build finds numba and polars through its own PYTHONPATH (a
+        # sitecustomize adding the build environment): keep it, after the built copy.
+        paths = [str(built), *filter(None, [os.environ.get("PYTHONPATH")])]
+        env.update(PYTHONPATH=os.pathsep.join(paths), PYTHONDONTWRITEBYTECODE="1")
         try:
             # -c, not the script's path: sys.path[0] is then the build copy, not the source
             done = subprocess.run(

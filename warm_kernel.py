@@ -17,7 +17,9 @@ any other copy of the package than ``BUILT_PACKAGE``.
 
 The calls are those a first use makes at 1.2e6 rows (both threads' paths):
 the screen by group, calibration by group and the multicalibration audit,
-with and without weights.
+with and without weights; then the same on the bundled ``census_scored``
+data (integer weights, string features, small segments whose p-values are
+simulated), as the README and the docs first use them.
 """
 
 from __future__ import annotations
@@ -78,6 +80,23 @@ def main(expected: str | None = None) -> None:
         data.cumdev.screen(by="g", score="s", response="y", weight=weight)
         calibration(data, "s", "y", weight, by="g")
         multicalibration(data, "s", "y", weight, segments=family)
+    # The bundled data, as the README and the docs use it first: integer weights,
+    # string features, and segments small enough for finite-sample p-values.
+    from polars_cumdev.datasets import census_scored
+
+    census = census_scored()
+    for engine in ("kernel", "auto"):
+        census.cumdev.screen(
+            by="county", score="score", response="has_internet", weight="WGTP", engine=engine
+        )
+        calibration(census, "score", "has_internet", "WGTP", by="county", engine=engine)
+    multicalibration(
+        census,
+        "score",
+        "has_internet",
+        "WGTP",
+        segments=pc.segments(["county"], ["log10_income"]),
+    )
     package = Path(pc.__file__).resolve().parent
     print(
         f"warm_kernel: {ship(package)} files of the compiled kernel in {package}", file=sys.stderr

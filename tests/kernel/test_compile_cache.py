@@ -60,8 +60,9 @@ print("CHILD OK")
 
 
 def _copy_package(target: Path, *, with_cache: bool) -> Path:
-    """A copy of the package under ``target`` (its ``__pycache__`` only if asked)."""
-    ignore = None if with_cache else shutil.ignore_patterns("__pycache__")
+    """A copy of the package under ``target`` (its caches, and the kernel a wheel
+    ships compiled in ``kernel/_compiled``, only if asked)."""
+    ignore = None if with_cache else shutil.ignore_patterns("__pycache__", "_compiled")
     shutil.copytree(PACKAGE, target / "polars_cumdev", ignore=ignore)
     return target
 

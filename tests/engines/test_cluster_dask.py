@@ -18,6 +18,7 @@ from cluster_cases import (
     assert_frames_close,
     assert_same,
     bad_frame,
+    calibration_expected,
     expected_error,
     make_data,
     null_keys,
@@ -165,7 +166,7 @@ def test_schema_errors(client, arguments, keywords):
 @pytest.mark.parametrize("by", ["g", None])
 def test_calibration_per_group(client, by):
     df = make_data(17, rows=900).with_columns(pl.col("r").cast(pl.Float64))
-    expected = df.cumdev.calibration("s", "r", "w", by=by)
+    expected = calibration_expected(df, by)
     actual = cdask.calibration(to_dask(df), "s", "r", "w", by=by, scheduler=client)
     assert_frames_close(expected, actual, ["g"] if by else ["n"])
 

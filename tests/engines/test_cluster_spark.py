@@ -17,6 +17,7 @@ from cluster_cases import (
     assert_frames_close,
     assert_same,
     bad_frame,
+    calibration_expected,
     expected_error,
     make_data,
     null_keys,
@@ -94,7 +95,7 @@ def test_null_keys_and_two_keys(spark):
     actual = cspark.screen(to_spark(spark, df), "g", "s", "r", "w", ranges=5)
     assert actual["g"].null_count() == 1
     assert_same(screen_expected(df), actual, ["g"])
-    expected = df.cumdev.screen(["g", "h"], "s", "r", "w")
+    expected = screen_expected(df, by=["g", "h"])
     actual = cspark.screen(to_spark(spark, df), ["g", "h"], "s", "r", "w", ranges=3)
     assert_same(expected, actual, ["g", "h"])
 
@@ -120,7 +121,7 @@ def test_schema_errors(spark):
 @pytest.mark.parametrize("by", ["g", None])
 def test_calibration_per_group(spark, by):
     df = make_data(17, rows=900).with_columns(pl.col("r").cast(pl.Float64))
-    expected = df.cumdev.calibration("s", "r", "w", by=by)
+    expected = calibration_expected(df, by)
     actual = cspark.calibration(to_spark(spark, df), "s", "r", "w", by=by)
     assert_frames_close(expected, actual, ["g"] if by else ["n"])
 

@@ -14,6 +14,7 @@ from engine_cases import assert_same, make_data, planted
 
 import polars_cumdev  # noqa: F401  (registers the namespace)
 from polars_cumdev import CumdevError
+from polars_cumdev.calibration import calibration
 from polars_cumdev.subpopulation import screen
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "DATASETS",
     "assert_same",
     "bad_frame",
+    "calibration_expected",
     "expected_error",
     "make_data",
     "null_keys",
@@ -35,11 +37,20 @@ RANGES = [1, 2, 7, 64]
 
 
 def screen_expected(
-    df: pl.DataFrame, weight: str | None = "w", variance: str = "auto", level: float = 0.05
+    df: pl.DataFrame,
+    weight: str | None = "w",
+    variance: str = "auto",
+    level: float = 0.05,
+    by: str | list[str] = "g",
 ):
     # The range and cluster engines give asymptotic p-values (p_method "asymptotic"):
     # the in-process screen is compared without its finite-sample p-values.
-    return screen(df, "g", "s", "r", weight, variance=variance, level=level, _finite_sample=False)
+    return screen(df, by, "s", "r", weight, variance=variance, level=level, _finite_sample=False)
+
+
+def calibration_expected(df: pl.DataFrame, by: str | list[str] | None):
+    """The in-process calibration, asymptotic p-values only (as the engines give)."""
+    return calibration(df, "s", "r", "w", by=by, _finite_sample=False)
 
 
 def null_keys(seed: int = 5) -> pl.DataFrame:

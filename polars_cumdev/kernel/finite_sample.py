@@ -53,12 +53,14 @@ def _mix(z: np.uint64) -> np.uint64:
 
 
 @njit(**JIT)
-def _seed(s_bits: np.ndarray, w_bits: np.ndarray, a: int, b: int) -> np.uint64:
-    """The group's seed: the constant, then each row's score and weight bits, then its size."""
+def _seed(s_bits: np.ndarray, a: int, b: int) -> np.uint64:
+    """The group's seed: the constant, then each row's score bits, then its size.
+
+    Not the weights: scaling them must not change the draws (the p-value is
+    invariant to the weights' scale, as the statistics are)."""
     h = np.uint64(SEED)
     for i in range(a, b):
         h = _mix(h ^ s_bits[i])
-        h = _mix(h ^ w_bits[i])
     return _mix(h + np.uint64(b - a))
 
 
@@ -103,7 +105,6 @@ def simulated_pvalues(
     p_g = np.empty(groups)
     used = np.zeros(groups, dtype=np.int64)
     s_bits = s.view(np.uint64)
-    w_bits = w.view(np.uint64)
     for g in prange(groups):
         a, b = starts[g], starts[g + 1]
         d0, g0 = _ranges(s, w, p, r, a, b)
@@ -111,7 +112,7 @@ def simulated_pvalues(
         for i in range(a, b):
             total += abs(w[i])
         slack = _TOLERANCE * total
-        state = _seed(s_bits, w_bits, a, b)
+        state = _seed(s_bits, a, b)
         hit_d, hit_g, stop_d, stop_g = 0, 0, 0, 0
         t = 0
         while t < draws[g] and (stop_d == 0 or stop_g == 0):

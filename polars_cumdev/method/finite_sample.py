@@ -84,7 +84,14 @@ def cutoff(level: float) -> float:
 
 def event_terms(p: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Per row, the terms whose per-group sums give :func:`effective_events` (3 x rows):
-    w^2 v, w^3 v |1 - 2p| and w^4 v max(1 - 6v, 0), v = p (1 - p)."""
+    w^2 v, w^3 v |1 - 2p| and w^4 v max(1 - 6v, 0), v = p (1 - p).
+
+    The weights are first scaled by a power of two (exactly) so that the
+    largest is in [0.5, 1): E3 and E4 do not depend on the weights' scale, and
+    w^4 neither overflows nor underflows at weights near 1e100 or 1e-100."""
+    top = float(np.max(np.abs(w))) if w.size else 0.0
+    if 0.0 < top < np.inf:
+        w = np.ldexp(w, -int(np.frexp(top)[1]))
     v = p * (1.0 - p)
     w2v = w * w * v
     return np.stack(

@@ -33,14 +33,27 @@ def _frame(seed: int) -> pl.DataFrame:
     return pl.concat([labelled, numbers], how="horizontal")
 
 
-def _compare(a: dict[str, pl.DataFrame], b: dict[str, pl.DataFrame]) -> None:
+def _compare(
+    a: dict[str, pl.DataFrame], b: dict[str, pl.DataFrame], simulated_rtol: float = 1e-12
+) -> None:
+    """Equal statistics; ``simulated_rtol`` for p-values from redraws (their
+    sequential stop may fall one redraw apart when rounding moves a statistic
+    across the observed one, as a weight scale that is not a power of two can)."""
     for kind in a:
         left, right = a[kind].sort("g"), b[kind].sort("g")
+        simulated = (
+            (left["p_method"] == "simulated").to_numpy()
+            if "p_method" in left.columns
+            else np.zeros(left.height, dtype=bool)
+        )
         for name in _STATS:
             # ties are summed in row order: their last bits may differ, which
             # matters relative to a delta near 0 (hence the absolute 1e-15)
+            x, y = left[name].to_numpy(), right[name].to_numpy()
+            rtol = simulated_rtol if name.endswith("_p") else 1e-12
+            assert_allclose(x[simulated], y[simulated], rtol=rtol, err_msg=f"{kind} {name}")
             assert_allclose(
-                left[name], right[name], rtol=1e-12, atol=1e-15, err_msg=f"{kind} {name}"
+                x[~simulated], y[~simulated], rtol=1e-12, atol=1e-15, err_msg=f"{kind} {name}"
             )
 
 
@@ -58,7 +71,7 @@ def test_row_order_does_not_matter(seed: int, permutation: int) -> None:
 def test_scaling_weights_changes_nothing_but_the_total(seed: int, factor: float) -> None:
     df = _frame(seed)
     a, b = _runs(df), _runs(df.with_columns(pl.col("w") * factor))
-    _compare(a, b)
+    _compare(a, b, simulated_rtol=0.01)
     for kind in a:
         assert_allclose(b[kind].sort("g")["weight"], a[kind].sort("g")["weight"] * factor)
 

@@ -30,7 +30,13 @@ from polars_cumdev.engines.partitioned import (
 )
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 from polars_cumdev.method.prepare import prepare
-from polars_cumdev.subpopulation import screen
+from polars_cumdev.subpopulation import screen as _screen
+
+
+def screen(*args, **kwargs):
+    """The in-process screen with asymptotic p-values only: the range-partitioned
+    screen does not simulate finite-sample p-values (docs/method.md)."""
+    return _screen(*args, **kwargs, _finite_sample=False)
 
 
 def quantile_cuts(df: pl.DataFrame, ranges: int) -> list[float]:

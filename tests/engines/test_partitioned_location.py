@@ -93,7 +93,7 @@ def test_located_with_several_keys_and_nulls():
         pl.when(pl.col("g") == "drop").then(None).otherwise(pl.col("g")).alias("g"),
         (pl.int_range(pl.len()) % 2).alias("h"),
     )
-    want = screen(df, ["g", "h"], "s", "r", "w")
+    want = screen(df, ["g", "h"], "s", "r", "w", _finite_sample=False)  # the ranges: asymptotic
     assert want.filter(pl.col("g").is_null())["share"].null_count() < 2
     got = screen_partitioned(df, ["g", "h"], "s", "r", "w", ranges=9)
     assert_same(want, got, ["g", "h"])

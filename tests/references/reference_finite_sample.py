@@ -26,10 +26,11 @@ def bits(x: float) -> int:
 
 
 def seed(s: list[float], w: list[float]) -> int:
+    """From the scores alone (the weights' scale must not change the draws)."""
+    del w
     h = SEED
-    for a, b in zip(s, w, strict=True):
+    for a in s:
         h = mix(h ^ bits(a))
-        h = mix(h ^ bits(b))
     return mix((h + len(s)) & MASK)
 
 

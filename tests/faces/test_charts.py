@@ -266,7 +266,10 @@ def test_triangle_height_is_four_sigma(curve_spec: dict[str, Any]) -> None:
 @pytest.mark.slow
 def test_cumulative_titles(kind: str, weighted: bool, expected: str) -> None:
     # Plain words (no axis is labelled A_k), in lines that fit the chart's width.
-    spec = cumulative(make_curve(30, weighted=weighted), kind=kind).to_dict()  # type: ignore[arg-type]
+    curve = make_curve(30, weighted=weighted)
+    if kind == "calibration":  # a probability's calibration curve: the reference is the score
+        curve = curve.with_columns(pl.col("score").fill_null(0.0).alias("full_mean"))
+    spec = cumulative(curve, kind=kind).to_dict()  # type: ignore[arg-type]
     assert title_text(spec) == expected
     lines = spec["title"]["text"] if isinstance(spec["title"]["text"], list) else [expected]
     assert all(len(line) * 0.62 * 13 <= 420 for line in lines)

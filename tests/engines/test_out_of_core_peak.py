@@ -59,7 +59,7 @@ def test_a_tiny_budget_still_plans_ranges_worth_a_scan(monkeypatch: pytest.Monke
     assert memory.range_count(2_000_000) == 2_000_000 // memory.ROWS_FLOOR == 40
 
 
-@pytest.mark.slow  # two fresh processes screening 1e6 rows out of core: about 40 s
+@pytest.mark.slow  # three fresh processes screening 1e6 rows out of core: about 60 s
 def test_a_smaller_budget_does_not_peak_higher(tmp_path: Path) -> None:
     rng = np.random.default_rng(13)
     n = 1_000_000
@@ -71,5 +71,6 @@ def test_a_smaller_budget_does_not_peak_higher(tmp_path: Path) -> None:
             "r": rng.uniform(size=n),
         }
     ).write_parquet(path)
+    _peak(path, 64_000_000)  # untimed: a first run may compile the kernel (a peak of its own)
     small, larger = _peak(path, 8_000_000), _peak(path, 64_000_000)
     assert small <= 1.1 * larger, (small, larger)

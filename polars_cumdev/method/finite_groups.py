@@ -43,7 +43,13 @@ def _critical(cut: float) -> tuple[float, float]:
     """The z of the Kuiper and KS statistics whose asymptotic p-value is ``cut`` (a solve each)."""
     if cut >= 1.0:  # every p-value is at most 1: every group with a z is a candidate
         return 0.0, 0.0
+    if cut == 0.1:  # the default cutoff, solved once (tests/method/test_pvalues.py checks it):
+        return _KUIPER_01, _KS_01  # a small screen then never imports SciPy's root finder
     return kuiper_critical(cut), ks_critical(cut)
+
+
+#: kuiper_critical(0.1) and ks_critical(0.1), as SciPy's brentq gives them.
+_KUIPER_01, _KS_01 = 2.2411746364498923, 1.9599639494186472
 
 
 def _nan_safe(frame: pl.LazyFrame, floats: Sequence[str]) -> pl.LazyFrame:

@@ -135,10 +135,10 @@ def simulate(
 
     The rows of each group must be sorted by score, weight and response.
     """
-    from polars_cumdev.kernel.finite_sample import simulated_pvalues
-
     if starts.shape[0] <= 1:
         return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64)
+    from polars_cumdev.kernel.finite_sample import simulated_pvalues  # only when needed
+
     draws = redraws(np.diff(starts), tests, level)
     as_float = [np.ascontiguousarray(a, dtype=np.float64) for a in (s, w, p, r)]
     return simulated_pvalues(starts.astype(np.int64), *as_float, draws, STOP)

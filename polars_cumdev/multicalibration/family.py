@@ -213,9 +213,9 @@ def segments(
         values keeps its ``levels - 1`` most frequent and pools the rest into
         ``(other)``; a numerical one is cut into ``levels`` quantile bins.
         ``None`` (default): a categorical feature keeps every value with at
-        least ``min_rows`` rows, at most :data:`MAX_LEVELS` (50) of them, the
+        least ``min_rows`` rows, at most :data:`MAX_LEVELS` of them (fifty), the
         most frequent, and pools the rest into ``(other)``; a numerical one
-        is cut into :data:`BINS` (3) quantile bins (with ``rules="mcgrad"``,
+        is cut into :data:`BINS` quantile bins (three) (with ``rules="mcgrad"``,
         MCGrad's 3 levels for both). What is pooled (values and rows) is
         reported in the table's ``pooled`` column.
     min_rows

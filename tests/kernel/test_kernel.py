@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import polars_cumdev
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import compiled
+from polars_cumdev.subpopulation import screen
 
 RTOL = 1e-12
 EXACT = ("n", "n_scores", "variance", "note")
@@ -319,11 +320,11 @@ def test_compiled_range_steps_give_the_one_pass_screen(monkeypatch, ranges, resp
 
     monkeypatch.setattr(compiled, "KERNEL_ROWS", 1)  # every range through the kernel
     df = build_frame(13, 3000, response=response, weights="float", scores="mixed")
-    one = df.cumdev.screen(by="g", score="s", response="r", weight="w", engine="polars")
+    one = screen(df, "g", "s", "r", "w", engine="polars", _finite_sample=False)
     parts = screen_partitioned(df, "g", "s", "r", "w", ranges=ranges)
     assert_same(one, parts, ["g"], exact=("n", "n_scores", "variance"))
     uneven = _uneven(binary=response == "bernoulli")
-    one = uneven.cumdev.screen(by="g", score="s", response="r", weight="w", engine="polars")
+    one = screen(uneven, "g", "s", "r", "w", engine="polars", _finite_sample=False)
     parts = screen_partitioned(uneven, "g", "s", "r", "w", ranges=ranges)
     assert_same(one, parts, ["g"], exact=("n", "n_scores", "variance"))
 
@@ -347,7 +348,7 @@ def test_compiled_range_steps_with_signed_zero_scores(monkeypatch, zeros):
             "w": rng.integers(1, 4, n).astype(np.float64),
         }
     )
-    one = df.cumdev.screen(by="g", score="s", response="r", weight="w", engine="polars")
+    one = screen(df, "g", "s", "r", "w", engine="polars", _finite_sample=False)
     for ranges in (1, 4):
         parts = screen_partitioned(df, "g", "s", "r", "w", ranges=ranges)
         assert_same(one, parts, ["g"], exact=("n", "n_scores", "variance"))

@@ -457,3 +457,13 @@ def test_normal_tail_within_a_few_ulps_of_exact() -> None:
     finite = x < 38.0
     np.testing.assert_allclose(q(x)[finite], want[finite], rtol=8.9e-16, atol=0)
     np.testing.assert_allclose(log_q(x), logs, rtol=8.9e-16)
+
+
+def test_the_default_finite_sample_cutoff_is_the_solved_critical_values() -> None:
+    # method/finite_groups.py keeps these two numbers so that a small screen
+    # never imports SciPy's root finder; they must be what the solver gives.
+    from polars_cumdev.method import finite_groups
+    from polars_cumdev.method.pvalues import ks_critical, kuiper_critical
+
+    assert finite_groups._KUIPER_01 == kuiper_critical(0.1)
+    assert finite_groups._KS_01 == ks_critical(0.1)

@@ -45,7 +45,8 @@ _MARGIN = 12  # pixels left beyond the largest dot
 
 def _keys(frame: pl.DataFrame, by: str | Sequence[str] | None) -> list[str]:
     if by is None:
-        keys = [c for c in frame.columns if c not in STATISTIC_COLUMNS]
+        # p_method: how each p-value was obtained (method/finite_sample.py), not a key
+        keys = [c for c in frame.columns if c not in (*STATISTIC_COLUMNS, "p_method")]
         if not keys:
             raise InvalidParameterError(
                 "the screen frame has no group column; pass `by=` naming it"

@@ -21,7 +21,7 @@ from polars_cumdev.report import report
 from polars_cumdev.subpopulation import curve, screen
 
 FINDING = re.compile(r"\b(more|less)\b [^<]* than rows with the same")
-SHADED = re.compile(r'"name":\s*"located"')
+SHADED = re.compile(r'"(?:name|description)":\s*"located"')  # layers but the curve: a description
 
 
 def noise(seed: int = 3, rows: int = 3_000, groups: int = 6) -> pl.DataFrame:
@@ -109,7 +109,9 @@ def test_titles_are_plain_words_that_fit() -> None:
     lines = title["text"] if isinstance(title["text"], list) else [title["text"]]
     assert not any("A_k" in line for line in lines)
     assert all(len(line) * 0.62 * 13 <= 300 for line in lines)
-    assert all(len(line) * 0.62 * 11 <= 300 for line in title["subtitle"])
+    # Subtitles: at most three lines (issue 36), which at this narrow width may run
+    # wider than the chart (charts._style.fit_subtitle: nothing is left out).
+    assert 1 <= len(title["subtitle"]) <= 3
 
 
 @pytest.fixture(scope="module")

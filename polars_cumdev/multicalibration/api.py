@@ -34,7 +34,8 @@ from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Options, family_fr
 __all__ = ["MULTICALIBRATION_COLUMNS", "multicalibration", "subpop"]
 
 METHODS = ("holm", "bootstrap", "stepdown")
-_CARRIED = (
+#: The per-segment columns carried through normalize beside the feature keys.
+CARRIED = (
     "depth",
     "condition",
     "response_mean",
@@ -228,7 +229,7 @@ def multicalibration(
         return family_frame(rows, segments, options)
 
     stats = compiled.node(prepared, run, schema)
-    keys = [*features, *_CARRIED]
+    keys = [*features, *CARRIED]
     out = normalize(
         stats,
         keys,

@@ -19,7 +19,6 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.method import compiled
-from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.familywise import holm
 from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare, schema_of
 from polars_cumdev.method.statistics import (
@@ -29,26 +28,15 @@ from polars_cumdev.method.statistics import (
     check_variance,
     normalize,
 )
-from polars_cumdev.multicalibration.api import _check, family_columns, family_findings
+from polars_cumdev.multicalibration.api import CARRIED, _check, family_columns, family_findings
 from polars_cumdev.multicalibration.family import Segments, coded_features, subset_ids
 from polars_cumdev.multicalibration.redundancy import with_parents
 from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Walked, assemble
 
 __all__ = ["SEGMENT_SCREEN_COLUMNS", "screen_segments"]
 
-_CARRIED = (
-    "depth",
-    "condition",
-    "response_mean",
-    "critical_z",
-    "tests",
-    "dropped",
-    "pooled",
-    "overlap",
-    "remainder_z",
-    fs.SIM_KUIPER,
-    fs.SIM_KS,
-)
+# The audit's carried columns but the bootstrap's p-value (a segment screen is Holm's).
+_CARRIED = tuple(c for c in CARRIED if c != "_p_bootstrap")
 #: Columns after the feature columns, in order.
 SEGMENT_SCREEN_COLUMNS = family_columns(STATISTIC_COLUMNS)
 

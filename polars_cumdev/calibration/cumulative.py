@@ -259,10 +259,14 @@ def calibration(
         bernoulli = _facts(ordered, target)
     else:
         stats, scale = _summary_node(prepared, choice, level), None
-    simulated = target.name == "probability"
-    if simulated and _finite_sample:  # finite-sample p-values where the asymptotic tail fails
-        stats = with_simulated(stats, prepared.frame, keys, prepared.key_types, level)
-    elif simulated:
+    if _finite_sample:  # finite-sample p-values where the asymptotic tail fails
+        rows, null = prepared.frame, target.null
+        if target.name == "quantile":  # the hits 1{y <= q}, Bernoulli(alpha) under the null
+            rows = target.standardize(rows)
+        stats = with_simulated(
+            stats, rows, keys, prepared.key_types, level, null=null, alpha=target.alpha
+        )
+    else:
         stats = stats.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED)
     out = normalize(
         stats,
@@ -273,7 +277,7 @@ def calibration(
         labels=prepared.labels,
         sigma_zero=target.sigma_zero or SIGMA_ZERO,
         level=level,
-        simulated=simulated,
+        simulated=True,
     )
     out = out.drop("variance").rename(_RENAME)
     return prepared.guarded(out) if choice == "polars" else out

@@ -87,6 +87,12 @@ class Target:
         return (_UNIT, _UNIT) if self.name == "probability" else (None, None)
 
     @property
+    def null(self) -> Literal["score", "level", "flip"]:
+        """How :func:`~polars_cumdev.method.finite_groups.with_simulated` redraws a group:
+        Bernoulli(score), Bernoulli(alpha) of the hits, or the residuals' signs."""
+        return {"probability": "score", "quantile": "level", "mean": "flip"}[self.name]  # type: ignore[return-value]
+
+    @property
     def compiled(self) -> bool:
         """Whether the compiled kernel computes this target (the probability only)."""
         return self.name == "probability"

@@ -31,7 +31,7 @@ from numba import njit, prange
 
 from polars_cumdev.kernel.prefix import F64, I64, JIT
 
-__all__ = ["SEED", "event_sums", "simulated_pvalues"]
+__all__ = ["SEED", "event_sums", "flipped_pvalues", "simulated_pvalues"]
 
 #: The fixed constant every group's seed starts from.
 SEED = 0x5EED_C0DE_CA1B_0001
@@ -152,3 +152,59 @@ def event_sums(ids: I64, p: F64, w: F64, size: int) -> F64:
         out[g, 1] += w2v * w[i] * abs(1.0 - 2.0 * p[i])
         out[g, 2] += w2v * w[i] * w[i] * max(1.0 - 6.0 * v, 0.0)
     return out
+
+
+@njit(**JIT, parallel=True)
+def flipped_pvalues(
+    starts: I64, s: F64, w: F64, e: F64, draws: I64, h: int
+) -> tuple[F64, F64, I64]:
+    """Per group: sign-flip p-values of D and of G, and the redraws made.
+
+    The null of a predicted mean whose errors are symmetric: each row's
+    residual ``e`` (response minus prediction) keeps its size and gets a random
+    sign, independently (method.md, "Valid at every size"). The layout, the
+    seed (scores and size only) and Besag and Clifford's stopping are those of
+    :func:`simulated_pvalues`; ``p`` is not needed (the running sum is of
+    w_i e_i, with the i-th sign flipped when its uniform is below 1/2).
+    """
+    groups = starts.shape[0] - 1
+    p_d = np.empty(groups)
+    p_g = np.empty(groups)
+    used = np.zeros(groups, dtype=np.int64)
+    s_bits = s.view(np.uint64)
+    for g in prange(groups):
+        a, b = starts[g], starts[g + 1]
+        c, high, low, total = 0.0, 0.0, 0.0, 0.0
+        for i in range(a, b):
+            c += w[i] * e[i]
+            total += abs(w[i] * e[i])
+            if i == b - 1 or s[i + 1] != s[i]:
+                high = max(high, c)
+                low = min(low, c)
+        d0, g0 = high - low, max(high, -low)
+        slack = _TOLERANCE * total
+        state = _seed(s_bits, a, b)
+        hit_d, hit_g, stop_d, stop_g = 0, 0, 0, 0
+        t = 0
+        while t < draws[g] and (stop_d == 0 or stop_g == 0):
+            t += 1
+            c, high, low = 0.0, 0.0, 0.0
+            for i in range(a, b):
+                state += _GOLDEN
+                term = w[i] * e[i]
+                c += term if (_mix(state) >> np.uint64(63)) == 0 else -term
+                if i == b - 1 or s[i + 1] != s[i]:
+                    high = max(high, c)
+                    low = min(low, c)
+            if stop_d == 0 and high - low >= d0 - slack:
+                hit_d += 1
+                if hit_d == h:
+                    stop_d = t
+            if stop_g == 0 and max(high, -low) >= g0 - slack:
+                hit_g += 1
+                if hit_g == h:
+                    stop_g = t
+        p_d[g] = h / stop_d if stop_d > 0 else (hit_d + 1.0) / (t + 1.0)
+        p_g[g] = h / stop_g if stop_g > 0 else (hit_g + 1.0) / (t + 1.0)
+        used[g] = t
+    return p_d, p_g, used

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -24,7 +25,7 @@ import polars as pl
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.keys import join_on_keys
-from polars_cumdev.method.pvalues import ks_critical, kuiper_critical
+from polars_cumdev.method.pvalues import ks_critical, kuiper_critical, pvalue_pairs
 from polars_cumdev.method.summary_columns import SIGMA_B, SIGMA_E
 
 __all__ = ["SIMULATED", "with_simulated"]
@@ -35,6 +36,10 @@ SIMULATED = (fs.SIM_KUIPER, fs.SIM_KS)
 _TESTS = "__cd_tests"
 _ALL = "__cd_all"
 _TAG = "__cd_tag"
+_ALPHA = "__cd_alpha"
+_KUIPER_Z, _KS_Z = "__cd_kuiper_z", "__cd_ks_z"
+#: How a calibrated group's responses are redrawn (:func:`with_simulated`).
+Null = Literal["score", "level", "flip"]
 _SIM = {fs.SIM_KUIPER: pl.Float64(), fs.SIM_KS: pl.Float64()}
 
 
@@ -90,11 +95,14 @@ def _bin_means(
     return np.clip(np.nan_to_num(mean, nan=0.0), 0.0, 1.0)[point]
 
 
-def _simulate(batch: pl.DataFrame, keys: list[str], level: float, screen: bool) -> pl.DataFrame:
+def _simulate(
+    batch: pl.DataFrame, keys: list[str], level: float, screen: bool, null: Null = "score"
+) -> pl.DataFrame:
     """Per candidate group of ``batch`` (its rows): simulated p-values where it fails.
 
     For the screen, ``batch`` also holds the full population (tag 0), whose
     bin means at the group's scores are the null probabilities, held fixed.
+    ``null``: see :func:`with_simulated`.
     """
     schema = {**{k: batch.schema[k] for k in keys}, **_SIM}
     full = None
@@ -106,19 +114,29 @@ def _simulate(batch: pl.DataFrame, keys: list[str], level: float, screen: bool) 
             return pl.DataFrame(schema=schema)
     if batch.height == 0:
         return pl.DataFrame(schema=schema)
-    grouped = batch.with_row_index("__cd_row").group_by(keys).agg(pl.col("__cd_row"))
+    carried = [pl.col(c).first() for c in (_KUIPER_Z, _KS_Z)] if null == "flip" else []
+    grouped = batch.with_row_index("__cd_row").group_by(keys).agg(pl.col("__cd_row"), *carried)
     sizes = grouped["__cd_row"].list.len().to_numpy()
     rows = grouped["__cd_row"].explode().to_numpy().astype(np.int64)
     group = np.repeat(np.arange(grouped.height), sizes)
     s, r, w = (batch[c].to_numpy()[rows] for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
     order, starts = fs.grouped(group, s, w, r)
     group, s, r, w = group[order], s[order], r[order], w[order]
-    p = s if full is None else _bin_means(full, s, group, starts)
     tests = int(batch[_TESTS][0])
+    if null == "flip":
+        z = (grouped[_KUIPER_Z].to_numpy(), grouped[_KS_Z].to_numpy())
+        return _flipped(grouped.select(keys), group, starts, s, r, w, tests, level, z)
+    if null == "level":  # a quantile's hits 1{y <= q}: Bernoulli(alpha) whatever the score
+        p = np.full(s.shape[0], float(batch[_ALPHA][0]))
+    else:
+        p = s if full is None else _bin_means(full, s, group, starts)
     other = np.bincount(group, weights=((r != 0.0) & (r != 1.0)), minlength=grouped.height)
     terms = fs.event_terms(p, w)
     sums = np.stack([np.bincount(group, weights=t, minlength=grouped.height) for t in terms])
-    chosen = (other == 0) & (fs.effective_events(sums) < fs.MIN_EVENTS)
+    events = fs.effective_events(sums)
+    if null == "level":  # few rows at alpha near 1/2: E is infinite, the walk still coarse
+        events = np.minimum(events, fs.effective_rows(group, w, grouped.height))
+    chosen = (other == 0) & (events < fs.MIN_EVENTS)
     keep = chosen[group]
     bounds = np.concatenate([[0], np.cumsum(sizes[chosen])]).astype(np.int64)
     p_k, p_ks, _ = fs.simulate(bounds, s[keep], w[keep], p[keep], r[keep], tests, level)
@@ -129,6 +147,32 @@ def _simulate(batch: pl.DataFrame, keys: list[str], level: float, screen: bool) 
     ).select(list(schema))
 
 
+def _flipped(
+    names: pl.DataFrame,
+    group: np.ndarray,
+    starts: np.ndarray,
+    s: np.ndarray,
+    r: np.ndarray,
+    w: np.ndarray,
+    tests: int,
+    level: float,
+    z: tuple[np.ndarray, np.ndarray],
+) -> pl.DataFrame:
+    """A predicted mean's candidates with fewer than MIN_ROWS effective rows: the larger of
+    the sign-flip p-value of the residuals and the asymptotic one (docs/method.md)."""
+    chosen = fs.effective_rows(group, w, names.height) < fs.MIN_ROWS
+    keep = chosen[group]
+    bounds = np.concatenate([[0], np.cumsum(np.diff(starts)[chosen])]).astype(np.int64)
+    p_k, p_ks, _ = fs.flip(bounds, s[keep], w[keep], r[keep] - s[keep], tests, level)
+    asymptotic = pvalue_pairs(*z)
+    p_k = np.maximum(p_k, asymptotic[0][chosen])
+    p_ks = np.maximum(p_ks, asymptotic[1][chosen])
+    return names.filter(pl.Series(chosen)).with_columns(
+        pl.Series(fs.SIM_KUIPER, p_k, dtype=pl.Float64),
+        pl.Series(fs.SIM_KS, p_ks, dtype=pl.Float64),
+    )
+
+
 def with_simulated(
     stats: pl.LazyFrame,
     rows: pl.LazyFrame,
@@ -137,6 +181,8 @@ def with_simulated(
     level: float,
     *,
     screen: bool = False,
+    null: Null = "score",
+    alpha: float | None = None,
 ) -> pl.LazyFrame:
     """``stats`` (:func:`~polars_cumdev.method.statistics.summarize`'s layout) with the
     simulated p-value columns.
@@ -144,7 +190,13 @@ def with_simulated(
     ``rows`` is the prepared frame (keys, score, response, weight); ``key_types``
     the keys' dtypes there. ``screen``: each group against the full population
     (every row of ``rows``), whose bin means are the null probabilities; else
-    calibration of probabilities (the scores are).
+    calibration, whose ``null`` is one of:
+
+    * ``"score"``: probabilities, 0/1 responses redrawn as Bernoulli(score);
+    * ``"level"``: a quantile at level ``alpha``, ``rows``' responses being the
+      hits 1{y <= q}, redrawn as Bernoulli(alpha);
+    * ``"flip"``: a predicted mean, each residual y - m given a random sign, the
+      p-value the larger of that and the asymptotic one.
     """
     whole = not keys  # one group: a constant key, dropped at the end
     if whole:
@@ -160,10 +212,16 @@ def with_simulated(
     if screen:  # either sigma (31) or (32), whichever normalize will take
         other = pl.col(SIGMA_E).fill_null(0.0).clip(lower_bound=0.0).sqrt()
         small = small | (pl.col("kuiper") >= kuiper_z * other) | (pl.col("ks") >= ks_z * other)
+    extra = []
+    if null == "flip":
+        extra = [(pl.col(c) / sigma).alias(z) for c, z in (("kuiper", _KUIPER_Z), ("ks", _KS_Z))]
+    elif null == "level":
+        extra = [pl.lit(alpha, dtype=pl.Float64).alias(_ALPHA)]
+    carried = [e.meta.output_name() for e in extra]
     candidates = (
         stats.with_columns((pl.col(SIGMA_B) > 0.0).sum().cast(pl.Int64).alias(_TESTS))
         .filter(small & (pl.col(SIGMA_B) > 0.0))
-        .select(*[pl.col(k).cast(key_types[k]) for k in keys], _TESTS)
+        .select(*[pl.col(k).cast(key_types[k]) for k in keys], _TESTS, *extra)
     )
     floats = [k for k in keys if key_types[k].is_float()]
     on = [k for k in keys if k not in floats] + [
@@ -172,7 +230,7 @@ def with_simulated(
     picked = (
         _nan_safe(rows.select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT), floats)
         .join(_nan_safe(candidates, floats).drop(floats), on=on, how="inner", nulls_equal=True)
-        .select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT, _TESTS)
+        .select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT, _TESTS, *carried)
     )
     schema = {**{k: key_types[k] for k in keys}, **_SIM}
     if screen:  # the full population too, only when some group is a candidate
@@ -185,7 +243,7 @@ def with_simulated(
         )  # fmt: skip
         picked = pl.concat([picked.with_columns(pl.lit(1, dtype=pl.Int8).alias(_TAG)), population])
     found = picked.map_batches(
-        lambda batch: _simulate(batch, keys, level, screen),
+        lambda batch: _simulate(batch, keys, level, screen, null),
         schema=pl.Schema(schema),
         streamable=False,
     )

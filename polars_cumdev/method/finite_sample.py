@@ -51,7 +51,9 @@ __all__ = [
     "WORK",
     "cutoff",
     "effective_events",
+    "effective_rows",
     "event_terms",
+    "flip",
     "method_column",
     "redraws",
     "simulate",
@@ -59,6 +61,9 @@ __all__ = [
 
 #: Groups with fewer effective events than this are simulated (where it could matter).
 MIN_EVENTS = 200.0
+#: Real-valued responses (predicted means and quantiles): groups with fewer
+#: effective rows, (sum w)^2 / sum w^2, than this are simulated too.
+MIN_ROWS = 200.0
 #: Most redraws: FACTOR * tests / level (the smallest threshold of BH/Holm is level / tests).
 FACTOR = 2.0
 #: Fewest most-redraws of a group, whatever its size.
@@ -142,6 +147,32 @@ def simulate(
     draws = redraws(np.diff(starts), tests, level)
     as_float = [np.ascontiguousarray(a, dtype=np.float64) for a in (s, w, p, r)]
     return simulated_pvalues(starts.astype(np.int64), *as_float, draws, STOP)
+
+
+def flip(
+    starts: np.ndarray, s: np.ndarray, w: np.ndarray, e: np.ndarray, tests: int, level: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sign-flip (Kuiper p, KS p, redraws) of the residuals ``e`` of groups laid out as
+    :func:`simulate` takes them (a predicted mean's null, symmetric errors)."""
+    if starts.shape[0] <= 1:
+        return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64)
+    from polars_cumdev.kernel.finite_sample import flipped_pvalues  # only when needed
+
+    draws = redraws(np.diff(starts), tests, level)
+    as_float = [np.ascontiguousarray(a, dtype=np.float64) for a in (s, w, e)]
+    return flipped_pvalues(starts.astype(np.int64), *as_float, draws, STOP)
+
+
+def effective_rows(group: np.ndarray, w: np.ndarray, groups: int) -> np.ndarray:
+    """(sum w)^2 / sum w^2 per group numbered 0..groups-1 (weights scaled first, as in
+    :func:`event_terms`: the ratio does not depend on their scale)."""
+    top = float(np.max(np.abs(w))) if w.size else 0.0
+    if 0.0 < top < np.inf:
+        w = np.ldexp(w, -int(np.frexp(top)[1]))
+    first = np.bincount(group, weights=w, minlength=groups)
+    second = np.bincount(group, weights=w * w, minlength=groups)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(second > 0.0, first * first / second, 0.0)
 
 
 def grouped(

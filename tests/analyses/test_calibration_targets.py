@@ -7,6 +7,7 @@ import polars as pl
 import pytest
 import reference as ref
 import reference_calibration_kinds as kinds
+import reference_finite_sample as finite
 from numpy.testing import assert_allclose
 from scipy import stats
 
@@ -33,12 +34,18 @@ def regression(seed: int, m: int = 1500, *, bias: float = 0.3) -> pl.DataFrame:
     )
 
 
-def _check(got: dict, want: dict) -> None:
+def _check(got: dict, want: dict, frame: pl.DataFrame, target: str, tests: int = 1) -> None:
     for name in ("ecce_r", "ecce_mad", "delta", "sigma"):
         assert_allclose(got[name], want[name], rtol=RTOL, err_msg=name)
-    assert_allclose(got["ecce_r_z"], want["ecce_r"] / want["sigma"], rtol=RTOL)
-    assert_allclose(got["ecce_mad_z"], want["ecce_mad"] / want["sigma"], rtol=RTOL)
-    assert_allclose(got["ecce_r_p"], ref.kuiper_pvalue_naive(got["ecce_r_z"]), rtol=RTOL)
+    z = (want["ecce_r"] / want["sigma"], want["ecce_mad"] / want["sigma"])
+    assert_allclose(got["ecce_r_z"], z[0], rtol=RTOL)
+    assert_allclose(got["ecce_mad_z"], z[1], rtol=RTOL)
+    # the p-value the row should show: asymptotic, or from the redraws (issue 36)
+    score, alpha = ("m", None) if target == "mean" else ("q", 0.9)
+    s, y, w = (frame[c].to_list() for c in (score, "y", "w"))
+    p_r, p_mad, method = finite.calibration_pvalues(s, y, w, target, alpha, z, tests)
+    assert got["p_method"] == method
+    assert_allclose([got["ecce_r_p"], got["ecce_mad_p"]], [p_r, p_mad], rtol=RTOL)
     assert got["n_scores"] == want["n_scores"]
 
 
@@ -55,7 +62,7 @@ def test_statistics_match_reference(seed: int, target: str) -> None:
     df = regression(seed)
     score, alpha = ("m", None) if target == "mean" else ("q", 0.9)
     got = df.cumdev.calibration(score, "y", "w", target=target, alpha=alpha).row(0, named=True)
-    _check(got, _expected(df, target))
+    _check(got, _expected(df, target), df, target)
     assert got["n"] == df.height
 
 
@@ -71,7 +78,8 @@ def test_per_group_matches_each_group_alone(target: str) -> None:
     )
     assert out.height == 3
     for row in out.iter_rows(named=True):
-        _check(row, _expected(df.filter(pl.col("g") == row["g"]), target))
+        group = df.filter(pl.col("g") == row["g"])
+        _check(row, _expected(group, target), group, target, tests=out.height)
     assert_allclose(out["ecce_r_q"].to_numpy(), ref.bh_qvalues(out["ecce_r_p"].to_numpy()))
 
 

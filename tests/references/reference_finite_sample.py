@@ -66,3 +66,70 @@ def pvalues(s, w, p, r, draws: int, stop: int) -> tuple[float, float, int]:
                     stops[j] = t
     out = [stop / stops[j] if stops[j] else (hits[j] + 1.0) / (t + 1.0) for j in range(2)]
     return out[0], out[1], t
+
+
+def flipped(s, w, e, draws: int, stop: int) -> tuple[float, float, int]:
+    """(Kuiper p, KS p, redraws) of a predicted mean's residuals ``e`` under sign flips:
+    the i-th residual of a redraw is negated when the top bit of its SplitMix64 word is 1."""
+    zero = [0.0] * len(s)
+    d0, g0 = ranges(s, w, zero, e)
+    slack = 1e-12 * sum(abs(a * b) for a, b in zip(w, e, strict=True))
+    state = seed(s, w)
+    hits, stops = [0, 0], [0, 0]
+    t = 0
+    while t < draws and (stops[0] == 0 or stops[1] == 0):
+        t += 1
+        redrawn = []
+        for i in range(len(s)):
+            state = (state + GOLDEN) & MASK
+            redrawn.append(e[i] if mix(state) >> 63 == 0 else -e[i])
+        found = ranges(s, w, zero, redrawn)
+        for j, observed in enumerate((d0, g0)):
+            if stops[j] == 0 and found[j] >= observed - slack:
+                hits[j] += 1
+                if hits[j] == stop:
+                    stops[j] = t
+    out = [stop / stops[j] if stops[j] else (hits[j] + 1.0) / (t + 1.0) for j in range(2)]
+    return out[0], out[1], t
+
+
+def calibration_pvalues(
+    s, y, w, target: str, alpha: float | None, z: tuple[float, float], tests: int, level=0.05
+) -> tuple[float, float, str]:
+    """(ECCE-R p, ECCE-MAD p, p_method) of one group of ``calibration(target=...)``.
+
+    ``z`` are the group's normalized statistics (from the reference); ``tests``
+    the number of groups with a sigma. Written from docs/method.md: a group
+    whose asymptotic p-values are both above max(0.1, level) keeps them; a
+    quantile is simulated when min(E, n_eff) < 200 (its hits redrawn as
+    Bernoulli(alpha)), a mean when n_eff < 200 (its residuals' signs redrawn,
+    the p-value the larger of that and the asymptotic one).
+    """
+    import math
+
+    from reference import ks_pvalue_naive, kuiper_pvalue_naive
+
+    asymptotic = (kuiper_pvalue_naive(z[0]), ks_pvalue_naive(z[1]))
+    if min(asymptotic) > max(0.1, level):
+        return (*asymptotic, "asymptotic")
+    n_eff = sum(w) ** 2 / sum(x * x for x in w)
+    r = [float(a <= b) for a, b in zip(y, s, strict=True)] if target == "quantile" else list(y)
+    s = [a + 0.0 for a in s]  # -0.0 is the score 0.0 (its bits seed the draws)
+    rows = sorted(zip(s, w, r, strict=True))
+    s, w, r = ([row[j] for row in rows] for j in range(3))
+    draws = max(min(math.ceil(2.0 * max(tests, 1) / level), 20_000_000 // len(s)), 999)
+    if target == "mean":
+        if n_eff >= 200:
+            return (*asymptotic, "asymptotic")
+        found = flipped(s, w, [a - b for a, b in zip(r, s, strict=True)], draws, 10)
+        return max(found[0], asymptotic[0]), max(found[1], asymptotic[1]), "simulated"
+    v = alpha * (1 - alpha)
+    second = sum(x * x * v for x in w)
+    third = sum(x**3 * v * abs(1 - 2 * alpha) for x in w)
+    fourth = sum(x**4 * v * max(1 - 6 * v, 0.0) for x in w)
+    e3 = second**3 / third**2 if third > 0 else math.inf
+    e4 = second**2 / fourth if fourth > 0 else math.inf
+    if min(e3, e4, n_eff) >= 200:
+        return (*asymptotic, "asymptotic")
+    found = pvalues(s, w, [alpha] * len(s), r, draws, 10)
+    return found[0], found[1], "simulated"

@@ -80,6 +80,9 @@ def main(expected: str | None = None) -> None:
         data.cumdev.screen(by="g", score="s", response="y", weight=weight)
         calibration(data, "s", "y", weight, by="g")
         multicalibration(data, "s", "y", weight, segments=family)
+    # A predicted mean's small groups, off by 0.5: their residuals' signs are redrawn.
+    biased = data.head(2000).with_columns(pl.col("y") + 0.5)
+    calibration(biased, "s", "y", by="g", target="mean")
     # The bundled data, as the README and the docs use it first: integer weights,
     # string features, and segments small enough for finite-sample p-values.
     from polars_cumdev.datasets import census_scored

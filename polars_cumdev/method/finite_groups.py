@@ -123,6 +123,10 @@ def _simulate(
     order, starts = fs.grouped(group, s, w, r)
     group, s, r, w = group[order], s[order], r[order], w[order]
     tests = int(batch[_TESTS][0])
+    if null == "flip":  # a mean's residuals, before the scores give way to their ranks
+        r = r - s
+    if null != "score":  # a mean's or quantile's statistic ignores a shift: so do the draws
+        s = _ranks(s, starts)
     if null == "flip":
         z = (grouped[_KUIPER_Z].to_numpy(), grouped[_KS_Z].to_numpy())
         return _flipped(grouped.select(keys), group, starts, s, r, w, tests, level, z)
@@ -147,12 +151,26 @@ def _simulate(
     ).select(list(schema))
 
 
+def _ranks(s: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Each row's distinct score's rank within its group (0, 1, ...; sorted rows), as float64.
+
+    The redraws read the scores only to find the ties and to seed the draws:
+    the ranks keep the ties, and seed a mean's or a quantile's group the same
+    way when its predictions and responses move together (the statistics do
+    not change then either)."""
+    new = np.ones(s.shape[0], dtype=bool)
+    new[1:] = s[1:] != s[:-1]
+    new[starts[:-1]] = True  # (every group has rows)
+    count = np.cumsum(new)
+    return (count - np.repeat(count[starts[:-1]], np.diff(starts))).astype(np.float64)
+
+
 def _flipped(
     names: pl.DataFrame,
     group: np.ndarray,
     starts: np.ndarray,
     s: np.ndarray,
-    r: np.ndarray,
+    e: np.ndarray,
     w: np.ndarray,
     tests: int,
     level: float,
@@ -163,7 +181,7 @@ def _flipped(
     chosen = fs.effective_rows(group, w, names.height) < fs.MIN_ROWS
     keep = chosen[group]
     bounds = np.concatenate([[0], np.cumsum(np.diff(starts)[chosen])]).astype(np.int64)
-    p_k, p_ks, _ = fs.flip(bounds, s[keep], w[keep], r[keep] - s[keep], tests, level)
+    p_k, p_ks, _ = fs.flip(bounds, s[keep], w[keep], e[keep], tests, level)
     asymptotic = pvalue_pairs(*z)
     p_k = np.maximum(p_k, asymptotic[0][chosen])
     p_ks = np.maximum(p_ks, asymptotic[1][chosen])

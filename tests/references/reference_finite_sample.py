@@ -114,14 +114,16 @@ def calibration_pvalues(
         return (*asymptotic, "asymptotic")
     n_eff = sum(w) ** 2 / sum(x * x for x in w)
     r = [float(a <= b) for a, b in zip(y, s, strict=True)] if target == "quantile" else list(y)
-    s = [a + 0.0 for a in s]  # -0.0 is the score 0.0 (its bits seed the draws)
     rows = sorted(zip(s, w, r, strict=True))
     s, w, r = ([row[j] for row in rows] for j in range(3))
+    e = [a - b for a, b in zip(r, s, strict=True)]  # a mean's residuals
+    # the draws see each score's rank among the group's distinct scores (ties kept)
+    s = [float(len({x for x in s if x < a})) for a in s]
     draws = max(min(math.ceil(2.0 * max(tests, 1) / level), 20_000_000 // len(s)), 999)
     if target == "mean":
         if n_eff >= 200:
             return (*asymptotic, "asymptotic")
-        found = flipped(s, w, [a - b for a, b in zip(r, s, strict=True)], draws, 10)
+        found = flipped(s, w, e, draws, 10)
         return max(found[0], asymptotic[0]), max(found[1], asymptotic[1]), "simulated"
     v = alpha * (1 - alpha)
     second = sum(x * x * v for x in w)

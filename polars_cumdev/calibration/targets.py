@@ -40,6 +40,12 @@ Three targets fill in R', ref and v:
   barely. Rows are taken as independent given the prediction, as the tie
   factor f assumes everywhere. One merged point of one row gives sigma 0.
 
+Where the asymptotic tail is not trusted (few effective rows), a quantile's
+hits are redrawn as Bernoulli(alpha) (its exact null) and a mean's residuals
+get random signs (exact for symmetric errors; the p-value is the larger of
+that and the asymptotic one): :attr:`Target.null`, and docs/method.md,
+"Predicted means and quantiles at every size".
+
 Weights are sampling weights, as for probabilities: a merged point's
 response R'_k = sum(W y) / sum(W) has variance v f_k with the tie factor
 f_k = sum(W^2) / (sum W)^2 when every row's response has variance v.

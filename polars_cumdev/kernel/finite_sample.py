@@ -156,22 +156,28 @@ def event_sums(ids: I64, p: F64, w: F64, size: int) -> F64:
 
 @njit(**JIT, parallel=True)
 def flipped_pvalues(
-    starts: I64, s: F64, w: F64, e: F64, draws: I64, h: int
+    starts: I64, s: F64, w: F64, e: F64, key: F64, draws: I64, h: int
 ) -> tuple[F64, F64, I64]:
     """Per group: sign-flip p-values of D and of G, and the redraws made.
 
     The null of a predicted mean whose errors are symmetric: each row's
     residual ``e`` (response minus prediction) keeps its size and gets a random
     sign, independently (method.md, "Valid at every size"). The layout, the
-    seed (scores and size only) and Besag and Clifford's stopping are those of
+    seed and Besag and Clifford's stopping are those of
     :func:`simulated_pvalues`; ``p`` is not needed (the running sum is of
-    w_i e_i, with the i-th sign flipped when its uniform is below 1/2).
+    w_i e_i, with the i-th sign flipped when the top bit of its word is 1).
+    The seed is :func:`_seed`'s (``s``, the ranks of the predictions, and the
+    size), then each row's ``key`` (its rank of |e| in its group) hashed in: it
+    varies between groups,
+    and, depending on the residuals only through |e|, it is independent of
+    their signs, which is all the sign-flip null redraws.
     """
     groups = starts.shape[0] - 1
     p_d = np.empty(groups)
     p_g = np.empty(groups)
     used = np.zeros(groups, dtype=np.int64)
     s_bits = s.view(np.uint64)
+    key_bits = key.view(np.uint64)
     for g in prange(groups):
         a, b = starts[g], starts[g + 1]
         c, high, low, total = 0.0, 0.0, 0.0, 0.0
@@ -184,6 +190,8 @@ def flipped_pvalues(
         d0, g0 = high - low, max(high, -low)
         slack = _TOLERANCE * total
         state = _seed(s_bits, a, b)
+        for i in range(a, b):
+            state = _mix(state ^ key_bits[i])
         hit_d, hit_g, stop_d, stop_g = 0, 0, 0, 0
         t = 0
         while t < draws[g] and (stop_d == 0 or stop_g == 0):

@@ -57,6 +57,7 @@ __all__ = [
     "method_column",
     "redraws",
     "simulate",
+    "size_ranks",
 ]
 
 #: Groups with fewer effective events than this are simulated (where it could matter).
@@ -153,14 +154,27 @@ def flip(
     starts: np.ndarray, s: np.ndarray, w: np.ndarray, e: np.ndarray, tests: int, level: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sign-flip (Kuiper p, KS p, redraws) of the residuals ``e`` of groups laid out as
-    :func:`simulate` takes them (a predicted mean's null, symmetric errors)."""
+    :func:`simulate` takes them (a predicted mean's null, symmetric errors); the
+    draws are seeded by the scores and by each row's rank of |e| in its group."""
     if starts.shape[0] <= 1:
         return np.zeros(0), np.zeros(0), np.zeros(0, dtype=np.int64)
     from polars_cumdev.kernel.finite_sample import flipped_pvalues  # only when needed
 
     draws = redraws(np.diff(starts), tests, level)
-    as_float = [np.ascontiguousarray(a, dtype=np.float64) for a in (s, w, e)]
+    key = size_ranks(starts, e)
+    as_float = [np.ascontiguousarray(a, dtype=np.float64) for a in (s, w, e, key)]
     return flipped_pvalues(starts.astype(np.int64), *as_float, draws, STOP)
+
+
+def size_ranks(starts: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Each row's rank of |e| within its group (0, 1, ...; equal sizes by the rows' places),
+    as float64: the sign-flip draws' seed, which must not see the residuals' signs."""
+    sizes = np.diff(starts)
+    group = np.repeat(np.arange(sizes.shape[0]), sizes)
+    order = np.lexsort((np.arange(e.shape[0]), np.abs(e), group))
+    key = np.empty(e.shape[0])
+    key[order] = np.arange(e.shape[0]) - np.repeat(starts[:-1], sizes)
+    return key
 
 
 def effective_rows(group: np.ndarray, w: np.ndarray, groups: int) -> np.ndarray:

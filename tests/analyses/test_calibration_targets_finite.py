@@ -43,7 +43,7 @@ def _groups(seed: int, sizes: list[int]):
 def test_flip_kernel_equals_the_naive_transcription(seed):
     starts, s, w, e = _groups(seed, [5, 12, 30, 1])
     draws = np.array([120, 400, 80, 50], dtype=np.int64)
-    p_d, p_g, used = flipped_pvalues(starts, s, w, e, draws, 5)
+    p_d, p_g, used = flipped_pvalues(starts, s, w, e, fs.size_ranks(starts, e), draws, 5)
     for g in range(starts.shape[0] - 1):
         a, b = starts[g], starts[g + 1]
         want = ref.flipped(list(s[a:b]), list(w[a:b]), list(e[a:b]), draws[g], 5)

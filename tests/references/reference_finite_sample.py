@@ -70,11 +70,18 @@ def pvalues(s, w, p, r, draws: int, stop: int) -> tuple[float, float, int]:
 
 def flipped(s, w, e, draws: int, stop: int) -> tuple[float, float, int]:
     """(Kuiper p, KS p, redraws) of a predicted mean's residuals ``e`` under sign flips:
-    the i-th residual of a redraw is negated when the top bit of its SplitMix64 word is 1."""
+    the i-th residual of a redraw is negated when the top bit of its SplitMix64 word is 1;
+    the seed: the scores' and size's, then each row's rank of |e| (ties by place) hashed in."""
     zero = [0.0] * len(s)
     d0, g0 = ranges(s, w, zero, e)
     slack = 1e-12 * sum(abs(a * b) for a, b in zip(w, e, strict=True))
-    state = seed(s, w)
+    by_size = sorted(range(len(e)), key=lambda i: (abs(e[i]), i))
+    rank = [0.0] * len(e)
+    for place, i in enumerate(by_size):
+        rank[i] = float(place)
+    state = seed(s, w)  # the scores' bits and the size, then each row's rank of |e|
+    for a in rank:
+        state = mix(state ^ bits(a))
     hits, stops = [0, 0], [0, 0]
     t = 0
     while t < draws and (stops[0] == 0 or stops[1] == 0):

@@ -143,12 +143,44 @@ def _simulate(
     chosen = (other == 0) & (events < fs.MIN_EVENTS)
     keep = chosen[group]
     bounds = np.concatenate([[0], np.cumsum(sizes[chosen])]).astype(np.int64)
-    p_k, p_ks, _ = fs.simulate(bounds, s[keep], w[keep], p[keep], r[keep], tests, level)
+    if null == "level":
+        p_k, p_ks = _listed_or_drawn(bounds, s[keep], w[keep], p[keep], r[keep], tests, level)
+    else:
+        p_k, p_ks, _ = fs.simulate(bounds, s[keep], w[keep], p[keep], r[keep], tests, level)
     out = grouped.select(keys).filter(pl.Series(chosen))
     return out.with_columns(
         pl.Series(fs.SIM_KUIPER, p_k, dtype=pl.Float64),
         pl.Series(fs.SIM_KS, p_ks, dtype=pl.Float64),
     ).select(list(schema))
+
+
+def _listed_or_drawn(
+    bounds: np.ndarray,
+    s: np.ndarray,
+    w: np.ndarray,
+    p: np.ndarray | None,
+    r: np.ndarray,
+    tests: int,
+    level: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A mean's (``p`` None: ``r`` are residuals) or quantile's groups' p-values: exact for
+    groups of at most EXACT_ROWS rows (every outcome listed), from redraws for the others."""
+    sizes = np.diff(bounds)
+    small = sizes <= fs.EXACT_ROWS
+    out = np.empty((2, sizes.shape[0]))
+    flip = p is None
+    p = np.zeros_like(r) if p is None else p
+    for chosen, rows in ((small, np.repeat(small, sizes)), (~small, np.repeat(~small, sizes))):
+        starts = np.concatenate([[0], np.cumsum(sizes[chosen])]).astype(np.int64)
+        parts = s[rows], w[rows], p[rows], r[rows]
+        if chosen is small:
+            found = fs.exact(starts, *parts, flip)
+        elif flip:
+            found = fs.flip(starts, parts[0], parts[1], parts[3], tests, level)
+        else:
+            found = fs.simulate(starts, *parts, tests, level)
+        out[0, chosen], out[1, chosen] = found[0], found[1]
+    return out[0], out[1]
 
 
 def _ranks(s: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -181,7 +213,7 @@ def _flipped(
     chosen = fs.effective_rows(group, w, names.height) < fs.MIN_ROWS
     keep = chosen[group]
     bounds = np.concatenate([[0], np.cumsum(np.diff(starts)[chosen])]).astype(np.int64)
-    p_k, p_ks, _ = fs.flip(bounds, s[keep], w[keep], e[keep], tests, level)
+    p_k, p_ks = _listed_or_drawn(bounds, s[keep], w[keep], None, e[keep], tests, level)
     asymptotic = pvalue_pairs(*z)
     p_k = np.maximum(p_k, asymptotic[0][chosen])
     p_ks = np.maximum(p_ks, asymptotic[1][chosen])

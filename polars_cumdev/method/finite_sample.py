@@ -42,6 +42,7 @@ import polars as pl
 from polars_cumdev.method.findings import check_level
 
 __all__ = [
+    "EXACT_ROWS",
     "FACTOR",
     "MIN_EVENTS",
     "P_METHOD",
@@ -53,6 +54,7 @@ __all__ = [
     "effective_events",
     "effective_rows",
     "event_terms",
+    "exact",
     "flip",
     "method_column",
     "redraws",
@@ -65,6 +67,9 @@ MIN_EVENTS = 200.0
 #: Real-valued responses (predicted means and quantiles): groups with fewer
 #: effective rows, (sum w)^2 / sum w^2, than this are simulated too.
 MIN_ROWS = 200.0
+#: Groups of at most this many rows (a mean's or a quantile's) get exact p-values:
+#: every one of their 2^rows outcomes is listed instead of drawn.
+EXACT_ROWS = 12
 #: Most redraws: FACTOR * tests / level (the smallest threshold of BH/Holm is level / tests).
 FACTOR = 2.0
 #: Fewest most-redraws of a group, whatever its size.
@@ -164,6 +169,19 @@ def flip(
     key = size_ranks(starts, e)
     as_float = [np.ascontiguousarray(a, dtype=np.float64) for a in (s, w, e, key)]
     return flipped_pvalues(starts.astype(np.int64), *as_float, draws, STOP)
+
+
+def exact(
+    starts: np.ndarray, s: np.ndarray, w: np.ndarray, p: np.ndarray, r: np.ndarray, flip: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (Kuiper p, KS p) of groups of at most :data:`EXACT_ROWS` rows, laid out as
+    :func:`simulate` takes them (``flip``: ``r`` are a mean's residuals, ``p`` unused)."""
+    if starts.shape[0] <= 1:
+        return np.zeros(0), np.zeros(0)
+    from polars_cumdev.kernel.finite_sample import exact_pvalues  # only when needed
+
+    as_float = [np.ascontiguousarray(a, dtype=np.float64) for a in (s, w, p, r)]
+    return exact_pvalues(starts.astype(np.int64), *as_float, flip)
 
 
 def size_ranks(starts: np.ndarray, e: np.ndarray) -> np.ndarray:

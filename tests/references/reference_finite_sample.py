@@ -8,6 +8,7 @@ redraw at a time, Besag and Clifford's sequential rule written out. Used by
 
 from __future__ import annotations
 
+import math
 import struct
 
 MASK = (1 << 64) - 1
@@ -100,6 +101,31 @@ def flipped(s, w, e, draws: int, stop: int) -> tuple[float, float, int]:
     return out[0], out[1], t
 
 
+def exact(s, w, p, r, flip: bool) -> tuple[float, float]:
+    """(Kuiper p, KS p) summed over all 2^rows outcomes: each row's 0/1 response
+    Bernoulli(p_i) (running sum of w (R - p)), or, with ``flip``, each residual r_i
+    with either sign (running sum of +-w r)."""
+    import itertools
+
+    zero = [0.0] * len(s)
+    d0, g0 = ranges(s, w, zero, r) if flip else ranges(s, w, p, r)
+    total = sum(abs(a * b) for a, b in zip(w, r, strict=True)) if flip else sum(map(abs, w))
+    slack = 1e-12 * total
+    out = [0.0, 0.0]
+    for outcome in itertools.product((0, 1), repeat=len(s)):
+        if flip:
+            redrawn = [-x if on else x for x, on in zip(r, outcome, strict=True)]
+            found = ranges(s, w, zero, redrawn)
+            chance = 0.5 ** len(s)
+        else:
+            found = ranges(s, w, p, [float(on) for on in outcome])
+            chance = math.prod(q if on else 1.0 - q for q, on in zip(p, outcome, strict=True))
+        for j, observed in enumerate((d0, g0)):
+            if found[j] >= observed - slack:
+                out[j] += chance
+    return min(out[0], 1.0), min(out[1], 1.0)
+
+
 def calibration_pvalues(
     s, y, w, target: str, alpha: float | None, z: tuple[float, float], tests: int, level=0.05
 ) -> tuple[float, float, str]:
@@ -110,9 +136,9 @@ def calibration_pvalues(
     whose asymptotic p-values are both above max(0.1, level) keeps them; a
     quantile is simulated when min(E, n_eff) < 200 (its hits redrawn as
     Bernoulli(alpha)), a mean when n_eff < 200 (its residuals' signs redrawn,
-    the p-value the larger of that and the asymptotic one).
+    the p-value the larger of that and the asymptotic one); every outcome is
+    listed instead of drawn for a group of at most 12 rows.
     """
-    import math
 
     from reference import ks_pvalue_naive, kuiper_pvalue_naive
 
@@ -130,7 +156,7 @@ def calibration_pvalues(
     if target == "mean":
         if n_eff >= 200:
             return (*asymptotic, "asymptotic")
-        found = flipped(s, w, e, draws, 10)
+        found = exact(s, w, None, e, True) if len(s) <= 12 else flipped(s, w, e, draws, 10)
         return max(found[0], asymptotic[0]), max(found[1], asymptotic[1]), "simulated"
     v = alpha * (1 - alpha)
     second = sum(x * x * v for x in w)
@@ -140,5 +166,6 @@ def calibration_pvalues(
     e4 = second**2 / fourth if fourth > 0 else math.inf
     if min(e3, e4, n_eff) >= 200:
         return (*asymptotic, "asymptotic")
-    found = pvalues(s, w, [alpha] * len(s), r, draws, 10)
+    p = [alpha] * len(s)
+    found = exact(s, w, p, r, False) if len(s) <= 12 else pvalues(s, w, p, r, draws, 10)
     return found[0], found[1], "simulated"

@@ -20,6 +20,7 @@ from polars_cumdev.compare.columns import (
     _Options,
     _options,
 )
+from polars_cumdev.compare.permutation import with_permutation
 from polars_cumdev.compare.steps import (
     _Pipeline,
     _pipeline,
@@ -196,7 +197,11 @@ def compare(
         One row: ``n_first``, ``n_second`` (rows selected), ``kuiper``,
         ``ks``, ``delta`` (C at the end of the curve), ``sigma``,
         ``kuiper_z``, ``ks_z``, ``kuiper_p``, ``ks_p``, ``kuiper_log10p``,
-        ``ks_log10p``, ``effect`` (the
+        ``ks_log10p``, ``p_method`` (``"permutation"`` where the scores both
+        selections share carry at least half the weight under
+        ``ties="dither"``: p-values from a stratified permutation null,
+        :mod:`polars_cumdev.compare.permutation`; else ``"asymptotic"``),
+        ``effect`` (the
         weighted average treatment effect, "first minus second"),
         ``variance`` and ``note``. When the scores of the two selections do
         not interleave (fewer than three blocks) the statistics are null and
@@ -219,7 +224,8 @@ def compare(
     frame, score, ordering = resolve_score(frame, score, weight)
     pipeline, prepared = _pair(frame, first, second, score, response, weight, options)
     before = [c for c in COMPARE_COLUMNS if c != SIGNIFICANT]
-    stats = findings(pipeline.stats.select(before), level, p="kuiper_p", symbol="p")
+    stats = with_permutation(pipeline.stats, pipeline.first, pipeline.second, options, level)
+    stats = findings(stats.select(before), level, p="kuiper_p", symbol="p")
     stats = stats.select(COMPARE_COLUMNS)
     stats = prepared.guarded(stats.filter(verdict(_CHECKED, [], prepared.labels)))
     return stats if ordering is None else ordering.located(stats)

@@ -82,7 +82,7 @@ def test_coarse_scores_are_permuted_and_fine_ones_are_not() -> None:
 
 @pytest.mark.parametrize("variance", ["empirical", "score"])
 @pytest.mark.parametrize(
-    ("k", "weighted"), [(2, False), (2, True), (3, True), (5, True), (9, False)]
+    ("k", "weighted"), [(2, False), (3, True), (9, False)]
 )
 def test_the_kernel_statistic_is_the_table_s(k: int, weighted: bool, variance: str) -> None:
     """The permutation kernel rebuilds blocks, dither, v and sigma itself: its observed

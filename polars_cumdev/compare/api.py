@@ -129,6 +129,9 @@ def _pair(
     return pipeline, prepared
 
 
+_DECIDED = "__cd_decided"
+
+
 @entry_point("score", "response", "weight")
 def compare(
     frame: FrameLike,
@@ -317,5 +320,14 @@ def compare_curve(
         pl.lit(0.0).alias("variance_share"),
     )
     curve = pl.concat([origin, body], how="vertical").sort("k")
-    curve = prepared.guarded(flag_stretch(curve, min_scores=MIN_SCORES["compare"], level=level))
+    curve = flag_stretch(curve, min_scores=MIN_SCORES["compare"], level=level)
+    if options.ties == "dither":  # the table's p-value may be permuted: follow its decision
+        table = with_permutation(pipeline.stats, pipeline.first, pipeline.second, options, level)
+        decided = table.select((pl.col("kuiper_p") <= level).fill_null(False).alias(_DECIDED))
+        curve = (
+            curve.join(decided, how="cross", maintain_order="left")
+            .with_columns(pl.col("located") & pl.col(_DECIDED))
+            .drop(_DECIDED)
+        )
+    curve = prepared.guarded(curve)
     return curve if ordering is None else ordering.pointwise(curve)

@@ -81,9 +81,7 @@ def test_coarse_scores_are_permuted_and_fine_ones_are_not() -> None:
 
 
 @pytest.mark.parametrize("variance", ["empirical", "score"])
-@pytest.mark.parametrize(
-    ("k", "weighted"), [(2, False), (3, True), (9, False)]
-)
+@pytest.mark.parametrize(("k", "weighted"), [(2, False), (3, True), (9, False)])
 def test_the_kernel_statistic_is_the_table_s(k: int, weighted: bool, variance: str) -> None:
     """The permutation kernel rebuilds blocks, dither, v and sigma itself: its observed
     z must be the pipeline's kuiper_z and ks_z (else the draws test another statistic)."""
@@ -162,3 +160,24 @@ def test_the_same_check_fails_on_the_asymptotic_null(rows: int) -> None:
     out = _null(3, rows, False)
     p = np.asarray(kuiper_pvalue(out[_ZK].to_numpy()))
     assert null_level.rejects(int((p <= LEVEL).sum()), out.height, LEVEL), (p <= LEVEL).mean()
+
+
+def test_the_curve_follows_the_table_s_decision() -> None:
+    """compare_curve's ``located`` follows the table's (permuted) p-value: on this null
+    set the asymptotic p-value is 1e-28 (the dither's drift) and the permuted one 0.18,
+    so no point is located; with the asymptotic value some would be."""
+    from polars_cumdev.compare import compare_curve
+    from polars_cumdev.compare import permutation as pm
+
+    frame = _frame(5, 400, 3)
+    row = frame.cumdev.compare(A, B, "s", "r", ties="dither", seed=5).row(0, named=True)
+    assert row["kuiper_p"] > LEVEL and row["from_score"] is None
+    assert kuiper_pvalue(row["kuiper_z"]) < 1e-20
+    curve = compare_curve(frame, A, B, "s", "r", ties="dither", seed=5)
+    assert not curve["located"].any()
+    shared, pm.MIN_SHARED = pm.MIN_SHARED, 2.0  # never permute: the old decision
+    try:
+        old = compare_curve(frame, A, B, "s", "r", ties="dither", seed=5)
+    finally:
+        pm.MIN_SHARED = shared
+    assert old["located"].any()

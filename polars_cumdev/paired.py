@@ -33,9 +33,10 @@ from typing import Literal
 import polars as pl
 
 from polars_cumdev.covariates.ordering import resolve_score
-from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_check
+from polars_cumdev.method.checks import Check
 from polars_cumdev.method.curves import summed_sigma_curve
 from polars_cumdev.method.expressions import Column, entry_point
 from polars_cumdev.method.findings import LEVEL
@@ -147,7 +148,30 @@ def _prepare(
     )
     if unit is not None:
         prepared.checks.append(_range_check(second, "second response", r, *unit))
+        prepared.checks.append(_outcomes_check(first, second))
     return prepared
+
+
+def _outcomes_check(first: str, second: str) -> Check:
+    """Refuse ``variance="bernoulli"`` on responses that are all 0 or 1 (issue 36).
+
+    The Bernoulli sigma reads Q and R as the probabilities of 0/1 outcomes
+    (paired-and-covariates 1, step 4, the reference's ``expected_vals``). Fed
+    the outcomes themselves, Q~ (1 - Q~) is 0 at every score held by one row
+    and biased low by (m - 1) / m at a tie of m rows: sigma collapses and
+    null comparisons are rejected far above the level (16% at 60 rows on 30
+    scores, 40% on 60 scores, at 5%). Such data need ``variance="empirical"``.
+    """
+    q, r = pl.col(first).cast(pl.Float64), pl.col(second).cast(pl.Float64)
+    outcomes = (q.is_in([0.0, 1.0]) & r.is_in([0.0, 1.0])).all()
+    return Check(
+        pl.when(outcomes).then(pl.len()).otherwise(0),
+        f"variance='bernoulli' reads {first!r} and {second!r} as probabilities (expected "
+        "values of Bernoulli outcomes), but all {count} rows hold only 0 and 1: observed "
+        "outcomes, whose q (1 - q) is 0 for one row, so sigma collapses and null "
+        "comparisons come out significant; use variance='empirical' for 0/1 outcomes",
+        InvalidValuesError,
+    )
 
 
 def _sigma_term(variance: str) -> pl.Expr:

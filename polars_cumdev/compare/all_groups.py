@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from polars_cumdev.compare.columns import _CHECKED, _G, COMPARE_ALL_COLUMNS, _options
+from polars_cumdev.compare.permutation import with_permutation
 from polars_cumdev.compare.steps import _pipeline, _standard
 from polars_cumdev.covariates.ordering import resolve_score
 from polars_cumdev.errors import ColumnTypeError, EmptySubpopulationError, InvalidParameterError
@@ -91,7 +92,8 @@ def compare_all(
         ``n_first`` (rows of the group), ``n_second`` (rows of the reference),
         ``kuiper``, ``ks``, ``delta``, ``sigma``, ``kuiper_z``, ``ks_z``,
         ``kuiper_p``, ``ks_p``, ``kuiper_log10p``, ``ks_log10p``, ``kuiper_q``,
-        ``ks_q`` (Benjamini-Hochberg over the groups with a p-value), the
+        ``ks_q`` (Benjamini-Hochberg over the groups with a p-value),
+        ``p_method`` (as in :func:`compare`), the
         located stretch ``from_score``, ``to_score``, ``share``,
         ``deviation`` (:mod:`polars_cumdev.method.location`), ``effect``,
         ``variance`` and
@@ -148,8 +150,9 @@ def compare_all(
         ("the group", "the reference"),
         prepared.labels,
     )
+    permuted = with_permutation(pipeline.stats, pipeline.first, pipeline.second, options, level)
     stats = (
-        pipeline.stats.with_columns(
+        permuted.with_columns(
             benjamini_hochberg(pl.col("kuiper_p")).alias("kuiper_q"),
             benjamini_hochberg(pl.col("ks_p")).alias("ks_q"),
         )

@@ -20,6 +20,7 @@ from polars_cumdev.compare.columns import (
     _Options,
     _options,
 )
+from polars_cumdev.compare.permutation import with_permutation
 from polars_cumdev.compare.steps import (
     _Pipeline,
     _pipeline,
@@ -128,6 +129,9 @@ def _pair(
     return pipeline, prepared
 
 
+_DECIDED = "__cd_decided"
+
+
 @entry_point("score", "response", "weight")
 def compare(
     frame: FrameLike,
@@ -196,7 +200,11 @@ def compare(
         One row: ``n_first``, ``n_second`` (rows selected), ``kuiper``,
         ``ks``, ``delta`` (C at the end of the curve), ``sigma``,
         ``kuiper_z``, ``ks_z``, ``kuiper_p``, ``ks_p``, ``kuiper_log10p``,
-        ``ks_log10p``, ``effect`` (the
+        ``ks_log10p``, ``p_method`` (``"permutation"`` where the scores both
+        selections share carry at least half the weight under
+        ``ties="dither"``: p-values from a stratified permutation null,
+        :mod:`polars_cumdev.compare.permutation`; else ``"asymptotic"``),
+        ``effect`` (the
         weighted average treatment effect, "first minus second"),
         ``variance`` and ``note``. When the scores of the two selections do
         not interleave (fewer than three blocks) the statistics are null and
@@ -219,7 +227,8 @@ def compare(
     frame, score, ordering = resolve_score(frame, score, weight)
     pipeline, prepared = _pair(frame, first, second, score, response, weight, options)
     before = [c for c in COMPARE_COLUMNS if c != SIGNIFICANT]
-    stats = findings(pipeline.stats.select(before), level, p="kuiper_p", symbol="p")
+    stats = with_permutation(pipeline.stats, pipeline.first, pipeline.second, options, level)
+    stats = findings(stats.select(before), level, p="kuiper_p", symbol="p")
     stats = stats.select(COMPARE_COLUMNS)
     stats = prepared.guarded(stats.filter(verdict(_CHECKED, [], prepared.labels)))
     return stats if ordering is None else ordering.located(stats)
@@ -311,5 +320,14 @@ def compare_curve(
         pl.lit(0.0).alias("variance_share"),
     )
     curve = pl.concat([origin, body], how="vertical").sort("k")
-    curve = prepared.guarded(flag_stretch(curve, min_scores=MIN_SCORES["compare"], level=level))
+    curve = flag_stretch(curve, min_scores=MIN_SCORES["compare"], level=level)
+    if options.ties == "dither":  # the table's p-value may be permuted: follow its decision
+        table = with_permutation(pipeline.stats, pipeline.first, pipeline.second, options, level)
+        decided = table.select((pl.col("kuiper_p") <= level).fill_null(False).alias(_DECIDED))
+        curve = (
+            curve.join(decided, how="cross", maintain_order="left")
+            .with_columns(pl.col("located") & pl.col(_DECIDED))
+            .drop(_DECIDED)
+        )
+    curve = prepared.guarded(curve)
     return curve if ordering is None else ordering.pointwise(curve)

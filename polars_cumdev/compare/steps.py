@@ -60,6 +60,8 @@ class _Pipeline:
 
     points: pl.LazyFrame  # the centred differences, accumulated (one row per point)
     stats: pl.LazyFrame  # one row per group: counts, statistics, effect, note
+    first: pl.LazyFrame  # the first subpopulation's rows (group, score, response, weight)
+    second: pl.LazyFrame  # the second's (score, response, weight), shared by every group
 
 
 def _shared() -> pl.Expr:
@@ -321,7 +323,12 @@ def _pipeline(
     curves = points.with_columns(pl.col(_T).alias(nm.SCORE))
     found = locate(curves, [_G], thresholds)
     stats = stats.join(found, on=_G, how="left", nulls_equal=True, maintain_order="left")
-    return _Pipeline(points=points, stats=_finish(stats, options, labels, columns or Labels()))
+    return _Pipeline(
+        points=points,
+        stats=_finish(stats, options, labels, columns or Labels()),
+        first=first,
+        second=second,
+    )
 
 
 def _standard(frame: pl.LazyFrame, group: pl.Expr | None) -> pl.LazyFrame:

@@ -218,9 +218,24 @@ def test_boolean_and_integer_responses() -> None:
     df = pl.DataFrame(
         {"s": [1, 2, 2, 3, 4], "q": [True, False, True, True, False], "r": [0, 0, 1, 1, 1]}
     )
-    got = df.cumdev.paired("s", "q", "r", variance="bernoulli").row(0, named=True)
-    want = refp.paired([1, 2, 2, 3, 4], [1, 0, 1, 1, 0], [0, 0, 1, 1, 1], None, "bernoulli")
+    got = df.cumdev.paired("s", "q", "r").row(0, named=True)
+    want = refp.paired([1, 2, 2, 3, 4], [1, 0, 1, 1, 0], [0, 0, 1, 1, 1], None, "empirical")
     assert_allclose(got["kuiper"], want["kuiper"], rtol=RTOL)
+    assert_allclose(got["sigma"], want["sigma"], rtol=RTOL)
+
+
+def test_bernoulli_refuses_outcomes() -> None:
+    """variance="bernoulli" reads the responses as probabilities; on 0/1 outcomes its
+    sigma collapses (issue 36: 40% of null comparisons rejected at 5%), so it is refused,
+    naming both columns. One value strictly between 0 and 1 makes them probabilities."""
+    df = pl.DataFrame(
+        {"s": [1, 2, 2, 3, 4], "q": [True, False, True, True, False], "r": [0, 0, 1, 1, 1]}
+    )
+    with pytest.raises(InvalidValuesError, match="'q' and 'r' as probabilities"):
+        df.cumdev.paired("s", "q", "r", variance="bernoulli")
+    probabilities = df.with_columns(r=pl.Series([0.0, 0.0, 1.0, 1.0, 0.5]))
+    got = probabilities.cumdev.paired("s", "q", "r", variance="bernoulli").row(0, named=True)
+    want = refp.paired([1, 2, 2, 3, 4], [1, 0, 1, 1, 0], [0, 0, 1, 1, 0.5], None, "bernoulli")
     assert_allclose(got["sigma"], want["sigma"], rtol=RTOL)
 
 

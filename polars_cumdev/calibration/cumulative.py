@@ -17,7 +17,7 @@ reference and sigma (:mod:`polars_cumdev.calibration.targets`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -31,7 +31,7 @@ from polars_cumdev.method.accumulate import accumulate, check_fraction, zoom_che
 from polars_cumdev.method.curves import summed_sigma_curve
 from polars_cumdev.method.expressions import Column
 from polars_cumdev.method.findings import LEVEL
-from polars_cumdev.method.finite_groups import SIMULATED, with_simulated
+from polars_cumdev.method.finite_groups import SIMULATED, any_candidate, with_simulated
 from polars_cumdev.method.frames import polars_frame
 from polars_cumdev.method.keys import Key
 from polars_cumdev.method.masks import mask_checks, resolve_mask, selection_label
@@ -155,6 +155,14 @@ def _summary_node(
     ``level`` by their own p-value
     (:func:`polars_cumdev.method.kernel_frames.location`).
     """
+    run, schema = _kernel_summary(prepared, choice, level)
+    return compiled.node(prepared, run, schema, grouped=True)
+
+
+def _kernel_summary(
+    prepared: Prepared, choice: compiled.Choice, level: float | None
+) -> tuple[Callable[[compiled.Rows], pl.DataFrame], dict[str, pl.DataType]]:
+    """:func:`_summary_node`'s function of the node's rows, and the schema of its frame."""
     keys = prepared.keys
     source = schema_of(prepared.source)
     schema = {**{k: source[k] for k in keys}, **SUMMARY_SCHEMA}
@@ -179,7 +187,7 @@ def _summary_node(
         )
         return kernel_frames.summary_frame(rows, keys, out, first, found).select(list(schema))
 
-    return compiled.node(prepared, run, schema, grouped=True)
+    return run, schema
 
 
 def calibration(
@@ -246,6 +254,7 @@ def calibration(
     keys = prepared.keys
     bernoulli = pl.LazyFrame([_BERNOULLI])
     choice = compiled.choose(engine, frame)
+    held = None  # the kernel's statistics, computed at once for a frame in memory
     if not target.compiled:
         if engine == "kernel":
             raise InvalidParameterError(
@@ -257,8 +266,14 @@ def calibration(
         ordered, scale = _rows(prepared, target)
         stats = _polars_summary(ordered, keys, target)
         bernoulli = _facts(ordered, target)
+    elif isinstance(frame, pl.DataFrame):  # in memory: the kernel now, no plan around it
+        run, _ = _kernel_summary(prepared, choice, level)
+        held, scale = compiled.eager(prepared, run, grouped=True), None
+        stats = held.lazy()
     else:
         stats, scale = _summary_node(prepared, choice, level), None
+    if held is not None and _finite_sample and not any_candidate(held, level):
+        _finite_sample = False  # no group to simulate: with_simulated would add nulls
     if _finite_sample:  # finite-sample p-values where the asymptotic tail fails
         rows, null = prepared.frame, target.null
         if target.name == "quantile":  # the hits 1{y <= q}, Bernoulli(alpha) under the null

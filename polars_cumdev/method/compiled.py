@@ -56,6 +56,7 @@ __all__ = [
     "available",
     "check_engine",
     "choose",
+    "eager",
     "facts",
     "group_ids",
     "kernel",
@@ -299,13 +300,6 @@ def node(
     checks read; ``function`` returns a frame of ``schema``. With
     ``grouped``, the rows carry their group numbers (:attr:`Rows.groups`).
     """
-    extra = dict(extra or {})
-    score, response, weight = prepared.names
-    needed = [*prepared.keys, score, response, *([weight] if weight else [])]
-    for check in prepared.checks:
-        needed += [n for n in check.count.meta.root_names() if n not in extra]
-    columns = [pl.col(n) for n in dict.fromkeys(needed)]
-    columns += [expr.alias(name) for name, expr in extra.items()]
 
     def run(batch: pl.DataFrame) -> pl.DataFrame:
         # Ordered here, on the whole batch in memory: the streaming engine's sort of the
@@ -315,9 +309,31 @@ def node(
         # kernel's sums add the same values in the same order whatever the input's order.
         return function(_read(batch, prepared, grouped))
 
-    return prepared.source.select(columns).map_batches(
-        run, schema=pl.Schema(schema), streamable=False
-    )
+    return _node_input(prepared, extra).map_batches(run, schema=pl.Schema(schema), streamable=False)
+
+
+def _node_input(prepared: Prepared, extra: Mapping[str, pl.Expr] | None = None) -> pl.LazyFrame:
+    """The columns :func:`node` hands its function: keys, score, response, weight, checks'."""
+    extra = dict(extra or {})
+    score, response, weight = prepared.names
+    needed = [*prepared.keys, score, response, *([weight] if weight else [])]
+    for check in prepared.checks:
+        needed += [n for n in check.count.meta.root_names() if n not in extra]
+    columns = [pl.col(n) for n in dict.fromkeys(needed)]
+    columns += [expr.alias(name) for name, expr in extra.items()]
+    return prepared.source.select(columns)
+
+
+def eager(
+    prepared: Prepared, function: Callable[[Rows], pl.DataFrame], grouped: bool = False
+) -> pl.DataFrame:
+    """What :func:`node` computes, run now: for a frame already in memory.
+
+    The same rows reach the same ``function`` (checked and ordered by
+    :func:`_read`), without a plan around the kernel: a small call then
+    pays no plan's fixed cost (``benchmarks/small_calibration.py``).
+    """
+    return function(_read(_node_input(prepared).collect(engine="in-memory"), prepared, grouped))
 
 
 def standardized(rows: Rows, prepared: Prepared) -> pl.LazyFrame:

@@ -28,7 +28,7 @@ from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.pvalues import ks_critical, kuiper_critical, pvalue_pairs
 from polars_cumdev.method.summary_columns import SIGMA_B, SIGMA_E
 
-__all__ = ["SIMULATED", "with_simulated"]
+__all__ = ["SIMULATED", "any_candidate", "with_simulated"]
 
 #: The columns :func:`with_simulated` adds.
 SIMULATED = (fs.SIM_KUIPER, fs.SIM_KS)
@@ -223,6 +223,28 @@ def _flipped(
     )
 
 
+def _candidate(level: float, screen: bool) -> pl.Expr:
+    """Whether a group's asymptotic p-value could be at most the cutoff (judged from z)."""
+    cut = fs.cutoff(level)
+    sigma = pl.col(SIGMA_B).clip(lower_bound=0.0).sqrt()
+    kuiper_z, ks_z = _critical(cut)
+    small = (pl.col("kuiper") >= kuiper_z * sigma) | (pl.col("ks") >= ks_z * sigma)
+    if screen:  # either sigma (31) or (32), whichever normalize will take
+        other = pl.col(SIGMA_E).fill_null(0.0).clip(lower_bound=0.0).sqrt()
+        small = small | (pl.col("kuiper") >= kuiper_z * other) | (pl.col("ks") >= ks_z * other)
+    return small & (pl.col(SIGMA_B) > 0.0)
+
+
+def any_candidate(stats: pl.DataFrame, level: float) -> bool:
+    """Whether :func:`with_simulated` would simulate some group of ``stats`` (in memory).
+
+    The same filter, run now: without a candidate, with_simulated adds its
+    columns null, which a caller holding the statistics in memory can do at
+    once instead of joining the rows in a plan (calibration without ``by``).
+    """
+    return bool(stats.select(_candidate(level, False).any()).item())
+
+
 def with_simulated(
     stats: pl.LazyFrame,
     rows: pl.LazyFrame,
@@ -255,13 +277,7 @@ def with_simulated(
         rows = rows.with_columns(pl.lit(0, dtype=pl.Int8).alias(_ALL))
     keys = list(keys)
     stats = stats.cache()  # read twice: for the candidates and for the join
-    cut = fs.cutoff(level)
     sigma = pl.col(SIGMA_B).clip(lower_bound=0.0).sqrt()
-    kuiper_z, ks_z = _critical(cut)
-    small = (pl.col("kuiper") >= kuiper_z * sigma) | (pl.col("ks") >= ks_z * sigma)
-    if screen:  # either sigma (31) or (32), whichever normalize will take
-        other = pl.col(SIGMA_E).fill_null(0.0).clip(lower_bound=0.0).sqrt()
-        small = small | (pl.col("kuiper") >= kuiper_z * other) | (pl.col("ks") >= ks_z * other)
     extra = []
     if null == "flip":
         extra = [(pl.col(c) / sigma).alias(z) for c, z in (("kuiper", _KUIPER_Z), ("ks", _KS_Z))]
@@ -270,7 +286,7 @@ def with_simulated(
     carried = [e.meta.output_name() for e in extra]
     candidates = (
         stats.with_columns((pl.col(SIGMA_B) > 0.0).sum().cast(pl.Int64).alias(_TESTS))
-        .filter(small & (pl.col(SIGMA_B) > 0.0))
+        .filter(_candidate(level, screen))
         .select(*[pl.col(k).cast(key_types[k]) for k in keys], _TESTS, *extra)
     )
     floats = [k for k in keys if key_types[k].is_float()]

@@ -57,15 +57,30 @@ def _sorted_places(first, second, levels):
     return space[2][:n].copy()
 
 
-@settings(max_examples=300, deadline=None)
-@given(
+_LEXSORT_CASES = given(
     seed=st.integers(0, 2**32 - 1),
     n=st.sampled_from([0, 1, 2, 16, 17, 40, 300, 3_000]),
     first_kind=st.sampled_from(KINDS),
     second_kind=st.sampled_from(KINDS),
     levels=st.sampled_from([1, 2]),
 )
+
+
+@settings(max_examples=40, deadline=None)
+@_LEXSORT_CASES
 def test_stable_order_is_lexsort(seed, n, first_kind, second_kind, levels):
+    """A quick sample of the cases; the 300 of the ``_many`` twin are slow."""
+    _lexsort_case(seed, n, first_kind, second_kind, levels)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@_LEXSORT_CASES
+def test_stable_order_is_lexsort_many(seed, n, first_kind, second_kind, levels):
+    _lexsort_case(seed, n, first_kind, second_kind, levels)
+
+
+def _lexsort_case(seed, n, first_kind, second_kind, levels):
     rng = np.random.default_rng(seed)
     first, second = _keys(rng, first_kind, n), _keys(rng, second_kind, n)
     place = np.arange(n)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -139,12 +140,23 @@ def test_every_case_gives_the_transcription_bits():
                     _compare(rng, kind, rows, first)
 
 
-@settings(max_examples=200, deadline=None)
-@given(
+_BIN_CASES = given(
     kind=st.integers(0, 5),
     rows=st.integers(1, 30),
     first=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
 )
+
+
+@settings(max_examples=30, deadline=None)
+@_BIN_CASES
 def test_random_bins_give_the_transcription_bits(kind, rows, first, seed):
+    """A quick sample; the 200 cases of the ``_many`` twin are slow."""
+    _compare(np.random.default_rng(seed), kind, rows, first)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None)
+@_BIN_CASES
+def test_random_bins_give_the_transcription_bits_many(kind, rows, first, seed):
     _compare(np.random.default_rng(seed), kind, rows, first)

@@ -171,8 +171,7 @@ def _frame(seed, n, distinct, w_kind, r_kind, ordered_share):
     return s, r, w
 
 
-@settings(max_examples=300, deadline=None)
-@given(
+_PERMUTATION_CASES = given(
     seed=st.integers(0, 2**32 - 1),
     n=st.integers(0, 400),
     distinct=st.sampled_from([1, 2, 5, 30, 1000]),
@@ -181,23 +180,52 @@ def _frame(seed, n, distinct, w_kind, r_kind, ordered_share):
     ordered_share=st.sampled_from([0.0, 0.5, 1.0]),
     weighted=st.booleans(),
 )
+
+
+@settings(max_examples=40, deadline=None)
+@_PERMUTATION_CASES
 def test_tie_order_is_the_reference_permutation(
     seed, n, distinct, w_kind, r_kind, ordered_share, weighted
 ):
-    """Runs of 1 to 400 rows, weights and responses tied or not, some runs already in order."""
+    """Runs of 1 to 400 rows, weights and responses tied or not, some runs already in order
+    (a quick sample; the 300 cases of the ``_many`` twin are slow)."""
     _check(*_frame(seed, n, distinct, w_kind, r_kind, ordered_share), weighted)
 
 
-@settings(max_examples=200, deadline=None)
-@given(
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None)
+@_PERMUTATION_CASES
+def test_tie_order_is_the_reference_permutation_many(
+    seed, n, distinct, w_kind, r_kind, ordered_share, weighted
+):
+    _check(*_frame(seed, n, distinct, w_kind, r_kind, ordered_share), weighted)
+
+
+_SMALL_ROWS = given(
     st.lists(
         st.tuples(st.integers(0, 3), st.sampled_from(SPECIAL[:7]), st.sampled_from(SPECIAL[:7])),
         max_size=60,
     ),
     st.booleans(),
 )
+
+
+@settings(max_examples=30, deadline=None)
+@_SMALL_ROWS
 def test_tie_order_on_small_rows(rows, weighted):
-    """Any rows (shrinking to a smallest failing case): scores, weights, responses of few values."""
+    """Any rows (shrinking to a smallest failing case): scores, weights, responses of few values
+    (a quick sample; the 200 cases of the ``_many`` twin are slow)."""
+    _small_rows_case(rows, weighted)
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None)
+@_SMALL_ROWS
+def test_tie_order_on_small_rows_many(rows, weighted):
+    _small_rows_case(rows, weighted)
+
+
+def _small_rows_case(rows, weighted):
     rows = sorted(rows, key=lambda row: row[0])  # by score alone, stably
     s = np.array([row[0] for row in rows], dtype=np.float64)
     w = np.array([row[1] for row in rows], dtype=np.float64)

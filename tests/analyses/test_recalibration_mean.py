@@ -179,3 +179,25 @@ def test_calibrated_predictions_left_nearly_unchanged(seed):
     y, m = test.get_column("y").to_numpy(), test.get_column("m").to_numpy()
     q = test.select(fix.expr()).to_series().to_numpy()
     assert mse(q, y) <= 1.001 * mse(m, y)
+
+
+def test_full_population_taken_only_alone():
+    """The segment of depth 0 shares every segment's rows, so a round takes it only alone.
+
+    Found on predicted means (regions shifted by +0.6 and -0.6): after the first round corrected
+    one region, the population's mean moved and the next round took the other region *and* the
+    full population together (a shift of -0.011 for everyone, beside the region's); the old
+    rule let a segment restricting no feature join any round.
+    """
+    from polars_cumdev.recalibration.choice import disjoint
+
+    region = {"region": "2", "condition": '"region" = 2'}
+    everyone = {"region": None, "condition": "TRUE"}
+    other = {"region": None, "condition": "TRUE"} | {"b": "1", "condition": '"b" = 1'}
+    schema = {"region": pl.String, "b": pl.String, "condition": pl.String}
+    rows = [region | {"b": None}, everyone | {"b": None}, other]
+    picked = disjoint(pl.DataFrame(rows, schema=schema), ["region", "b"])
+    assert [r["condition"] for r in picked] == ['"region" = 2', '"b" = 1']
+    rows = [everyone | {"b": None}, region | {"b": None}, other]
+    picked = disjoint(pl.DataFrame(rows, schema=schema), ["region", "b"])
+    assert [r["condition"] for r in picked] == ["TRUE"]

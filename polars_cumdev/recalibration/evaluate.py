@@ -19,6 +19,12 @@ RECALIBRATED = "recalibrated"
 
 
 def _settings(fix: Recalibration, level: float | None) -> tuple[str, str | None, Any, float]:
+    if fix.target != "probability":
+        raise InvalidParameterError(
+            f"the before/after audit judges recalibrated probabilities; this fix recalibrates "
+            f"target={fix.target!r} (judge it with calibration(target={fix.target!r}, by=...) "
+            "on held-out rows)"
+        )
     response, weight, family = fix.audit()
     if response is None:
         raise InvalidParameterError("the fix does not record its response column")

@@ -137,6 +137,11 @@ def test_mean_options_refused():
     text["target"] = "quantile"
     with pytest.raises(InvalidParameterError, match="target"):
         Recalibration.from_json(json.dumps(text))
+    from polars_cumdev.recalibration import evaluate
+
+    fix = recalibrate(rows, "m", "y", segments=FAMILY, target="mean")
+    with pytest.raises(InvalidParameterError, match="target='mean'"):
+        evaluate(fix, rows)  # the before/after audit is of probabilities
 
 
 @pytest.mark.slow

@@ -1,7 +1,8 @@
 """``cumdev recalibrate`` and ``cumdev apply``: fit the fix the audit proves, and apply it.
 
 ``cumdev recalibrate PATH --score p --response y --categorical a,b --numerical x
---output fix.json`` fits :func:`polars_cumdev.recalibration.recalibrate`, prints
+--output fix.json`` fits :func:`polars_cumdev.recalibration.recalibrate` (without
+features, on the full population alone), prints
 its table of corrections (with the evidence of each) and how the fitting
 stopped, and writes the JSON file. ``cumdev apply fix.json PATH --output
 scored.parquet`` reads the file back and writes the data with the recalibrated
@@ -45,10 +46,14 @@ def _recalibrate(args: argparse.Namespace) -> None:
     target = check_out(args.output, (".json",), source=args.path)
     categorical, numerical = _names(args.categorical), _names(args.numerical)
     frame = read_columns(args.path, args.score, args.response, args.weight)
-    family = pc.segments(
-        categorical, numerical, depth=args.depth, levels=args.levels, min_rows=args.min_rows
-    )
-    say(f"fitting the recalibration (audit depth {args.depth}, method {args.method}) ...")
+    family = None  # no feature named: the full population alone is audited
+    audited = "the full population only (no --categorical or --numerical)"
+    if categorical or numerical:
+        family = pc.segments(
+            categorical, numerical, depth=args.depth, levels=args.levels, min_rows=args.min_rows
+        )
+        audited = f"audit depth {args.depth}"
+    say(f"fitting the recalibration ({audited}, method {args.method}) ...")
     fix = recalibrate(
         frame,
         args.score,

@@ -34,11 +34,11 @@ import polars as pl
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare
 from polars_cumdev.multicalibration import Segments
-from polars_cumdev.multicalibration import segments as make_segments
 from polars_cumdev.recalibration.choice import disjoint, ends, open_ends
 from polars_cumdev.recalibration.crossfit import Folds, audit_level
 from polars_cumdev.recalibration.links import LINKS
 from polars_cumdev.recalibration.model import Correction, Recalibration
+from polars_cumdev.recalibration.population import POPULATION, featureless
 
 __all__ = ["recalibrate"]
 
@@ -81,8 +81,12 @@ def recalibrate(
         Scores in [0, 1], responses in [0, 1], optional positive weights
         (``target="mean"``: predictions and responses any real numbers).
     segments
-        The family audited (:func:`polars_cumdev.segments`); None audits the
-        full population only (then only the global step can be taken).
+        The family audited (:func:`polars_cumdev.segments`). None (default):
+        no segment features; the full population alone is audited (at the
+        same ``level`` and with the same ``method``), so the fix is at most
+        the global monotone map (or, where the map does not lower the
+        cross-fitted loss, one shift of every score), and the identity when
+        the full population is not miscalibrated family-wise.
     level
         Family-wise level of every decision (``p_family <= level``).
     method
@@ -129,14 +133,15 @@ def recalibrate(
             f"target='mean' audits with Holm's adjustment only (method='holm'), got {method!r}"
         )
     if segments is None:
-        segments = make_segments(depth=0)
+        segments = POPULATION
     if not isinstance(segments, Segments):
         raise InvalidParameterError(
             "`segments` must be made by polars_cumdev.segments(categorical=..., numerical=...)"
         )
     features = list(segments.features)
     lazy = as_lazy(frame)
-    segments.check(lazy.collect_schema(), ())
+    if not featureless(segments):
+        segments.check(lazy.collect_schema(), ())
     prepared = prepare(
         lazy,
         score=score,

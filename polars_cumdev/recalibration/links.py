@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from polars_cumdev.multicalibration import Segments, multicalibration
+from polars_cumdev.multicalibration import Segments
 from polars_cumdev.recalibration.means import fit_mean_map, fit_mean_shifts, mean_map_expr
 from polars_cumdev.recalibration.monotone import LOGIT_BOUND, MonotoneMap, fit_monotone, logit
+from polars_cumdev.recalibration.population import audit
 from polars_cumdev.recalibration.shifts import fit_shifts
 
 __all__ = ["LINKS", "Mean", "Probability"]
@@ -53,12 +54,10 @@ class Probability:
 
     def audit(self, rows: pl.DataFrame, score: str, names: tuple[str, str], family: Segments,
               level: float, method: str, seed: int) -> pl.DataFrame:  # fmt: skip
-        table = multicalibration(  # no located stretch: the rounds do not use it
-            rows, score, names[0], names[1], segments=family, level=level, method=method,
-            seed=seed, locate=False,
+        return audit(  # no located stretch: the rounds do not use it
+            rows, score, names[0], names[1], family, level=level, method=method, seed=seed,
+            locate=False,
         )  # fmt: skip
-        assert isinstance(table, pl.DataFrame)
-        return table
 
 
 class Mean(Probability):

@@ -100,6 +100,10 @@ class Recalibration:
         family = facts.get("segments")
         if not isinstance(family, dict):
             raise InvalidParameterError("this fix does not record the audit it was fitted with")
+        if not family.get("categorical") and not family.get("numerical"):
+            from polars_cumdev.recalibration.population import POPULATION
+
+            return facts.get("response"), facts.get("weight"), POPULATION
         return facts.get("response"), facts.get("weight"), segments(**family)
 
     @property

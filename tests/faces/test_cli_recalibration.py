@@ -82,3 +82,21 @@ def test_apply_missing_column_and_bad_file(files, tmp_path: Path, capsys):
     code = main(["apply", str(other), str(data), "--output", str(tmp_path / "o.parquet")])
     err = capsys.readouterr().err
     assert code == 2 and "version 99" in err
+
+
+def test_recalibrate_without_features_audits_the_full_population(files, tmp_path: Path, capsys):
+    """No --categorical/--numerical: the default family (it failed: segments() needs a feature)."""
+    train, test, _ = files
+    fix = tmp_path / "global.json"
+    code = main(["recalibrate", str(train), "--score", "p", "--response", "y",
+                 "--output", str(fix)])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code in (0, None), captured.err
+    assert "Traceback" not in captured.err
+    read = Recalibration.from_json(fix.read_text())
+    assert read.features == () and read.corrections == ()
+    assert dict(read.fitting)["segments"]["categorical"] == []
+    out = tmp_path / "scored.parquet"
+    assert main(["apply", str(fix), str(test), "--output", str(out)]) in (0, None)
+    expected = pl.read_csv(test).select(read.expr()).to_series().to_numpy()
+    assert pl.read_parquet(out)["recalibrated"].to_numpy().tobytes() == expected.tobytes()

@@ -1,7 +1,8 @@
 """``cumdev recalibrate`` and ``cumdev apply``: fit the fix the audit proves, and apply it.
 
 ``cumdev recalibrate PATH --score p --response y --categorical a,b --numerical x
---output fix.json`` fits :func:`polars_cumdev.recalibration.recalibrate`, prints
+--output fix.json`` fits :func:`polars_cumdev.recalibration.recalibrate` (without
+features, on the full population alone; ``--target mean`` for predicted means), prints
 its table of corrections (with the evidence of each) and how the fitting
 stopped, and writes the JSON file. ``cumdev apply fix.json PATH --output
 scored.parquet`` reads the file back and writes the data with the recalibrated
@@ -45,10 +46,14 @@ def _recalibrate(args: argparse.Namespace) -> None:
     target = check_out(args.output, (".json",), source=args.path)
     categorical, numerical = _names(args.categorical), _names(args.numerical)
     frame = read_columns(args.path, args.score, args.response, args.weight)
-    family = pc.segments(
-        categorical, numerical, depth=args.depth, levels=args.levels, min_rows=args.min_rows
-    )
-    say(f"fitting the recalibration (audit depth {args.depth}, method {args.method}) ...")
+    family = None  # no feature named: the full population alone is audited
+    audited = "the full population only (no --categorical or --numerical)"
+    if categorical or numerical:
+        family = pc.segments(
+            categorical, numerical, depth=args.depth, levels=args.levels, min_rows=args.min_rows
+        )
+        audited = f"audit depth {args.depth}"
+    say(f"fitting the recalibration of {args.target}s ({audited}, method {args.method}) ...")
     fix = recalibrate(
         frame,
         args.score,
@@ -61,6 +66,7 @@ def _recalibrate(args: argparse.Namespace) -> None:
         shrinkage=args.shrinkage,
         max_corrections=args.max_corrections,
         seed=args.seed,
+        target=args.target,
     )
     facts = dict(fix.fitting)
     steps = len(fix.corrections) + (fix.monotone is not None)
@@ -116,6 +122,13 @@ def add_commands(commands: Any) -> None:
         help="fit the recalibration that the multicalibration audit proves necessary",
     )
     data_arguments(fit, by=False, several=False)
+    fit.add_argument(
+        "--target",
+        choices=("probability", "mean"),
+        default="probability",
+        help="what the score is: a probability (log-odds steps) or a predicted mean "
+        "(steps in its own units; --method holm only)",
+    )
     fit.add_argument("--categorical", default=None, help="categorical features, a,b,c")
     fit.add_argument("--numerical", default=None, help="numerical features, cut at quantiles")
     fit.add_argument("--depth", type=positive_int, default=2, help="features per segment")

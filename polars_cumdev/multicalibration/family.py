@@ -135,7 +135,16 @@ class Segments:
         ]
 
     def check(self, schema: pl.Schema, reserved: Sequence[str]) -> None:
-        """Raise a :class:`CumdevError` when a feature is missing, clashes or has a bad type."""
+        """Raise a :class:`CumdevError` when a feature is missing, clashes or has a bad type.
+
+        A family naming no feature (only a hand-made :class:`Segments` can) is
+        refused here too: its full population alone is ``calibration(...)``.
+        """
+        if not self.features:
+            raise InvalidParameterError(
+                "the family of segments names no feature: name columns in `categorical` or "
+                "`numerical` (the full population alone is calibration(...))"
+            )
         for name in self.features:
             if name not in schema:
                 raise ColumnNotFoundError(

@@ -63,12 +63,21 @@ def disjoint(candidates: pl.DataFrame, features: Sequence[str]) -> list[dict[str
 
     Segments sharing a feature with a stronger one are left to the next
     round: often their excess was the stronger one's, and the refit removes it.
+    The full population (depth 0, restricting no feature) shares every
+    segment's rows: it is taken only alone (a round that corrects a segment
+    moves the population's mean too, and the next audit sees whether any of
+    it is left).
     """
     picked: list[dict[str, Any]] = []
     used: set[str] = set()
     for row in candidates.iter_rows(named=True):
         restricted = {f for f in features if row[f] is not None}
-        if not restricted & used or not picked:
+        if not picked:
+            picked.append(row)
+            used |= restricted
+            if not restricted:
+                break
+        elif restricted and not restricted & used:
             picked.append(row)
             used |= restricted
     return picked

@@ -8,9 +8,10 @@ import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.prepare import FrameLike, as_lazy
-from polars_cumdev.multicalibration import multicalibration, summary
+from polars_cumdev.multicalibration import summary
 from polars_cumdev.recalibration.model import Recalibration
 from polars_cumdev.recalibration.monotone import EPSILON
+from polars_cumdev.recalibration.population import audit
 
 __all__ = ["RECALIBRATED", "before_after_audits", "evaluate"]
 
@@ -19,6 +20,12 @@ RECALIBRATED = "recalibrated"
 
 
 def _settings(fix: Recalibration, level: float | None) -> tuple[str, str | None, Any, float]:
+    if fix.target != "probability":
+        raise InvalidParameterError(
+            f"the before/after audit judges recalibrated probabilities; this fix recalibrates "
+            f"target={fix.target!r} (judge it with calibration(target={fix.target!r}, by=...) "
+            "on held-out rows)"
+        )
     response, weight, family = fix.audit()
     if response is None:
         raise InvalidParameterError("the fix does not record its response column")
@@ -37,10 +44,9 @@ def before_after_audits(
     response, weight, family, chosen = _settings(fix, level)
     scored = fix.apply(as_lazy(holdout), RECALIBRATED).collect()
     tables = [
-        multicalibration(scored, s, response, weight, segments=family, level=chosen)
-        for s in (fix.score, RECALIBRATED)
+        audit(scored, s, response, weight, family, level=chosen) for s in (fix.score, RECALIBRATED)
     ]
-    return tables[0], tables[1]  # type: ignore[return-value]
+    return tables[0], tables[1]
 
 
 def evaluate(fix: Recalibration, holdout: FrameLike, *, level: float | None = None) -> pl.DataFrame:
@@ -54,7 +60,8 @@ def evaluate(fix: Recalibration, holdout: FrameLike, *, level: float | None = No
     response, weight, _, chosen = _settings(fix, level)
     before, after = before_after_audits(fix, holdout, level=level)
     scored = fix.apply(as_lazy(holdout), RECALIBRATED)
-    w = pl.col(weight).cast(pl.Float64) if weight else pl.lit(1.0)
+    # without weights, a weight of one per row (a literal 1.0 would sum to 1, not to the rows)
+    w = pl.col(weight).cast(pl.Float64) if weight else pl.repeat(1.0, pl.len())
     y = pl.col(response).cast(pl.Float64)
 
     def losses(score: str) -> list[pl.Expr]:

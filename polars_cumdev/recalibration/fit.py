@@ -26,7 +26,6 @@ The procedure (docs/method.md, "Recalibration"):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,12 +33,12 @@ import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.prepare import FrameLike, as_lazy, prepare
-from polars_cumdev.multicalibration import Segments, multicalibration
-from polars_cumdev.multicalibration import segments as make_segments
+from polars_cumdev.multicalibration import Segments
 from polars_cumdev.recalibration.choice import disjoint, ends, open_ends
+from polars_cumdev.recalibration.crossfit import Folds, audit_level
+from polars_cumdev.recalibration.links import LINKS
 from polars_cumdev.recalibration.model import Correction, Recalibration
-from polars_cumdev.recalibration.monotone import LOGIT_BOUND, MonotoneMap, fit_monotone, logit
-from polars_cumdev.recalibration.shifts import fit_shifts
+from polars_cumdev.recalibration.population import POPULATION, featureless
 
 __all__ = ["recalibrate"]
 
@@ -53,96 +52,6 @@ def _check(name: str, value: object, low: float, high: float, integer: bool = Fa
     if bad or not low <= value <= high:  # type: ignore[operator]
         kind = "an integer" if integer else "a number"
         raise InvalidParameterError(f"`{name}` must be {kind} in [{low}, {high}], got {value!r}")
-
-
-def _audit(
-    rows: pl.DataFrame, score: str, family: Segments, level: float, method: str, seed: int
-) -> pl.DataFrame:
-    table = multicalibration(  # no located stretch: the rounds do not use it
-        rows, score, _R, _W, segments=family, level=level, method=method, seed=seed, locate=False
-    )
-    assert isinstance(table, pl.DataFrame)
-    return table
-
-
-def _members(rows: pl.DataFrame, conditions: Sequence[str]) -> np.ndarray:
-    if not conditions:
-        return np.zeros((rows.height, 0), dtype=bool)
-    names = [f"_rc_c{i}" for i in range(len(conditions))]
-    inside = rows.with_columns(  # with_columns: a constant condition ("TRUE") fills every row
-        [pl.sql_expr(c).fill_null(False).alias(n) for n, c in zip(names, conditions, strict=True)]
-    ).select(names)
-    return inside.to_numpy().astype(bool).reshape(rows.height, len(conditions))
-
-
-def _map(monotone: MonotoneMap | None, s: np.ndarray) -> np.ndarray:
-    """The map's log-odds of scores ``s`` (the expression's arithmetic, by Polars)."""
-    if monotone is None:
-        return logit(s)
-    return pl.select(monotone.expr(pl.lit(pl.Series(s)))).to_series().to_numpy()
-
-
-def _log_loss(eta: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
-    eta = np.clip(eta, -LOGIT_BOUND, LOGIT_BOUND)
-    return float(np.sum(w * (np.logaddexp(0.0, eta) - y * eta)) / np.sum(w))
-
-
-class _Folds:
-    """The rows' arrays, their folds, and cross-fitted log-odds."""
-
-    def __init__(self, rows: pl.DataFrame, fold: np.ndarray, folds: int) -> None:
-        self.rows = rows
-        self.s, self.y, self.w = (rows.get_column(c).to_numpy() for c in (_S, _R, _W))
-        self.u = logit(self.s)
-        self.inside = [fold == k for k in range(folds)]
-        self.offset = self.u.copy()  # cross-fitted log-odds of the global step
-        self.offsets: list[np.ndarray] = [self.u] * folds  # fold k's map on every row
-        self.columns: dict[str, np.ndarray] = {}
-
-    def fit_map(self, max_knots: int) -> None:
-        cross = np.empty_like(self.u)
-        self.offsets = []
-        for part in self.inside:
-            rest = ~part
-            fitted = fit_monotone(self.s[rest], self.y[rest], self.w[rest], max_knots=max_knots)
-            mapped = _map(fitted, self.s)
-            cross[part] = mapped[part]
-            self.offsets.append(mapped)
-        self.offset = cross
-
-    def members(self, conditions: Sequence[str]) -> np.ndarray:
-        missing = [c for c in conditions if c not in self.columns]
-        if missing:
-            for c, column in zip(missing, _members(self.rows, missing).T, strict=True):
-                self.columns[c] = column
-        if not conditions:
-            return np.zeros((self.rows.height, 0), dtype=bool)
-        return np.stack([self.columns[c] for c in conditions], axis=1)
-
-    def shifts(self, members: np.ndarray, shrinkage: float) -> list[np.ndarray]:
-        """Per fold, the shifts fitted on the other folds."""
-        out = []
-        for k, part in enumerate(self.inside):
-            rest = ~part
-            out.append(
-                fit_shifts(
-                    self.offsets[k][rest],
-                    self.y[rest],
-                    self.w[rest],
-                    members[rest],
-                    shrinkage=shrinkage,
-                )
-            )
-        return out
-
-    def cross(self, members: np.ndarray, shifts: list[np.ndarray]) -> np.ndarray:
-        eta = self.offset.copy()
-        for part, d in zip(self.inside, shifts, strict=True):
-            eta[part] += members[part] @ d
-        return eta
-
-    def loss(self, eta: np.ndarray) -> float:
-        return _log_loss(eta, self.y, self.w)
 
 
 def recalibrate(
@@ -160,6 +69,7 @@ def recalibrate(
     max_rounds: int = 10,
     max_knots: int = 32,
     seed: int = 0,
+    target: str = "probability",
 ) -> Recalibration:
     """Fit a recalibration that corrects only what the multicalibration audit proves.
 
@@ -168,10 +78,15 @@ def recalibrate(
     frame
         DataFrame or LazyFrame of scores, responses and segment features.
     score, response, weight
-        Scores in [0, 1], responses in [0, 1], optional positive weights.
+        Scores in [0, 1], responses in [0, 1], optional positive weights
+        (``target="mean"``: predictions and responses any real numbers).
     segments
-        The family audited (:func:`polars_cumdev.segments`); None audits the
-        full population only (then only the global step can be taken).
+        The family audited (:func:`polars_cumdev.segments`). None (default):
+        no segment features; the full population alone is audited (at the
+        same ``level`` and with the same ``method``), so the fix is at most
+        the global monotone map (or, where the map does not lower the
+        cross-fitted loss, one shift of every score), and the identity when
+        the full population is not miscalibrated family-wise.
     level
         Family-wise level of every decision (``p_family <= level``).
     method
@@ -188,6 +103,13 @@ def recalibrate(
         Most knots of the global monotone map.
     seed
         Seeds the fold split's hash (and the audit's bootstrap).
+    target
+        ``"probability"`` (steps on the log-odds, judged by log-loss, outputs
+        in (0, 1)) or ``"mean"``: predictions of a real response's mean,
+        audited as ``calibration(target="mean")`` audits them (Holm only),
+        the map and the shifts in the prediction's own units, judged by
+        squared error, outputs unclipped
+        (:mod:`~polars_cumdev.recalibration.means`).
 
     Returns
     -------
@@ -203,23 +125,31 @@ def recalibrate(
     _check("max_knots", max_knots, 1, 100_000, integer=True)
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise InvalidParameterError(f"`seed` must be an integer, got {seed!r}")
+    if target not in LINKS:
+        raise InvalidParameterError(f"`target` must be one of {tuple(LINKS)}, got {target!r}")
+    link = LINKS[target]
+    if target == "mean" and method != "holm":
+        raise InvalidParameterError(
+            f"target='mean' audits with Holm's adjustment only (method='holm'), got {method!r}"
+        )
     if segments is None:
-        segments = make_segments(depth=0)
+        segments = POPULATION
     if not isinstance(segments, Segments):
         raise InvalidParameterError(
             "`segments` must be made by polars_cumdev.segments(categorical=..., numerical=...)"
         )
     features = list(segments.features)
     lazy = as_lazy(frame)
-    segments.check(lazy.collect_schema(), ())
+    if not featureless(segments):
+        segments.check(lazy.collect_schema(), ())
     prepared = prepare(
         lazy,
         score=score,
         response=response,
         weight=weight,
         by=features or None,
-        score_range=(0.0, 1.0),
-        response_range=(0.0, 1.0),
+        score_range=link.ranges,
+        response_range=link.ranges,
     )
     from polars_cumdev.method import _names as nm
 
@@ -241,12 +171,12 @@ def recalibrate(
     if rows.height > 1 and bool(np.any(ordered[1:] == ordered[:-1])):
         rows = rows.sort([_S, _R, _W, *features], nulls_last=True)
     fold = rows.select(pl.struct(*features, _S, _R, _W).hash(seed) % folds).to_series()
-    data = _Folds(rows, fold.to_numpy().astype(np.int64), folds)
+    data = Folds(rows, (_S, _R, _W), fold.to_numpy().astype(np.int64), folds, link)
     if any(not part.any() or part.all() for part in data.inside):
         raise InvalidParameterError(f"too few rows ({rows.height}) to split into {folds} folds")
 
     audits = 1  # the level is spent across the audits: audit i tests at level / 2**i
-    raw = _audit(rows, _S, segments, audit_level(level, audits), method, seed)
+    raw = link.audit(rows, _S, (_R, _W), segments, audit_level(level, audits), method, seed)
     full = raw.filter(pl.col("depth") == 0).row(0, named=True)
     info: dict[str, Any] = {
         "response": response,
@@ -270,14 +200,14 @@ def recalibrate(
         "global_z": full["ecce_r_z"],
         "global_p_family": full["p_family"],
         "global_level": audit_level(level, 1),
-        "log_loss_raw": data.loss(data.u),
+        f"{link.loss_name}_raw": data.loss(data.u),
     }
     use_map = full["p_family"] is not None and full["p_family"] <= audit_level(level, 1)
     if use_map:
         data.fit_map(max_knots)
         use_map = data.loss(data.offset) < data.loss(data.u)
         if not use_map:
-            data.offset, data.offsets = data.u.copy(), [data.u] * folds
+            data.drop_map()
     bounds = ends(rows, segments.numerical)
     chosen: list[Correction] = []
     tried: set[str] = set()  # segments' conditions as the audit writes them
@@ -292,8 +222,8 @@ def recalibrate(
             # while the scores stay the same, the last audit's decisions stand
             audits += 1
             spent.append(audit_level(level, audits))
-            scored = rows.with_columns(pl.Series(_P, 1.0 / (1.0 + np.exp(-eta))))
-            audit = _audit(scored, _P, segments, spent[-1], method, seed)
+            scored = rows.with_columns(pl.Series(_P, link.score(eta)))
+            audit = link.audit(scored, _P, (_R, _W), segments, spent[-1], method, seed)
             stale = False
         tested = spent[-1]
         significant = audit.filter(
@@ -350,31 +280,20 @@ def recalibrate(
         rejected=rejected,
         crossfit_max_z=audit.get_column("ecce_r_z").max(),
         crossfit_min_p_family=audit.get_column("p_family").min(),
-        log_loss_crossfit=data.loss(eta),
+        **{f"{link.loss_name}_crossfit": data.loss(eta)},
     )
     # the chosen steps, refitted on all rows
-    monotone = fit_monotone(data.s, data.y, data.w, max_knots=max_knots) if use_map else None
+    monotone = link.fit_map(data.s, data.y, data.w, max_knots) if use_map else None
     if chosen:
         members = data.members([c.condition for c in chosen])
-        final = fit_shifts(_map(monotone, data.s), data.y, data.w, members, shrinkage=shrinkage)
+        final = link.shifts(link.mapped(monotone, data.s), data.y, data.w, members, shrinkage)
         chosen = [_with_shift(c, d) for c, d in zip(chosen, final, strict=True)]
-    return Recalibration(score, tuple(features), monotone, tuple(chosen), tuple(info.items()))
+    return Recalibration(
+        score, tuple(features), monotone, tuple(chosen), tuple(info.items()), target=link.name
+    )
 
 
 def _with_shift(c: Correction, shift: float) -> Correction:
     return Correction(
         c.condition, c.levels, float(shift), c.rows, c.z, c.p_family, c.round, c.level
     )
-
-
-def audit_level(level: float, audit: int) -> float:
-    """The level at which the ``audit``-th audit of a fit (counting from 1) is tested.
-
-    ``level / 2**audit``: the first audit (of the raw scores) at half the
-    level, each new audit at half the previous one's. Their sum is below
-    ``level`` however many rounds run, so by the union bound the chance that
-    any audit of the fit declares a calibrated segment significant (and so
-    the chance of any false correction) is at most ``level``
-    (docs/method.md, "Recalibration").
-    """
-    return level * 0.5**audit

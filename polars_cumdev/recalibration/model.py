@@ -75,6 +75,10 @@ class Recalibration:
     fitting
         How the fit went: rows, folds, level, method, rounds, why it stopped,
         and the held-out fold's audit after the last round.
+    target
+        ``"probability"`` (the map and shifts act on log-odds) or ``"mean"``
+        (on the predicted mean itself, outputs unclipped;
+        :mod:`~polars_cumdev.recalibration.means`).
     """
 
     score: str
@@ -82,6 +86,7 @@ class Recalibration:
     monotone: MonotoneMap | None
     corrections: tuple[Correction, ...]
     fitting: tuple[tuple[str, Any], ...] = field(default=())
+    target: str = "probability"
 
     def __hash__(self) -> int:
         """Hashable like any frozen value (``fitting`` holds the audit's family as a dict)."""
@@ -95,6 +100,10 @@ class Recalibration:
         family = facts.get("segments")
         if not isinstance(family, dict):
             raise InvalidParameterError("this fix does not record the audit it was fitted with")
+        if not family.get("categorical") and not family.get("numerical"):
+            from polars_cumdev.recalibration.population import POPULATION
+
+            return facts.get("response"), facts.get("weight"), POPULATION
         return facts.get("response"), facts.get("weight"), segments(**family)
 
     @property
@@ -111,16 +120,30 @@ class Recalibration:
             out = out + inside * c.shift  # + 0 (or -0) outside: the same bits
         return out
 
+    def _mean(self, name: str) -> pl.Expr:
+        """The recalibrated predicted mean: the map (or the prediction), plus the shifts."""
+        from polars_cumdev.recalibration.means import mean_map_expr
+
+        s = pl.col(name)
+        out = mean_map_expr(self.monotone, s) if self.monotone is not None else s.cast(pl.Float64)
+        for c in self.corrections:
+            inside = pl.sql_expr(c.condition).fill_null(False).cast(pl.Float64)
+            out = out + inside * c.shift
+        return out
+
     def expr(self, score: str | None = None) -> pl.Expr:
         """The recalibrated score as a Polars expression (named after the score column).
 
-        Strictly inside (0, 1). When the fix is the identity (no global map,
+        Strictly inside (0, 1) for probabilities (unclipped for
+        ``target="mean"``). When the fix is the identity (no global map,
         no correction) the score column itself, cast to Float64.
         ``score`` reads another column as the score.
         """
         name = score or self.score
         if self.monotone is None and not self.corrections:
             return pl.col(name).cast(pl.Float64)
+        if self.target == "mean":
+            return self._mean(name).alias(name)
         z = self.log_odds(name).clip(-LOGIT_BOUND, LOGIT_BOUND)
         return (1.0 / (1.0 + (-z).exp())).alias(name)
 
@@ -139,13 +162,14 @@ class Recalibration:
     def table(self) -> pl.DataFrame:
         """One row per correction: the global map first (if any), then each segment."""
         rows: list[dict[str, Any]] = []
+        scale = "mean" if self.target == "mean" else "log-odds"
         if self.monotone is not None:
             rows.append(
                 {
                     "step": 0,
                     "segment": "(global)",
                     "condition": "TRUE",
-                    "change": f"monotone map of the log-odds, {len(self.monotone.knots)} knots",
+                    "change": f"monotone map of the {scale}, {len(self.monotone.knots)} knots",
                     "shift": None,
                     "rows": dict(self.fitting).get("rows"),
                     "z": dict(self.fitting).get("global_z"),
@@ -160,7 +184,7 @@ class Recalibration:
                     "step": c.round,
                     "segment": label,
                     "condition": c.condition,
-                    "change": f"log-odds {c.shift:+.3f}",
+                    "change": f"{scale} {c.shift:+.3f}",
                     "shift": c.shift,
                     "rows": c.rows,
                     "z": c.z,
@@ -186,6 +210,7 @@ class Recalibration:
         document = {
             "format": FORMAT,
             "version": VERSION,
+            "target": self.target,
             "score": self.score,
             "features": list(self.features),
             "monotone": None
@@ -236,9 +261,14 @@ class Recalibration:
                 ),
                 corrections=corrections,
                 fitting=tuple(document.get("fitting", {}).items()),
+                target=str(document.get("target", "probability")),
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise InvalidParameterError(f"malformed recalibration file: {exc!r}") from None
+        if fix.target not in ("probability", "mean"):
+            raise InvalidParameterError(
+                f"the file's target {fix.target!r} is not 'probability' or 'mean'"
+            )
         _check_columns(fix)
         return fix
 

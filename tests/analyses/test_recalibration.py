@@ -307,7 +307,7 @@ def test_calibrated_scores_left_alone(seed):
 
 def test_members_of_the_whole_population():
     """The depth-0 segment's condition is the constant TRUE: every row is in (it was one row)."""
-    from polars_cumdev.recalibration.fit import _members
+    from polars_cumdev.recalibration.crossfit import members_of as _members
 
     rows = planted(50, 0)
     assert _members(rows, ["TRUE"]).shape == (50, 1)
@@ -358,7 +358,7 @@ def test_json_round_trip_and_order_any_fix(knots, rises, shifts):
 
 def test_audit_levels_spend_the_level_once():
     """The rule: audit i at level / 2**i, decreasing, summing below the level for any rounds."""
-    from polars_cumdev.recalibration.fit import audit_level
+    from polars_cumdev.recalibration.crossfit import audit_level
 
     levels = [audit_level(0.05, i) for i in range(1, 200)]
     assert levels[0] == 0.025 and all(np.diff(levels) < 0)
@@ -373,16 +373,16 @@ def test_rounds_spend_the_level_across_audits(monkeypatch):
     Before the fix every round's audit tested at the full level anew: with the map and two
     rounds of corrections the levels summed to three times the level.
     """
-    from polars_cumdev.recalibration import fit
+    from polars_cumdev.recalibration import links
 
     called: list[float] = []
-    real = fit._audit
+    real = links.Probability.audit
 
-    def recording(rows, score, family, level, method, seed):
+    def recording(self, rows, score, names, family, level, method, seed):
         called.append(level)
-        return real(rows, score, family, level, method, seed)
+        return real(self, rows, score, names, family, level, method, seed)
 
-    monkeypatch.setattr(fit, "_audit", recording)
+    monkeypatch.setattr(links.Probability, "audit", recording)
     fix = planted(16_000, 1).cumdev.recalibrate("p", "y", segments=FAMILY, level=0.05)
     facts = dict(fix.fitting)
     assert len(called) >= 2 and fix.monotone is not None and fix.corrections

@@ -16,7 +16,7 @@ weights as float64), so both get the same draws and the same p-values.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -27,12 +27,20 @@ from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.pvalues import ks_critical, kuiper_critical
 from polars_cumdev.method.summary_columns import SIGMA_B, SIGMA_E
 
-__all__ = ["SIMULATED", "with_simulated"]
+__all__ = [
+    "SIMULATED",
+    "TESTS",
+    "candidate",
+    "midpoints",
+    "prefix_means",
+    "simulate_groups",
+    "with_simulated",
+]
 
 #: The columns :func:`with_simulated` adds.
 SIMULATED = (fs.SIM_KUIPER, fs.SIM_KS)
 
-_TESTS = "__cd_tests"
+TESTS = "__cd_tests"
 _ALL = "__cd_all"
 _TAG = "__cd_tag"
 _SIM = {fs.SIM_KUIPER: pl.Float64(), fs.SIM_KS: pl.Float64()}
@@ -68,7 +76,16 @@ def _bin_means(
     neighbouring distinct scores (a score on a midpoint in the lower bin)."""
     fs_, fr, fw = (full[c].to_numpy() for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
     order = np.argsort(fs_, kind="stable")
-    scores, cw, cwr = fs_[order], np.cumsum(fw[order]), np.cumsum((fw * fr)[order])
+    return prefix_means(
+        fs_[order], np.cumsum(fw[order]), np.cumsum((fw * fr)[order]), s, group, starts
+    )
+
+
+def midpoints(
+    s: np.ndarray, group: np.ndarray, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per merged point of the sorted groups: the row-to-point map, and the point's lower
+    and upper midpoints (-inf / +inf at a group's ends)."""
     first = np.ones(s.shape[0], dtype=bool)
     first[1:] = s[1:] != s[:-1]
     first[starts[:-1][starts[:-1] < s.shape[0]]] = True
@@ -79,6 +96,22 @@ def _bin_means(
     lower = np.where(
         np.insert(same_next[:-1], 0, False), np.insert(upper[:-1], 0, -np.inf), -np.inf
     )
+    return point, lower, upper
+
+
+def prefix_means(
+    scores: np.ndarray,
+    cw: np.ndarray,
+    cwr: np.ndarray,
+    s: np.ndarray,
+    group: np.ndarray,
+    starts: np.ndarray,
+) -> np.ndarray:
+    """:func:`_bin_means` from the full population's running sums: ``cw[j]`` and ``cwr[j]``
+    sum the weights and weighted responses of the rows with score at most ``scores[j]``
+    (sorted). Only their values at the groups' midpoints (:func:`midpoints`) and at +inf
+    are read, so a population summed between those midpoints gives the same means."""
+    point, lower, upper = midpoints(s, group, starts)
 
     def below(x: np.ndarray, c: np.ndarray) -> np.ndarray:
         at = np.searchsorted(scores, x, side="right") - 1
@@ -96,14 +129,30 @@ def _simulate(batch: pl.DataFrame, keys: list[str], level: float, screen: bool) 
     For the screen, ``batch`` also holds the full population (tag 0), whose
     bin means at the group's scores are the null probabilities, held fixed.
     """
+    if not screen:
+        return simulate_groups(batch, keys, level)
+    full = batch.filter(pl.col(_TAG) == 0)
+    population = full[nm.RESPONSE].to_numpy()
+    if not np.all((population == 0.0) | (population == 1.0)):
+        return pl.DataFrame(schema={**{k: batch.schema[k] for k in keys}, **_SIM})
+    means = functools.partial(_bin_means, full)
+    return simulate_groups(batch.filter(pl.col(_TAG) == 1), keys, level, means)
+
+
+def simulate_groups(
+    batch: pl.DataFrame,
+    keys: Sequence[str],
+    level: float,
+    means: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+) -> pl.DataFrame:
+    """Per group of ``batch`` (the candidates' rows: keys, score, response, weight and the
+    number of tests in ``TESTS``), the simulated p-values of those meeting the criterion.
+
+    ``means(s, group, starts)`` gives the null probabilities of the rows sorted by
+    group (the screen's bin means); ``None``: the scores (calibration).
+    """
+    keys = list(keys)
     schema = {**{k: batch.schema[k] for k in keys}, **_SIM}
-    full = None
-    if screen:
-        full = batch.filter(pl.col(_TAG) == 0)
-        batch = batch.filter(pl.col(_TAG) == 1)
-        population = full[nm.RESPONSE].to_numpy()
-        if not np.all((population == 0.0) | (population == 1.0)):
-            return pl.DataFrame(schema=schema)
     if batch.height == 0:
         return pl.DataFrame(schema=schema)
     grouped = batch.with_row_index("__cd_row").group_by(keys).agg(pl.col("__cd_row"))
@@ -113,8 +162,8 @@ def _simulate(batch: pl.DataFrame, keys: list[str], level: float, screen: bool) 
     s, r, w = (batch[c].to_numpy()[rows] for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
     order, starts = fs.grouped(group, s, w, r)
     group, s, r, w = group[order], s[order], r[order], w[order]
-    p = s if full is None else _bin_means(full, s, group, starts)
-    tests = int(batch[_TESTS][0])
+    p = s if means is None else means(s, group, starts)
+    tests = int(batch[TESTS][0])
     other = np.bincount(group, weights=((r != 0.0) & (r != 1.0)), minlength=grouped.height)
     terms = fs.event_terms(p, w)
     sums = np.stack([np.bincount(group, weights=t, minlength=grouped.height) for t in terms])
@@ -127,6 +176,22 @@ def _simulate(batch: pl.DataFrame, keys: list[str], level: float, screen: bool) 
         pl.Series(fs.SIM_KUIPER, p_k, dtype=pl.Float64),
         pl.Series(fs.SIM_KS, p_ks, dtype=pl.Float64),
     ).select(list(schema))
+
+
+def candidate(level: float, screen: bool) -> pl.Expr:
+    """Whether a row of :func:`~polars_cumdev.method.statistics.summarize`'s layout is a
+    candidate: its asymptotic Kuiper or KS p-value at most the cutoff, sigma positive."""
+    kuiper_z, ks_z = _critical(fs.cutoff(level))
+    sigma = pl.col(SIGMA_B).clip(lower_bound=0.0).sqrt()
+    small = (pl.col("kuiper") >= kuiper_z * sigma) | (pl.col("ks") >= ks_z * sigma)
+    if screen:  # either sigma (31) or (32), whichever normalize will take
+        other = pl.col(SIGMA_E).fill_null(0.0).clip(lower_bound=0.0).sqrt()
+        small = small | (pl.col("kuiper") >= kuiper_z * other) | (pl.col("ks") >= ks_z * other)
+    return small & (pl.col(SIGMA_B) > 0.0)
+
+
+#: The number of tests (rows with a positive sigma), as :func:`simulate_groups` reads it.
+TESTS_EXPR = (pl.col(SIGMA_B) > 0.0).sum().cast(pl.Int64)
 
 
 def with_simulated(
@@ -153,17 +218,10 @@ def with_simulated(
         rows = rows.with_columns(pl.lit(0, dtype=pl.Int8).alias(_ALL))
     keys = list(keys)
     stats = stats.cache()  # read twice: for the candidates and for the join
-    cut = fs.cutoff(level)
-    sigma = pl.col(SIGMA_B).clip(lower_bound=0.0).sqrt()
-    kuiper_z, ks_z = _critical(cut)
-    small = (pl.col("kuiper") >= kuiper_z * sigma) | (pl.col("ks") >= ks_z * sigma)
-    if screen:  # either sigma (31) or (32), whichever normalize will take
-        other = pl.col(SIGMA_E).fill_null(0.0).clip(lower_bound=0.0).sqrt()
-        small = small | (pl.col("kuiper") >= kuiper_z * other) | (pl.col("ks") >= ks_z * other)
     candidates = (
-        stats.with_columns((pl.col(SIGMA_B) > 0.0).sum().cast(pl.Int64).alias(_TESTS))
-        .filter(small & (pl.col(SIGMA_B) > 0.0))
-        .select(*[pl.col(k).cast(key_types[k]) for k in keys], _TESTS)
+        stats.with_columns(TESTS_EXPR.alias(TESTS))
+        .filter(candidate(level, screen))
+        .select(*[pl.col(k).cast(key_types[k]) for k in keys], TESTS)
     )
     floats = [k for k in keys if key_types[k].is_float()]
     on = [k for k in keys if k not in floats] + [
@@ -172,7 +230,7 @@ def with_simulated(
     picked = (
         _nan_safe(rows.select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT), floats)
         .join(_nan_safe(candidates, floats).drop(floats), on=on, how="inner", nulls_equal=True)
-        .select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT, _TESTS)
+        .select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT, TESTS)
     )
     schema = {**{k: key_types[k] for k in keys}, **_SIM}
     if screen:  # the full population too, only when some group is a candidate
@@ -181,7 +239,7 @@ def with_simulated(
         population = population.select(
             *[pl.lit(None, dtype=key_types[k]).alias(k) for k in keys],
             nm.SCORE, nm.RESPONSE, nm.WEIGHT,
-            pl.lit(None, dtype=pl.Int64).alias(_TESTS), pl.lit(0, dtype=pl.Int8).alias(_TAG),
+            pl.lit(None, dtype=pl.Int64).alias(TESTS), pl.lit(0, dtype=pl.Int8).alias(_TAG),
         )  # fmt: skip
         picked = pl.concat([picked.with_columns(pl.lit(1, dtype=pl.Int8).alias(_TAG)), population])
     found = picked.map_batches(

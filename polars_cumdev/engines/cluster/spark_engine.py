@@ -32,7 +32,8 @@ from typing import Any
 
 import polars as pl
 
-from polars_cumdev.engines.cluster import require, steps
+from polars_cumdev.engines.cluster import finite, require, steps
+from polars_cumdev.engines.cluster.batches import spark_batches
 from polars_cumdev.engines.cluster.failures import spark_errors
 from polars_cumdev.engines.cluster.probe import probe_spark
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
@@ -315,7 +316,8 @@ def _ranges(
             raise CumdevError(f"internal error: score range {r} was split between two tasks")
         results[r] = result
     note("pass 2: shuffled by range and stepped")
-    stats, locating = steps.combine_ranges(plan, results)
+    # The finite-sample p-values (polars_cumdev.engines.cluster.finite) before any flag.
+    stats, locating = finite.combine_ranges(plan, results, spark_batches(shuffled, request))
     outputs: list[Any] = []
     if locating is not None:
         flagged = {r: locating.for_range(r) for r in locating.ranges}
@@ -364,4 +366,8 @@ def calibration(
         yield _payload([{"range": -1, _PAYLOAD: steps.pack(part)}])
 
     parts = [p for _, p in _collect(data.mapInArrow(calibrate, _SPARK_SCHEMA))]
-    return steps.finish_calib(request, parts, _count_below(data, weight), level)
+    batches = spark_batches(sdf.select(*request.columns), request)  # finite-sample p-values
+    return steps.finish_calib(
+        request, parts, _count_below(data, weight), level,
+        lambda st: finite.calibration_simulated(st, request.keys, level, batches),
+    )  # fmt: skip

@@ -13,6 +13,11 @@ from polars_cumdev.engines.files import check_parquet_files, parquet_files, unre
 from polars_cumdev.engines.partitioned.cells import cell_summaries, plan_ranges
 from polars_cumdev.engines.partitioned.columns import Engine
 from polars_cumdev.engines.partitioned.cuts import cut_points, range_filter
+from polars_cumdev.engines.partitioned.finite import (
+    lazy_interval_sums,
+    select_rows,
+    with_simulation,
+)
 from polars_cumdev.engines.partitioned.joining import aggregate, combine_cells, finish
 from polars_cumdev.engines.partitioned.locating import flag, gather, stitch, with_located
 from polars_cumdev.engines.partitioned.points import range_points
@@ -107,6 +112,12 @@ def _ranges(
     stats = aggregate(plan, cells)
     del results
     note("combined")
+    stats = with_simulation(
+        plan,
+        stats,
+        lambda picked: select_rows(frame, keys, picked).collect(engine=scan_engine),
+        lambda cut: lazy_interval_sums(frame, cut, scan_engine),
+    )
     locating = flag(plan, cells, stats)
     if locating is not None:
         # Pass 2, only for the significant groups with D > 2 sigma: their located stretch.

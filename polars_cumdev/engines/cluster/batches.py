@@ -4,36 +4,20 @@ Each engine already holds the screen's standardized rows on its workers (Spark:
 the rows shuffled by range and kept; Dask: each part's rows split by range);
 these adapters apply a function to every batch of them and gather the small
 results to the driver (:data:`polars_cumdev.engines.cluster.finite.MapBatches`).
+Spark's is :func:`polars_cumdev.engines.cluster.spark_engine.batches`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import polars as pl
 
-from polars_cumdev.engines.cluster import steps
 from polars_cumdev.engines.cluster.finite import MapBatches
 from polars_cumdev.engines.cluster.request import Request
 
-__all__ = ["dask_batches", "dask_parts", "spark_batches"]
-
-
-def spark_batches(data: Any, request: Request) -> MapBatches:
-    """Map over the partitions of the Spark DataFrame ``data`` (the request's columns)."""
-    from polars_cumdev.engines.cluster import spark_engine as se
-
-    def run(function: Callable[[pl.DataFrame], object]) -> list:
-        def task(batches: Iterator[Any]) -> Iterator[Any]:
-            chunk = se._frame(batches, request)
-            if chunk.height:
-                found = function(request.standardize(chunk))
-                yield se._payload([{"range": -1, se._PAYLOAD: steps.pack(found)}])
-
-        return [found for _, found in se._collect(data.mapInArrow(task, se._SPARK_SCHEMA))]
-
-    return run
+__all__ = ["dask_batches", "dask_parts"]
 
 
 def _split_rows(split: tuple, function: Callable[[pl.DataFrame], object]) -> object:

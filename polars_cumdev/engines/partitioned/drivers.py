@@ -24,6 +24,7 @@ from polars_cumdev.engines.partitioned.points import range_points
 from polars_cumdev.engines.partitioned.step import RangeResult, range_step
 from polars_cumdev.method import compiled
 from polars_cumdev.method.findings import LEVEL
+from polars_cumdev.method.finite_groups import SIMULATED
 from polars_cumdev.method.prepare import FrameLike, Prepared
 from polars_cumdev.progress import Progress, reporting
 from polars_cumdev.subpopulation import prepare_screen
@@ -118,6 +119,8 @@ def _ranges(
         lambda picked: select_rows(frame, keys, picked).collect(engine=scan_engine),
         lambda cut: lazy_interval_sums(frame, cut, scan_engine),
     )
+    simulated = stats.get_column(SIMULATED[0]).is_not_null().sum()
+    note(f"finite-sample p-values: {simulated} groups simulated")
     locating = flag(plan, cells, stats)
     if locating is not None:
         # Pass 2, only for the significant groups with D > 2 sigma: their located stretch.

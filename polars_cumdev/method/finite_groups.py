@@ -16,7 +16,7 @@ weights as float64), so both get the same draws and the same p-values.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
@@ -28,12 +28,21 @@ from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.pvalues import ks_critical, kuiper_critical, pvalue_pairs
 from polars_cumdev.method.summary_columns import SIGMA_B, SIGMA_E
 
-__all__ = ["SIMULATED", "any_candidate", "with_simulated"]
+__all__ = [
+    "SIMULATED",
+    "TESTS",
+    "any_candidate",
+    "candidate",
+    "midpoints",
+    "prefix_means",
+    "simulate_groups",
+    "with_simulated",
+]
 
 #: The columns :func:`with_simulated` adds.
 SIMULATED = (fs.SIM_KUIPER, fs.SIM_KS)
 
-_TESTS = "__cd_tests"
+TESTS = "__cd_tests"
 _ALL = "__cd_all"
 _TAG = "__cd_tag"
 _ALPHA = "__cd_alpha"
@@ -73,7 +82,16 @@ def _bin_means(
     neighbouring distinct scores (a score on a midpoint in the lower bin)."""
     fs_, fr, fw = (full[c].to_numpy() for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
     order = np.argsort(fs_, kind="stable")
-    scores, cw, cwr = fs_[order], np.cumsum(fw[order]), np.cumsum((fw * fr)[order])
+    return prefix_means(
+        fs_[order], np.cumsum(fw[order]), np.cumsum((fw * fr)[order]), s, group, starts
+    )
+
+
+def midpoints(
+    s: np.ndarray, group: np.ndarray, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per merged point of the sorted groups: the row-to-point map, and the point's lower
+    and upper midpoints (-inf / +inf at a group's ends)."""
     first = np.ones(s.shape[0], dtype=bool)
     first[1:] = s[1:] != s[:-1]
     first[starts[:-1][starts[:-1] < s.shape[0]]] = True
@@ -84,6 +102,22 @@ def _bin_means(
     lower = np.where(
         np.insert(same_next[:-1], 0, False), np.insert(upper[:-1], 0, -np.inf), -np.inf
     )
+    return point, lower, upper
+
+
+def prefix_means(
+    scores: np.ndarray,
+    cw: np.ndarray,
+    cwr: np.ndarray,
+    s: np.ndarray,
+    group: np.ndarray,
+    starts: np.ndarray,
+) -> np.ndarray:
+    """:func:`_bin_means` from the full population's running sums: ``cw[j]`` and ``cwr[j]``
+    sum the weights and weighted responses of the rows with score at most ``scores[j]``
+    (sorted). Only their values at the groups' midpoints (:func:`midpoints`) and at +inf
+    are read, so a population summed between those midpoints gives the same means."""
+    point, lower, upper = midpoints(s, group, starts)
 
     def below(x: np.ndarray, c: np.ndarray) -> np.ndarray:
         at = np.searchsorted(scores, x, side="right") - 1
@@ -104,14 +138,32 @@ def _simulate(
     bin means at the group's scores are the null probabilities, held fixed.
     ``null``: see :func:`with_simulated`.
     """
+    if not screen:
+        return simulate_groups(batch, keys, level, null=null)
+    full = batch.filter(pl.col(_TAG) == 0)
+    population = full[nm.RESPONSE].to_numpy()
+    if not np.all((population == 0.0) | (population == 1.0)):
+        return pl.DataFrame(schema={**{k: batch.schema[k] for k in keys}, **_SIM})
+    means = functools.partial(_bin_means, full)
+    return simulate_groups(batch.filter(pl.col(_TAG) == 1), keys, level, means)
+
+
+def simulate_groups(
+    batch: pl.DataFrame,
+    keys: Sequence[str],
+    level: float,
+    means: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
+    null: Null = "score",
+) -> pl.DataFrame:
+    """Per group of ``batch`` (the candidates' rows: keys, score, response, weight and the
+    number of tests in ``TESTS``), the simulated p-values of those meeting the criterion.
+
+    ``means(s, group, starts)`` gives the null probabilities of the rows sorted by
+    group (the screen's bin means); ``None``: the scores (calibration). ``null``:
+    see :func:`with_simulated` (``"flip"`` and ``"level"`` read the columns it carries).
+    """
+    keys = list(keys)
     schema = {**{k: batch.schema[k] for k in keys}, **_SIM}
-    full = None
-    if screen:
-        full = batch.filter(pl.col(_TAG) == 0)
-        batch = batch.filter(pl.col(_TAG) == 1)
-        population = full[nm.RESPONSE].to_numpy()
-        if not np.all((population == 0.0) | (population == 1.0)):
-            return pl.DataFrame(schema=schema)
     if batch.height == 0:
         return pl.DataFrame(schema=schema)
     carried = [pl.col(c).first() for c in (_KUIPER_Z, _KS_Z)] if null == "flip" else []
@@ -122,7 +174,7 @@ def _simulate(
     s, r, w = (batch[c].to_numpy()[rows] for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
     order, starts = fs.grouped(group, s, w, r)
     group, s, r, w = group[order], s[order], r[order], w[order]
-    tests = int(batch[_TESTS][0])
+    tests = int(batch[TESTS][0])
     if null == "flip":  # a mean's residuals, before the scores give way to their ranks
         r = r - s
     if null != "score":  # a mean's or quantile's statistic ignores a shift: so do the draws
@@ -133,7 +185,7 @@ def _simulate(
     if null == "level":  # a quantile's hits 1{y <= q}: Bernoulli(alpha) whatever the score
         p = np.full(s.shape[0], float(batch[_ALPHA][0]))
     else:
-        p = s if full is None else _bin_means(full, s, group, starts)
+        p = s if means is None else means(s, group, starts)
     other = np.bincount(group, weights=((r != 0.0) & (r != 1.0)), minlength=grouped.height)
     terms = fs.event_terms(p, w)
     sums = np.stack([np.bincount(group, weights=t, minlength=grouped.height) for t in terms])
@@ -223,11 +275,11 @@ def _flipped(
     )
 
 
-def _candidate(level: float, screen: bool) -> pl.Expr:
-    """Whether a group's asymptotic p-value could be at most the cutoff (judged from z)."""
-    cut = fs.cutoff(level)
+def candidate(level: float, screen: bool) -> pl.Expr:
+    """Whether a row of :func:`~polars_cumdev.method.statistics.summarize`'s layout is a
+    candidate: its asymptotic Kuiper or KS p-value at most the cutoff, sigma positive."""
+    kuiper_z, ks_z = _critical(fs.cutoff(level))
     sigma = pl.col(SIGMA_B).clip(lower_bound=0.0).sqrt()
-    kuiper_z, ks_z = _critical(cut)
     small = (pl.col("kuiper") >= kuiper_z * sigma) | (pl.col("ks") >= ks_z * sigma)
     if screen:  # either sigma (31) or (32), whichever normalize will take
         other = pl.col(SIGMA_E).fill_null(0.0).clip(lower_bound=0.0).sqrt()
@@ -242,7 +294,11 @@ def any_candidate(stats: pl.DataFrame, level: float) -> bool:
     columns null, which a caller holding the statistics in memory can do at
     once instead of joining the rows in a plan (calibration without ``by``).
     """
-    return bool(stats.select(_candidate(level, False).any()).item())
+    return bool(stats.select(candidate(level, False).any()).item())
+
+
+#: The number of tests (rows with a positive sigma), as :func:`simulate_groups` reads it.
+TESTS_EXPR = (pl.col(SIGMA_B) > 0.0).sum().cast(pl.Int64)
 
 
 def with_simulated(
@@ -285,9 +341,9 @@ def with_simulated(
         extra = [pl.lit(alpha, dtype=pl.Float64).alias(_ALPHA)]
     carried = [e.meta.output_name() for e in extra]
     candidates = (
-        stats.with_columns((pl.col(SIGMA_B) > 0.0).sum().cast(pl.Int64).alias(_TESTS))
-        .filter(_candidate(level, screen))
-        .select(*[pl.col(k).cast(key_types[k]) for k in keys], _TESTS, *extra)
+        stats.with_columns(TESTS_EXPR.alias(TESTS))
+        .filter(candidate(level, screen))
+        .select(*[pl.col(k).cast(key_types[k]) for k in keys], TESTS, *extra)
     )
     floats = [k for k in keys if key_types[k].is_float()]
     on = [k for k in keys if k not in floats] + [
@@ -296,7 +352,7 @@ def with_simulated(
     picked = (
         _nan_safe(rows.select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT), floats)
         .join(_nan_safe(candidates, floats).drop(floats), on=on, how="inner", nulls_equal=True)
-        .select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT, _TESTS, *carried)
+        .select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT, TESTS, *carried)
     )
     schema = {**{k: key_types[k] for k in keys}, **_SIM}
     if screen:  # the full population too, only when some group is a candidate
@@ -305,7 +361,7 @@ def with_simulated(
         population = population.select(
             *[pl.lit(None, dtype=key_types[k]).alias(k) for k in keys],
             nm.SCORE, nm.RESPONSE, nm.WEIGHT,
-            pl.lit(None, dtype=pl.Int64).alias(_TESTS), pl.lit(0, dtype=pl.Int8).alias(_TAG),
+            pl.lit(None, dtype=pl.Int64).alias(TESTS), pl.lit(0, dtype=pl.Int8).alias(_TAG),
         )  # fmt: skip
         picked = pl.concat([picked.with_columns(pl.lit(1, dtype=pl.Int8).alias(_TAG)), population])
     found = picked.map_batches(

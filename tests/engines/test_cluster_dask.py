@@ -23,6 +23,7 @@ from cluster_cases import (
     make_data,
     null_keys,
     planted,
+    rare_groups,
     screen_expected,
 )
 
@@ -231,3 +232,31 @@ def test_calibration_gives_the_same_bits_whatever_the_cluster_threads(client, th
             to_dask(shuffled, partitions), "s", "r", "w", by="g", scheduler=client
         )
         assert actual.equals(expected), (threads, partitions)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ranges", [1, 5])
+def test_rare_outcome_small_groups_are_simulated_as_in_process(client, ranges):
+    # Some groups' p-values are simulated in-process; the Dask screen gathers those
+    # groups' rows and the population's sums between their midpoints to the driver
+    # and gives the same p-values and p_method (assert_same compares p_method).
+    df = rare_groups(7)
+    expected = screen_expected(df)
+    simulated = expected.filter(pl.col("p_method") == "simulated").sort("g")
+    assert simulated.height >= 3
+    actual = cdask.screen(to_dask(df), "g", "s", "r", "w", ranges=ranges, scheduler=client)
+    assert_same(expected, actual, ["g"])
+    mine = actual.filter(pl.col("p_method") == "simulated").sort("g")
+    assert mine.select("kuiper_p", "ks_p").equals(simulated.select("kuiper_p", "ks_p"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("by", ["g", None])
+def test_rare_outcome_calibration_is_simulated_as_in_process(client, by):
+    # Calibration of a rare outcome in small groups: the groups meeting the criterion
+    # send their rows to the driver, which simulates them as in-process.
+    df = rare_groups(7) if by else rare_groups(7).filter(pl.col("g") == "g00")
+    expected = calibration_expected(df, by)
+    assert "simulated" in expected["p_method"].to_list()
+    actual = cdask.calibration(to_dask(df), "s", "r", "w", by=by, scheduler=client)
+    assert_frames_close(expected, actual, ["g"] if by else ["n"])

@@ -22,6 +22,7 @@ from cluster_cases import (
     make_data,
     null_keys,
     planted,
+    rare_groups,
     screen_expected,
 )
 
@@ -212,3 +213,29 @@ def test_partition_columns_and_joins_are_not_refused(spark, tmp_path):
     scores = spark.read.parquet(str(folder)).select("g", "s", "r", "w")
     joined = scores.join(spark.createDataFrame([("g00", 1)], ["g", "flag"]), "g", "left")
     assert_frames_close(expected, cspark.screen(joined, "g", "s", "r", "w"), ["g"])
+
+
+@pytest.mark.parametrize("ranges", [1, 5])
+def test_rare_outcome_small_groups_are_simulated_as_in_process(spark, ranges):
+    # Some groups' p-values are simulated in-process; the Spark screen gathers those
+    # groups' rows and the population's sums between their midpoints to the driver
+    # and gives the same p-values and p_method (assert_same compares p_method).
+    df = rare_groups(7)
+    expected = screen_expected(df)
+    simulated = expected.filter(pl.col("p_method") == "simulated").sort("g")
+    assert simulated.height >= 3
+    actual = cspark.screen(to_spark(spark, df), "g", "s", "r", "w", ranges=ranges)
+    assert_same(expected, actual, ["g"])
+    mine = actual.filter(pl.col("p_method") == "simulated").sort("g")
+    assert mine.select("kuiper_p", "ks_p").equals(simulated.select("kuiper_p", "ks_p"))
+
+
+@pytest.mark.parametrize("by", ["g", None])
+def test_rare_outcome_calibration_is_simulated_as_in_process(spark, by):
+    # Calibration of a rare outcome in small groups: the groups meeting the criterion
+    # send their rows to the driver, which simulates them as in-process.
+    df = rare_groups(7) if by else rare_groups(7).filter(pl.col("g") == "g00")
+    expected = calibration_expected(df, by)
+    assert "simulated" in expected["p_method"].to_list()
+    actual = cspark.calibration(to_spark(spark, df), "s", "r", "w", by=by)
+    assert_frames_close(expected, actual, ["g"] if by else ["n"])

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from engine_cases import assert_same, make_data
+from engine_cases import assert_same, make_data, rare_groups
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from numpy.testing import assert_allclose
@@ -34,9 +34,9 @@ from polars_cumdev.subpopulation import screen as _screen
 
 
 def screen(*args, **kwargs):
-    """The in-process screen with asymptotic p-values only: the range-partitioned
-    screen does not simulate finite-sample p-values (docs/method.md)."""
-    return _screen(*args, **kwargs, _finite_sample=False)
+    """The in-process screen, finite-sample p-values included (the range-partitioned
+    screen simulates the same groups: polars_cumdev.engines.partitioned.finite)."""
+    return _screen(*args, **kwargs)
 
 
 def quantile_cuts(df: pl.DataFrame, ranges: int) -> list[float]:
@@ -218,3 +218,23 @@ def test_bad_values_raise_like_screen():
     )
     with pytest.raises(InvalidValuesError, match="NaN"):
         screen_partitioned(df, "g", "s", "r", "w", ranges=4)
+
+
+@pytest.mark.parametrize("ranges", [1, 9])
+def test_rare_outcome_small_groups_get_the_in_process_finite_sample_pvalues(ranges, tmp_path):
+    # A rare outcome in small weighted groups: the in-process screen simulates some
+    # groups' p-values; the partitioned screens gather those groups' rows and the
+    # population's sums between their midpoints, and give the same p-values and
+    # p_method (the draws are seeded by the scores; assert_same compares p_method).
+    df = rare_groups(7)
+    expected = screen(df, "g", "s", "r", "w")
+    simulated = expected.filter(pl.col("p_method") == "simulated")
+    assert simulated.height >= 3
+    actual = screen_partitioned(df, "g", "s", "r", "w", ranges=ranges)
+    assert_same(expected, actual, ["g"])
+    mine = actual.filter(pl.col("p_method") == "simulated").sort("g")
+    for column in ("kuiper_p", "ks_p"):  # the Monte Carlo p-values exactly
+        assert mine[column].to_list() == simulated.sort("g")[column].to_list()
+    path = tmp_path / "rare.parquet"
+    df.write_parquet(path, row_group_size=1000)
+    assert_same(expected, screen_parquet(path, "g", "s", "r", "w", ranges=ranges), ["g"])

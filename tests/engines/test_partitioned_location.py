@@ -36,9 +36,8 @@ CASES = [
 def expected(df: pl.DataFrame, level: float = 1.0) -> pl.DataFrame:
     # Level 1: every stretch the search finds is stated (these tests are about the search).
     weight = "w" if "w" in df.columns else None
-    # the range-partitioned screen keeps the asymptotic p-values (docs/method.md, "Valid at
-    # every size"): compared with the in-memory screen's asymptotic ones
-    return screen(df, "g", "s", "r", weight, level=level, _finite_sample=False)
+    # finite-sample p-values included: the range-partitioned screen simulates the same groups
+    return screen(df, "g", "s", "r", weight, level=level)
 
 
 def test_planted_data_has_the_cases():
@@ -93,7 +92,7 @@ def test_located_with_several_keys_and_nulls():
         pl.when(pl.col("g") == "drop").then(None).otherwise(pl.col("g")).alias("g"),
         (pl.int_range(pl.len()) % 2).alias("h"),
     )
-    want = screen(df, ["g", "h"], "s", "r", "w", _finite_sample=False)  # the ranges: asymptotic
+    want = screen(df, ["g", "h"], "s", "r", "w")
     assert want.filter(pl.col("g").is_null())["share"].null_count() < 2
     got = screen_partitioned(df, ["g", "h"], "s", "r", "w", ranges=9)
     assert_same(want, got, ["g", "h"])

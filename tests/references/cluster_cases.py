@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from engine_cases import assert_same, make_data, planted
+from engine_cases import assert_same, make_data, planted, rare_groups
 
 import polars_cumdev  # noqa: F401  (registers the namespace)
 from polars_cumdev import CumdevError
@@ -27,6 +27,7 @@ __all__ = [
     "make_data",
     "null_keys",
     "planted",
+    "rare_groups",
     "screen_expected",
 ]
 
@@ -43,14 +44,14 @@ def screen_expected(
     level: float = 0.05,
     by: str | list[str] = "g",
 ):
-    # The range and cluster engines give asymptotic p-values (p_method "asymptotic"):
-    # the in-process screen is compared without its finite-sample p-values.
-    return screen(df, by, "s", "r", weight, variance=variance, level=level, _finite_sample=False)
+    # The range and cluster engines simulate the same groups as in-process (p_method).
+    return screen(df, by, "s", "r", weight, variance=variance, level=level)
 
 
 def calibration_expected(df: pl.DataFrame, by: str | list[str] | None):
-    """The in-process calibration, asymptotic p-values only (as the engines give)."""
-    return calibration(df, "s", "r", "w", by=by, _finite_sample=False)
+    """The in-process calibration, finite-sample p-values included (the engines simulate
+    the same groups: polars_cumdev.engines.cluster.finite)."""
+    return calibration(df, "s", "r", "w", by=by)
 
 
 def null_keys(seed: int = 5) -> pl.DataFrame:

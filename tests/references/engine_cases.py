@@ -75,6 +75,8 @@ def assert_same(expected: pl.DataFrame, actual: pl.DataFrame, by: list[str]) -> 
     right = actual.sort(by, nulls_last=True)
     for column in (*by, *EXACT):
         assert left[column].to_list() == right[column].to_list(), column
+    if "p_method" in left.columns:  # the same groups simulated (their draws: the same seeds)
+        assert left["p_method"].to_list() == right["p_method"].to_list()
     assert left["note"].to_list() == right["note"].to_list()
     # The located stretch: the same points, so the same scores and shares to rounding.
     for column in LOCATION_COLUMNS:
@@ -133,3 +135,20 @@ def planted(
     if weighted:
         columns["w"] = rng.lognormal(0.0, 0.5, rows)
     return pl.DataFrame(columns)
+
+
+def rare_groups(seed: int, rows: int = 6000, groups: int = 40) -> pl.DataFrame:
+    """A rare outcome (scores from Beta(1, 12), mean about 8%) in small weighted groups.
+
+    Zipf-sized groups, scores rounded to 1/1000 (ties), log-normal weights,
+    every seventh group's events 1.8 times as likely: several groups have
+    few effective events and an asymptotic p-value under the cutoff, so the
+    in-process screen simulates their p-values (``p_method`` "simulated").
+    """
+    rng = np.random.default_rng(seed)
+    share = 1.0 / np.arange(1, groups + 1) ** 1.1
+    g = rng.choice(groups, size=rows, p=share / share.sum())
+    s = np.round(rng.beta(1.0, 12.0, rows), 3)
+    r = (rng.random(rows) < s * np.where(g % 7 == 0, 1.8, 1.0)).astype(np.int64)
+    w = rng.lognormal(0.0, 0.7, rows)
+    return pl.DataFrame({"g": [f"g{k:02d}" for k in g], "s": s, "r": r, "w": w})

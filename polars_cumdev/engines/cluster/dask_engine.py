@@ -30,7 +30,8 @@ from typing import Any
 
 import polars as pl
 
-from polars_cumdev.engines.cluster import require, steps
+from polars_cumdev.engines.cluster import finite, require, steps
+from polars_cumdev.engines.cluster.batches import dask_batches, dask_parts
 from polars_cumdev.engines.cluster.checks import count_below
 from polars_cumdev.engines.cluster.probe import probe_dask
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
@@ -270,7 +271,9 @@ def screen(
         gathered = dict(zip([r for r, _ in results], done, strict=True))
         del results
         note("round 3: range steps")
-        stats, locating = steps.combine_ranges(plan, [gathered.get(r) for r in range(plan.ranges)])
+        stats, locating = finite.combine_ranges(  # finite-sample p-values before any flag
+            plan, [gathered.get(r) for r in range(plan.ranges)], dask_batches(client, split)
+        )
         outputs = []
         if locating is not None:
             # Round 4, only for the significant groups with D > 2 sigma: the located stretch.
@@ -326,6 +329,8 @@ def calibration(
             pieces = [client.submit(operator.itemgetter(b), s) for s in split]
             tasks.append(client.submit(_calibrate, request, *pieces))
         results = client.gather(tasks)
+        batches = dask_parts(client, parts, request)  # the finite-sample p-values' rows
         return steps.finish_calib(
-            request, results, _count_below(client, parts, request.weight), level
-        )
+            request, results, _count_below(client, parts, request.weight), level,
+            lambda st: finite.calibration_simulated(st, request.keys, level, batches),
+        )  # fmt: skip

@@ -32,7 +32,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_cumdev.engines.cluster import require, steps
+from polars_cumdev.engines.cluster import finite, require, steps
 from polars_cumdev.engines.cluster.failures import spark_errors
 from polars_cumdev.engines.cluster.probe import probe_spark
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
@@ -315,7 +315,8 @@ def _ranges(
             raise CumdevError(f"internal error: score range {r} was split between two tasks")
         results[r] = result
     note("pass 2: shuffled by range and stepped")
-    stats, locating = steps.combine_ranges(plan, results)
+    # The finite-sample p-values (polars_cumdev.engines.cluster.finite) before any flag.
+    stats, locating = finite.combine_ranges(plan, results, batches(shuffled, request))
     outputs: list[Any] = []
     if locating is not None:
         flagged = {r: locating.for_range(r) for r in locating.ranges}
@@ -364,4 +365,24 @@ def calibration(
         yield _payload([{"range": -1, _PAYLOAD: steps.pack(part)}])
 
     parts = [p for _, p in _collect(data.mapInArrow(calibrate, _SPARK_SCHEMA))]
-    return steps.finish_calib(request, parts, _count_below(data, weight), level)
+    gather = batches(sdf.select(*request.columns), request)  # finite-sample p-values
+    return steps.finish_calib(
+        request, parts, _count_below(data, weight), level,
+        lambda st: finite.calibration_simulated(st, request.keys, level, gather),
+    )  # fmt: skip
+
+
+def batches(data: Any, request: Request) -> finite.MapBatches:
+    """Map a function over the standardized rows of each partition of ``data`` and gather
+    the small results (:mod:`polars_cumdev.engines.cluster.finite`)."""
+
+    def run(function: Callable[[pl.DataFrame], object]) -> list:
+        def task(chunks: Iterator[Any]) -> Iterator[Any]:
+            chunk = _frame(chunks, request)
+            if chunk.height:
+                found = function(request.standardize(chunk))
+                yield _payload([{"range": -1, _PAYLOAD: steps.pack(found)}])
+
+        return [found for _, found in _collect(data.mapInArrow(task, _SPARK_SCHEMA))]
+
+    return run

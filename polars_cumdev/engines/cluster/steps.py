@@ -344,8 +344,13 @@ def finish_calib(
     parts: Sequence[tuple[pl.DataFrame, pl.DataFrame | None]],
     count_below: Callable[[float], int],
     level: float = LEVEL,
+    simulate: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
 ) -> pl.DataFrame:
-    """Raise a failed check as in-process, then p-values, q-values and the order over all groups."""
+    """Raise a failed check as in-process, then p-values, q-values and the order over all groups.
+
+    ``simulate`` adds the finite-sample p-values to the groups' statistics
+    (:func:`polars_cumdev.engines.cluster.finite.calibration_simulated`).
+    """
     from polars_cumdev.calibration.cumulative import _BERNOULLI, _RENAME
     from polars_cumdev.method.statistics import normalize
 
@@ -356,7 +361,9 @@ def finish_calib(
     stats = pl.concat([s for _, s in parts if s is not None], how="vertical_relaxed")
     keys = list(request.keys)
     labels = request.prepared().labels
-    asymptotic = [pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED]  # not simulated
+    if simulate is not None:
+        stats = simulate(stats)
+    asymptotic = [pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED if c not in stats]
     out = normalize(
         stats.lazy().with_columns(asymptotic), keys, pl.LazyFrame([_BERNOULLI]), min_scores=1,
         labels=labels, level=level, simulated=True,

@@ -107,8 +107,8 @@ class Plan:
         The largest |R| (see :func:`polars_cumdev.method.statistics.resolved`).
     cells
         One row per non-empty (range, group): keys, ``RANGE``, ``Q_LO`` and
-        ``Q_HI`` (query ids, null at the group's two ends) and ``LO`` (the
-        cell's first score).
+        ``Q_HI`` (query ids, null at the group's two ends), ``LO`` (the
+        cell's first score) and ``WMAX`` (its largest weight).
     queries
         One row per query: ``QUERY`` (id), ``MIDPOINT`` B and ``RANGE`` (the
         range c_{r-1} < B <= c_r that answers it).
@@ -134,6 +134,8 @@ class Plan:
     range_rows: list[int]
     labels: Labels = field(default_factory=Labels)
     level: float = LEVEL
+    #: Whether every response is 0 or 1 (the finite-sample p-values need it: .finite).
+    zero_one: bool = False
 
     @property
     def ranges(self) -> int:
@@ -209,9 +211,10 @@ def plan_ranges(
         binary=binary,
         weight_scale=pl.select(scale_factor(pl.lit(largest, dtype=pl.Float64))).item(),
         response_scale=response_scale,
-        cells=linked.select(*keys, pl.col(RANGE).cast(pl.Int64), Q_LO, Q_HI, LO),
+        cells=linked.select(*keys, pl.col(RANGE).cast(pl.Int64), Q_LO, Q_HI, LO, WMAX),
         queries=queries,
         range_rows=range_rows,
         labels=labels if labels is not None else Labels(),
         level=check_level(level),
+        zero_one=int(cells.get_column(NONBINARY).sum()) == 0,
     )

@@ -13,12 +13,18 @@ from polars_cumdev.engines.files import check_parquet_files, parquet_files, unre
 from polars_cumdev.engines.partitioned.cells import cell_summaries, plan_ranges
 from polars_cumdev.engines.partitioned.columns import Engine
 from polars_cumdev.engines.partitioned.cuts import cut_points, range_filter
+from polars_cumdev.engines.partitioned.finite import (
+    lazy_interval_sums,
+    select_rows,
+    with_simulation,
+)
 from polars_cumdev.engines.partitioned.joining import aggregate, combine_cells, finish
 from polars_cumdev.engines.partitioned.locating import flag, gather, stitch, with_located
 from polars_cumdev.engines.partitioned.points import range_points
 from polars_cumdev.engines.partitioned.step import RangeResult, range_step
 from polars_cumdev.method import compiled
 from polars_cumdev.method.findings import LEVEL
+from polars_cumdev.method.finite_groups import SIMULATED
 from polars_cumdev.method.prepare import FrameLike, Prepared
 from polars_cumdev.progress import Progress, reporting
 from polars_cumdev.subpopulation import prepare_screen
@@ -107,6 +113,14 @@ def _ranges(
     stats = aggregate(plan, cells)
     del results
     note("combined")
+    stats = with_simulation(
+        plan,
+        stats,
+        lambda picked: select_rows(frame, keys, picked).collect(engine=scan_engine),
+        lambda cut: lazy_interval_sums(frame, cut, scan_engine),
+    )
+    simulated = stats.get_column(SIMULATED[0]).is_not_null().sum()
+    note(f"finite-sample p-values: {simulated} groups simulated")
     locating = flag(plan, cells, stats)
     if locating is not None:
         # Pass 2, only for the significant groups with D > 2 sigma: their located stretch.

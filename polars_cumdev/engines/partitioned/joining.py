@@ -368,7 +368,8 @@ def finish(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame:
     """
     binary = pl.LazyFrame({nm.BINARY: [plan.binary], RMAX: [plan.response_scale]})
     scale = pl.LazyFrame({SCALE: [plan.weight_scale]})
-    asymptotic = [pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED]  # not simulated
+    # The simulated p-values where .finite added them, else none (asymptotic).
+    asymptotic = [pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED if c not in stats]
     out = normalize(
         stats.lazy().with_columns(asymptotic), plan.keys, binary, scale=scale,
         labels=plan.labels, level=plan.level, simulated=True,

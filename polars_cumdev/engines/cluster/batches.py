@@ -1,0 +1,55 @@
+"""Mapping a small per-batch function over a cluster's rows (for :mod:`.finite`).
+
+Each engine already holds the screen's standardized rows on its workers (Spark:
+the rows shuffled by range and kept; Dask: each part's rows split by range);
+these adapters apply a function to every batch of them and gather the small
+results to the driver (:data:`polars_cumdev.engines.cluster.finite.MapBatches`).
+Spark's is :func:`polars_cumdev.engines.cluster.spark_engine.batches`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import polars as pl
+
+from polars_cumdev.engines.cluster.finite import MapBatches
+from polars_cumdev.engines.cluster.request import Request
+
+__all__ = ["dask_batches", "dask_parts"]
+
+
+def _split_rows(split: tuple, function: Callable[[pl.DataFrame], object]) -> object:
+    """``function`` of one Dask part's standardized rows (its pieces by range), or None."""
+    pieces: Sequence[pl.DataFrame] | None = split[1]
+    found = [p for p in pieces or () if p.height]
+    if not found:
+        return None
+    return function(pl.concat(found, how="vertical_relaxed"))
+
+
+def dask_batches(client: Any, split: list[Any]) -> MapBatches:
+    """Map over the futures ``split``: each part's
+    :func:`~polars_cumdev.engines.cluster.steps.summarize_and_split_part`."""
+
+    def run(function: Callable[[pl.DataFrame], object]) -> list:
+        return client.gather(client.map(_split_rows, split, function=function, pure=False))
+
+    return run
+
+
+def _part_rows(part: pl.DataFrame, request: Request, function: Callable) -> object:
+    """``function`` of one loaded Dask part's standardized rows, or None when it is empty."""
+    part = request.conform(part)
+    return function(request.standardize(part)) if part.height else None
+
+
+def dask_parts(client: Any, parts: list[Any], request: Request) -> MapBatches:
+    """Map over the futures ``parts`` of the loaded (raw) Dask parts."""
+
+    def run(function: Callable[[pl.DataFrame], object]) -> list:
+        futures = client.map(_part_rows, parts, request=request, function=function, pure=False)
+        return client.gather(futures)
+
+    return run

@@ -75,12 +75,13 @@ def _spark_drift(sdf, score, response, weight, time, every, period, by, alpha, a
     require("pyarrow", "spark")
     names = _names(by, time, score, response, weight)
     check_spark_files(sdf, names)
-    missing = [c for c in names if c not in sdf.columns]
-    # A missing column: the in-process error, from the schema of the columns present.
-    data = sdf.select(*[c for c in names if c not in missing])
+    data = sdf.select(*[c for c in names if c in sdf.columns])
+    # Every column by name (a missing one: the in-process error, listing them); only
+    # those read are typed (an unread column's Spark type may have no Arrow form).
+    schema = {c: pl.Null for c in sdf.columns} | dict(spark_engine._polars_schema(data))
     request = drift_request(
-        spark_engine._polars_schema(data), score, response, weight, time=time, every=every,
-        period=period, by=by, alpha=alpha, adjustment=adjustment,
+        schema, score, response, weight, time=time, every=every, period=period, by=by,
+        alpha=alpha, adjustment=adjustment,
     )  # fmt: skip
     probe_spark(sdf.sparkSession)
 

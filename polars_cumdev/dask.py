@@ -17,7 +17,7 @@ import polars as pl
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.progress import Progress, reporting
 
-__all__ = ["calibration", "local_cluster", "screen"]
+__all__ = ["apply", "calibration", "calibration_drift", "local_cluster", "screen"]
 
 
 def screen(
@@ -141,3 +141,98 @@ def local_cluster(workers: int | None = None) -> Any:
     from polars_cumdev.engines.cluster import dask_engine
 
     return dask_engine.local_cluster(workers)
+
+
+def calibration_drift(
+    source: Any,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    time: str,
+    every: str = "1w",
+    period: str | None = None,
+    by: str | Sequence[str] | None = None,
+    alpha: float = 0.05,
+    adjustment: str = "holm",
+    scheduler: Any = None,
+) -> pl.DataFrame:
+    """:func:`polars_cumdev.drift.calibration_drift` of data that lives in Dask.
+
+    The windows are made on the workers: one pass counts each part's null
+    times and finds its first and last window (the driver raises the
+    in-process error for a null time), a second replaces each row's time by
+    its window start (repeating a row once per window when ``period`` makes
+    them overlap); then the calibration of each (group, window) runs as
+    :func:`calibration` runs it, and only its one row per window reaches the
+    driver, which adjusts across the windows (Holm or Bonferroni,
+    :func:`polars_cumdev.drift.family_wise`).
+
+    Parameters
+    ----------
+    source
+        A ``dask.dataframe.DataFrame`` or Parquet input (as in :func:`screen`).
+    score, response, weight, time, every, period, by, alpha, adjustment
+        As in :func:`polars_cumdev.drift.calibration_drift` (column names
+        only, no expressions).
+    scheduler
+        As in :func:`screen`.
+
+    Returns
+    -------
+    pl.DataFrame
+        The in-process table: its columns, rows and order, its statistics to
+        1e-12 relative and the same ``significant``/``flagged`` decision per
+        window (the engines' p-values are :func:`calibration`'s).
+
+    Raises
+    ------
+    CumdevError
+        The in-process errors for bad arguments and bad rows (same class and
+        message).
+    """
+    from polars_cumdev.engines.cluster.drift_engines import dask_drift
+
+    return dask_drift(
+        source, score, response, weight, time=time, every=every, period=period, by=by,
+        alpha=alpha, adjustment=adjustment, scheduler=scheduler,
+    )  # fmt: skip
+
+
+def apply(ddf: Any, fix: Any, name: str = "recalibrated", *, scheduler: Any = None) -> Any:
+    """A Dask DataFrame with the recalibrated score of ``fix`` added to every row, where it lives.
+
+    Each partition's columns that the fix reads go through the fix's Polars
+    expression on the worker holding it (``map_partitions``;
+    :mod:`polars_cumdev.engines.cluster.scoring`): the new column holds the
+    same bits as :meth:`polars_cumdev.recalibration.Recalibration.apply` in
+    process; the other columns pass through untouched. Lazy, like any Dask
+    DataFrame; only the check that the workers import the package runs now.
+
+    Parameters
+    ----------
+    ddf
+        A ``dask.dataframe.DataFrame`` holding the fix's score and feature columns.
+    fix
+        A :class:`polars_cumdev.recalibration.Recalibration`.
+    name
+        The new column (float64); one of that name is replaced in place.
+    scheduler
+        The ``distributed.Client`` whose workers are checked, or None: the
+        current client if there is one (else Dask's local scheduler runs the
+        partitions in this process, and nothing needs checking).
+
+    Returns
+    -------
+    dask.dataframe.DataFrame
+        ``ddf`` with column ``name``.
+
+    Raises
+    ------
+    CumdevError
+        A column the fix reads is missing (the in-process message) or has a
+        type the fix cannot read; the workers cannot import polars_cumdev.
+    """
+    from polars_cumdev.engines.cluster.scoring import dask_apply
+
+    return dask_apply(ddf, fix, name, scheduler)

@@ -214,16 +214,29 @@ def rolling_windows(frame: FrameLike, time: str, *, every: str, period: str) -> 
     lazy = as_lazy(frame)
     _check_time(lazy, time)
     base = pl.col(time).dt.truncate(every)
+    return roll(lazy, time, every, period, base.min(), base.max())
+
+
+def roll(
+    lazy: pl.LazyFrame, time: str, every: str, period: str, first: pl.Expr, last: pl.Expr
+) -> pl.LazyFrame:
+    """:func:`rolling_windows` given the first and last ``every``-window of the data.
+
+    ``first`` and ``last`` are expressions: the frame's own (in process) or
+    literals found over all the parts of a frame (on a cluster, where each
+    part is windowed on its own).
+    """
+    step, unit = _duration(every, "every")
+    length, _ = _duration(period, "period")
+    base = pl.col(time).dt.truncate(every)
     starts = [base.dt.offset_by(f"-{k * step}{unit}") for k in range(length // step)]
-    first, last = f"{nm.PREFIX}first", f"{nm.PREFIX}last"
+    low, high = f"{nm.PREFIX}first", f"{nm.PREFIX}last"
     window = pl.col(time)
-    keep = (window >= pl.col(first)) & (
-        window.dt.offset_by(f"{length - step}{unit}") <= pl.col(last)
-    )
+    keep = (window >= pl.col(low)) & (window.dt.offset_by(f"{length - step}{unit}") <= pl.col(high))
     rolled = lazy.with_columns(
-        base.min().alias(first), base.max().alias(last), pl.concat_list(starts).alias(time)
+        first.alias(low), last.alias(high), pl.concat_list(starts).alias(time)
     )
-    return rolled.explode(time).filter(keep).drop(first, last)
+    return rolled.explode(time).filter(keep).drop(low, high)
 
 
 def _check_time(lazy: pl.LazyFrame, time: object) -> None:
@@ -236,6 +249,16 @@ def _check_time(lazy: pl.LazyFrame, time: object) -> None:
         raise InvalidParameterError(
             f"time column {time!r} has dtype {schema[time]}; it must be a Date or Datetime"
         )
+
+
+def untimed(time: str) -> Check:
+    """The check that no row lacks a time (a row without one belongs to no window)."""
+    return Check(
+        pl.col(time).is_null().sum(),
+        f"time column {time!r} has {{count}} null value(s) of {{rows}} rows: a row without a "
+        "time belongs to no window; drop them first (frame.filter(pl.col("
+        f"{time!r}).is_not_null())) or give them a time",
+    )
 
 
 @entry_point("score", "response", "weight", "by")
@@ -252,6 +275,7 @@ def calibration_drift(
     alpha: float = 0.05,
     adjustment: str = "holm",
     engine: str = "auto",
+    _finite_sample: bool = True,
 ) -> pl.LazyFrame:
     """Calibration per time window, adjusted across windows for monitoring drift.
 
@@ -301,18 +325,19 @@ def calibration_drift(
             f"`every` must be a Polars duration such as '1d', '1w' or '1mo', got {every!r}"
         ) from None
     groups = [] if by is None else [by] if isinstance(by, str) else list(by)
-    untimed = Check(
-        pl.col(time).is_null().sum(),
-        f"time column {time!r} has {{count}} null value(s) of {{rows}} rows: a row without a "
-        "time belongs to no window; drop them first (frame.filter(pl.col("
-        f"{time!r}).is_not_null())) or give them a time",
-    )
-    ok = verdict(lazy, [untimed])
+    ok = verdict(lazy, [untimed(time)])
     window = pl.col(time).dt.truncate(every)
     if period is not None:
         lazy, window = rolling_windows(lazy, time, every=every, period=period), pl.col(time)
     table = calibration(
-        lazy, score, response, weight, by=[*groups, window], engine=engine, level=alpha
+        lazy,
+        score,
+        response,
+        weight,
+        by=[*groups, window],
+        engine=engine,
+        level=alpha,
+        _finite_sample=_finite_sample,
     )
     result = family_wise(table, alpha=alpha, adjustment=adjustment).sort([*groups, time])
     return guard(result, ok)

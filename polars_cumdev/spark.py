@@ -17,7 +17,7 @@ import polars as pl
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.progress import Progress, reporting
 
-__all__ = ["calibration", "local_session", "screen"]
+__all__ = ["apply", "calibration", "calibration_drift", "local_session", "screen"]
 
 
 def screen(
@@ -127,3 +127,93 @@ def local_session(master: str = "local[2]") -> Any:
     from polars_cumdev.engines.cluster import spark_engine
 
     return spark_engine.local_session(master)
+
+
+def calibration_drift(
+    sdf: Any,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    time: str,
+    every: str = "1w",
+    period: str | None = None,
+    by: str | Sequence[str] | None = None,
+    alpha: float = 0.05,
+    adjustment: str = "holm",
+) -> pl.DataFrame:
+    """:func:`polars_cumdev.drift.calibration_drift` of data that lives in Spark.
+
+    The windows are made on the workers: one pass counts each part's null
+    times and finds its first and last window (the driver raises the
+    in-process error for a null time), a second replaces each row's time by
+    its window start (repeating a row once per window when ``period`` makes
+    them overlap); then the calibration of each (group, window) runs as
+    :func:`calibration` runs it, and only its one row per window reaches the
+    driver, which adjusts across the windows (Holm or Bonferroni,
+    :func:`polars_cumdev.drift.family_wise`).
+
+    Parameters
+    ----------
+    sdf
+        A ``pyspark.sql.DataFrame``.
+    score, response, weight, time, every, period, by, alpha, adjustment
+        As in :func:`polars_cumdev.drift.calibration_drift` (column names
+        only, no expressions).
+
+    Returns
+    -------
+    pl.DataFrame
+        The in-process table: its columns, rows and order, its statistics to
+        1e-12 relative and the same ``significant``/``flagged`` decision per
+        window (the engines' p-values are :func:`calibration`'s).
+
+    Raises
+    ------
+    CumdevError
+        The in-process errors for bad arguments and bad rows (same class and
+        message).
+    """
+    from polars_cumdev.engines.cluster.drift_engines import spark_drift
+
+    return spark_drift(
+        sdf, score, response, weight, time=time, every=every, period=period, by=by,
+        alpha=alpha, adjustment=adjustment,
+    )  # fmt: skip
+
+
+def apply(sdf: Any, fix: Any, name: str = "recalibrated") -> Any:
+    """A Spark DataFrame with the recalibrated score of ``fix`` added to every row, where it lives.
+
+    Each Arrow batch's columns that the fix reads go through the fix's
+    Polars expression on the executors (``mapInArrow``;
+    :mod:`polars_cumdev.engines.cluster.scoring`): the new column holds the
+    same bits as :meth:`polars_cumdev.recalibration.Recalibration.apply` in
+    process; the other columns pass through untouched. Lazy, like any Spark
+    transformation: nothing runs until the result is written or collected,
+    except one small job checking that the executors import the package.
+
+    Parameters
+    ----------
+    sdf
+        A ``pyspark.sql.DataFrame`` holding the fix's score and feature columns.
+    fix
+        A :class:`polars_cumdev.recalibration.Recalibration` (from
+        :func:`polars_cumdev.recalibrate` or ``Recalibration.from_json``).
+    name
+        The new column (a double); one of that name is replaced in place.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+        ``sdf`` with column ``name``.
+
+    Raises
+    ------
+    CumdevError
+        A column the fix reads is missing (the in-process message) or has a
+        type the fix cannot read; the executors cannot import polars_cumdev.
+    """
+    from polars_cumdev.engines.cluster.scoring import spark_apply
+
+    return spark_apply(sdf, fix, name)

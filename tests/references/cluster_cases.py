@@ -20,10 +20,15 @@ from polars_cumdev.subpopulation import screen
 __all__ = [
     "BAD_CASES",
     "DATASETS",
+    "assert_drift_same",
     "assert_same",
+    "assert_scores_same",
     "bad_frame",
     "calibration_expected",
+    "drift_data",
+    "drift_expected",
     "expected_error",
+    "fix_case",
     "make_data",
     "null_keys",
     "planted",
@@ -52,6 +57,37 @@ def calibration_expected(df: pl.DataFrame, by: str | list[str] | None):
     """The in-process calibration, finite-sample p-values included (the engines simulate
     the same groups: polars_cumdev.engines.cluster.finite)."""
     return calibration(df, "s", "r", "w", by=by)
+
+
+def drift_data(seed: int = 0, weeks: int = 8, per_week: int = 300) -> pl.DataFrame:
+    """weekly_predictions (drift planted in week 5) with a group ``g`` and float weights ``w``."""
+    from polars_cumdev.datasets import weekly_predictions
+
+    df = weekly_predictions(
+        weeks=weeks, per_week=per_week, drift_week=min(5, weeks - 1), shift=0.6, seed=seed
+    )
+    rng = np.random.default_rng(seed)
+    return df.with_columns(
+        g=pl.Series(rng.choice(["a", "b"], df.height)),
+        w=pl.Series(rng.lognormal(0.0, 0.5, df.height)),
+    ).drop("expected", "week")
+
+
+def drift_expected(df: pl.DataFrame, **options) -> pl.DataFrame:
+    """The in-process drift, its default (finite-sample) p-values, which the engines' give too."""
+    from polars_cumdev.drift import calibration_drift
+
+    lazy = calibration_drift(df.lazy(), "score", "response", "w", time="ts", **options)
+    return lazy.collect()
+
+
+def assert_drift_same(expected: pl.DataFrame, actual: pl.DataFrame, keys: list[str]) -> None:
+    """Same rows and decisions; statistics to 1e-12 relative (a Spark time column in its zone)."""
+    if actual.schema["ts"] != expected.schema["ts"]:  # Spark's TimestampType: the session's zone
+        actual = actual.with_columns(pl.col("ts").dt.replace_time_zone(None))
+    assert actual["ts"].to_list() == expected["ts"].to_list()  # the in-process order
+    assert_frames_close(expected, actual, keys)
+    assert actual["flagged"].to_list() == expected["flagged"].to_list()
 
 
 def null_keys(seed: int = 5) -> pl.DataFrame:
@@ -112,3 +148,40 @@ def assert_frames_close(expected: pl.DataFrame, actual: pl.DataFrame, by: list[s
             assert ok.all(), column
         else:
             assert x.to_list() == y.to_list(), column
+
+
+def _scored(n: int, seed: int) -> pl.DataFrame:
+    """Shrunk log-odds, shifted in the segment a=2 and for x > 1 (a fix has work to do)."""
+    rng = np.random.default_rng(seed)
+    a, x = rng.integers(0, 4, n), rng.normal(size=n)
+    t = 1.2 * rng.normal(size=n) + 0.3 * x
+    truth = t + 0.8 * (a == 2) + 0.5 * (x > 1)
+    y = (rng.random(n) < 1 / (1 + np.exp(-truth))).astype(np.float64)
+    p = 1 / (1 + np.exp(-0.8 * t))
+    return pl.DataFrame(
+        {"id": np.arange(n), "a": a, "x": x, "p": p, "y": y, "note": [f"row {i}" for i in range(n)]}
+    )
+
+
+def fix_case(rows: int = 3000):
+    """A fitted Recalibration (global map and segment shifts) and fresh rows to score."""
+    import polars_cumdev as pc
+    from polars_cumdev.recalibration import recalibrate
+
+    family = pc.segments(categorical=["a"], numerical=["x"], depth=1, levels=4)
+    fix = recalibrate(_scored(4000, 1), "p", "y", segments=family)
+    assert fix.monotone is not None or fix.corrections  # not the identity
+    return fix, _scored(rows, 2)
+
+
+def assert_scores_same(expected: pl.DataFrame, actual: pl.DataFrame) -> None:
+    """Same columns and rows (by ``id``); the recalibrated scores the same bits."""
+    actual = actual.sort("id")
+    assert actual.columns == expected.columns
+    assert actual.height == expected.height
+    for column in expected.columns:
+        if expected[column].dtype == pl.Float64:
+            bits = expected[column].to_numpy().view(np.int64)
+            assert np.array_equal(actual[column].to_numpy().view(np.int64), bits), column
+        else:
+            assert actual[column].to_list() == expected[column].to_list(), column

@@ -322,15 +322,20 @@ def calibration(
     with _client(scheduler) as client:
         probe_dask(client)
         parts, request = _load(client, source, make, _names(by, score, response, weight))
-        buckets = max(1, sum(client.nthreads().values())) if request.keys else 1
-        split = client.map(_by_group, parts, request=request, buckets=buckets)
-        tasks = []
-        for b in range(buckets):
-            pieces = [client.submit(operator.itemgetter(b), s) for s in split]
-            tasks.append(client.submit(_calibrate, request, *pieces))
-        results = client.gather(tasks)
-        batches = dask_parts(client, parts, request)  # the finite-sample p-values' rows
-        return steps.finish_calib(
-            request, results, _count_below(client, parts, request.weight), level,
-            lambda st: finite.calibration_simulated(st, request.keys, level, batches),
-        )  # fmt: skip
+        return calibrate_parts(client, parts, request, level)
+
+
+def calibrate_parts(client: Any, parts: list[Any], request: Request, level: float) -> pl.DataFrame:
+    """Calibration per group of parts (futures of Polars frames) already on the workers."""
+    buckets = max(1, sum(client.nthreads().values())) if request.keys else 1
+    split = client.map(_by_group, parts, request=request, buckets=buckets)
+    tasks = []
+    for b in range(buckets):
+        pieces = [client.submit(operator.itemgetter(b), s) for s in split]
+        tasks.append(client.submit(_calibrate, request, *pieces))
+    results = client.gather(tasks)
+    batches = dask_parts(client, parts, request)  # the finite-sample p-values' rows
+    return steps.finish_calib(
+        request, results, _count_below(client, parts, request.weight), level,
+        lambda st: finite.calibration_simulated(st, request.keys, level, batches),
+    )  # fmt: skip

@@ -97,7 +97,9 @@ def _polars_schema(sdf: Any) -> pl.Schema:
     """The Polars schema of a Spark DataFrame (through its Arrow schema)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return pl.from_arrow(to_arrow_schema(sdf.schema).empty_table()).schema
+    # A TimestampType column reaches the Python workers in the session's time zone.
+    zone = sdf.sparkSession.conf.get("spark.sql.session.timeZone")
+    return pl.from_arrow(to_arrow_schema(sdf.schema, timezone=zone).empty_table()).schema
 
 
 def _frame(batches: Iterator[Any], request: Request) -> pl.DataFrame:

@@ -1,0 +1,165 @@
+"""Drift and recalibrated scores where the data live (issue 39, items 2 and 3), on local clusters.
+
+``calibration_drift`` on Spark (``local[2]``) and Dask (a ``LocalCluster`` of two processes)
+gives the in-process table: same rows, order and ``flagged`` decision, statistics to 1e-12
+relative (the engines calibrate each window with the compiled kernel, in process the plan
+may run the Polars stages); ``apply`` gives the in-process recalibrated scores bit for bit,
+the other columns untouched. The same calls against clusters of separate processes:
+tests/engines/test_real_clusters.py. Slow: each starts a cluster.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import polars as pl
+import pytest
+from cluster_cases import (
+    assert_drift_same,
+    assert_scores_same,
+    drift_data,
+    drift_expected,
+    expected_error,
+    fix_case,
+)
+
+from polars_cumdev import CumdevError
+from polars_cumdev.errors import ColumnNotFoundError
+
+pytestmark = pytest.mark.slow
+
+#: (options, keys): disjoint weeks, per group, overlapping 3-week windows, days under Bonferroni.
+DRIFTS = [
+    ({}, ["ts"]),
+    ({"by": "g"}, ["g", "ts"]),
+    ({"period": "3w", "by": "g"}, ["g", "ts"]),
+    ({"every": "1d", "adjustment": "bonferroni"}, ["ts"]),
+]
+
+
+@pytest.fixture(scope="module")
+def client():
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    import polars_cumdev.dask as cdask
+
+    client = cdask.local_cluster(2)
+    yield client
+    cluster = client.cluster
+    client.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    if shutil.which("java") is None:  # pragma: no cover - CI installs Java
+        pytest.skip("Spark needs Java (apt-get install openjdk-17-jre-headless)")
+    import polars_cumdev.spark as cspark
+
+    session = cspark.local_session("local[2]")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def to_dask(df: pl.DataFrame, parts: int = 5):
+    import dask.dataframe as dd
+
+    return dd.from_pandas(df.to_pandas(use_pyarrow_extension_array=True), npartitions=parts)
+
+
+def test_dask_drift_equals_in_process(client):
+    import polars_cumdev.dask as cdask
+
+    df = drift_data(3)
+    source = to_dask(df.sample(fraction=1.0, shuffle=True, seed=1))
+    for options, keys in DRIFTS:
+        actual = cdask.calibration_drift(
+            source, "score", "response", "w", time="ts", scheduler=client, **options
+        )
+        assert_drift_same(drift_expected(df, **options), actual, keys)
+        if not options:  # the planted week, found on the cluster too
+            assert actual["flagged"].any()
+
+
+def test_spark_drift_equals_in_process(spark):
+    import polars_cumdev.spark as cspark
+
+    df = drift_data(4)
+    source = spark.createDataFrame(df.to_arrow()).repartition(3)
+    for options, keys in DRIFTS[:3]:
+        actual = cspark.calibration_drift(source, "score", "response", "w", time="ts", **options)
+        assert_drift_same(drift_expected(df, **options), actual, keys)
+
+
+def test_drift_refuses_what_in_process_refuses(client, spark):
+    import polars_cumdev.dask as cdask
+    import polars_cumdev.spark as cspark
+
+    df = drift_data(5, weeks=4, per_week=100)
+    untimed = df.with_columns(
+        pl.when(pl.int_range(pl.len()) % 97 == 3).then(None).otherwise("ts").alias("ts")
+    )
+    cases = [
+        (untimed, {}),
+        (df, {"every": "weekly"}),
+        (df, {"period": "5d"}),
+        (df, {"adjustment": "bh"}),
+        (df.drop("w"), {}),
+    ]
+    for frame, options in cases:
+        expected = expected_error(lambda f=frame, o=options: drift_expected(f, **o))
+        for engine in ("dask", "spark"):
+            with pytest.raises(CumdevError) as info:
+                if engine == "dask":
+                    source = to_dask(frame)
+                    cdask.calibration_drift(
+                        source, "score", "response", "w", time="ts", scheduler=client, **options
+                    )
+                else:
+                    source = spark.createDataFrame(frame.to_arrow())
+                    cspark.calibration_drift(source, "score", "response", "w", time="ts", **options)
+            assert (type(info.value), str(info.value)) == expected, (engine, options)
+
+
+def test_dask_apply_same_bits(client):
+    import polars_cumdev.dask as cdask
+
+    fix, rows = fix_case()
+    expected = fix.apply(rows)
+    scored = cdask.apply(to_dask(rows, 4), fix, scheduler=client)
+    actual = pl.from_pandas(scored.compute())
+    assert_scores_same(expected, actual)
+    again = cdask.apply(to_dask(rows, 3), fix, name="p", scheduler=client)  # replaced in place
+    assert_scores_same(rows.with_columns(fix.expr()), pl.from_pandas(again.compute()))
+
+
+def test_spark_apply_same_bits(spark):
+    import polars_cumdev.spark as cspark
+
+    fix, rows = fix_case()
+    expected = fix.apply(rows)
+    scored = cspark.apply(spark.createDataFrame(rows.to_arrow()).repartition(3), fix)
+    assert_scores_same(expected, pl.from_arrow(scored.toArrow()))
+    again = cspark.apply(spark.createDataFrame(rows.to_arrow()), fix, name="p")
+    assert_scores_same(rows.with_columns(fix.expr()), pl.from_arrow(again.toArrow()))
+
+
+def test_apply_missing_column_is_the_in_process_error(client, spark):
+    import polars_cumdev.dask as cdask
+    import polars_cumdev.spark as cspark
+
+    fix, rows = fix_case(50)
+    lacking = rows.drop("x")
+    expected = expected_error(lambda: fix.apply(lacking))
+    assert expected[0] is ColumnNotFoundError and "'x'" in expected[1]
+    for run in (
+        lambda: cdask.apply(to_dask(lacking, 2), fix, scheduler=client),
+        lambda: cspark.apply(spark.createDataFrame(lacking.to_arrow()), fix),
+    ):
+        with pytest.raises(CumdevError) as info:
+            run()
+        assert (type(info.value), str(info.value)) == expected
+    wrong = rows.with_columns(pl.col("a").cast(pl.String) + "x")  # "a" = 2 compares a string
+    with pytest.raises(CumdevError, match="cannot read the frame's columns"):
+        cspark.apply(spark.createDataFrame(wrong.to_arrow()), fix)

@@ -16,7 +16,7 @@ import pytest
 from cluster_cases import assert_same, expected_error, make_data, planted, screen_expected
 
 from polars_cumdev import CumdevError
-from polars_cumdev.engines.cluster import EngineMissingError, steps
+from polars_cumdev.engines.cluster import EngineMissingError, finite, steps
 from polars_cumdev.engines.cluster.checks import count_below
 from polars_cumdev.engines.cluster.request import make_request
 from polars_cumdev.engines.partitioned import SAMPLE_SIZE
@@ -37,7 +37,12 @@ def run_screen(batches: list[pl.DataFrame], ranges, weight="w") -> pl.DataFrame:
     for r in range(plan.ranges):
         rows = pl.concat([s[r] for s in split])
         results.append(steps.run_range(rows, steps.task_plan(plan, r), r) if rows.height else None)
-    stats, locating = steps.combine_ranges(plan, results)
+
+    def map_batches(function):  # as an engine's: each batch's standardized rows, all ranges
+        found = [[p for p in pieces if p.height] for pieces in split]
+        return [function(pl.concat(f)) if f else None for f in found]
+
+    stats, locating = finite.combine_ranges(plan, results, map_batches)
     outputs = []
     for r in sorted(locating.ranges) if locating is not None else ():
         rows = pl.concat([s[r] for s in split])

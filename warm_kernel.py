@@ -83,6 +83,10 @@ def main(expected: str | None = None) -> None:
     # A predicted mean's small groups, off by 0.5: their residuals' signs are redrawn.
     biased = data.head(2000).with_columns(pl.col("y") + 0.5)
     calibration(biased, "s", "y", by="g", target="mean")
+    # Two halves on coarse scores: compare's permutation p-values (issue 36).
+    coarse = data.head(600).with_columns((pl.col("s") * 4).round() / 4)
+    half = pl.int_range(pl.len()) % 2 == 0
+    pc.compare(coarse, half, ~half, "s", "y", ties="dither").collect()
     # The bundled data, as the README and the docs use it first: integer weights,
     # string features, and segments small enough for finite-sample p-values.
     from polars_cumdev.datasets import census_scored

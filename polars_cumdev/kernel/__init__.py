@@ -79,6 +79,7 @@ from polars_cumdev.kernel import events as _events
 from polars_cumdev.kernel import finite_sample as _finite_sample
 from polars_cumdev.kernel import levels as _levels
 from polars_cumdev.kernel import location as _location
+from polars_cumdev.kernel import permutation as _permutation
 from polars_cumdev.kernel import pieces as _pieces
 from polars_cumdev.kernel import points as _points
 from polars_cumdev.kernel import prefix as _prefix
@@ -146,6 +147,7 @@ tolerate_damage(
     _finite_sample,
     _levels,
     _location,
+    _permutation,
     _pieces,
     _points,
     _prefix,

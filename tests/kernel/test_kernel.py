@@ -320,11 +320,11 @@ def test_compiled_range_steps_give_the_one_pass_screen(monkeypatch, ranges, resp
 
     monkeypatch.setattr(compiled, "KERNEL_ROWS", 1)  # every range through the kernel
     df = build_frame(13, 3000, response=response, weights="float", scores="mixed")
-    one = screen(df, "g", "s", "r", "w", engine="polars", _finite_sample=False)
+    one = screen(df, "g", "s", "r", "w", engine="polars")
     parts = screen_partitioned(df, "g", "s", "r", "w", ranges=ranges)
     assert_same(one, parts, ["g"], exact=("n", "n_scores", "variance"))
     uneven = _uneven(binary=response == "bernoulli")
-    one = screen(uneven, "g", "s", "r", "w", engine="polars", _finite_sample=False)
+    one = screen(uneven, "g", "s", "r", "w", engine="polars")
     parts = screen_partitioned(uneven, "g", "s", "r", "w", ranges=ranges)
     assert_same(one, parts, ["g"], exact=("n", "n_scores", "variance"))
 
@@ -348,7 +348,7 @@ def test_compiled_range_steps_with_signed_zero_scores(monkeypatch, zeros):
             "w": rng.integers(1, 4, n).astype(np.float64),
         }
     )
-    one = screen(df, "g", "s", "r", "w", engine="polars", _finite_sample=False)
+    one = screen(df, "g", "s", "r", "w", engine="polars")
     for ranges in (1, 4):
         parts = screen_partitioned(df, "g", "s", "r", "w", ranges=ranges)
         assert_same(one, parts, ["g"], exact=("n", "n_scores", "variance"))

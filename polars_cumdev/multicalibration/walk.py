@@ -168,21 +168,23 @@ def _finite(
     options: Options,
     prefix: object,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Simulated p-values where the asymptotic tail is not trusted (calibration of 0/1
-    responses only; :mod:`~polars_cumdev.multicalibration.finite`), NaN elsewhere."""
+    """Simulated p-values where the asymptotic tail is not trusted (0/1 responses only;
+    :mod:`~polars_cumdev.multicalibration.finite`: calibration, or with ``prefix`` the
+    screen against the full population), NaN elsewhere."""
     from polars_cumdev import kernel as k
-    from polars_cumdev.multicalibration.finite import segment_pvalues
+    from polars_cumdev.multicalibration.finite import screen_segment_pvalues, segment_pvalues
 
     none = np.full(z.shape, np.nan)
     r = np.asarray(rows.r, dtype=np.float64)
-    if prefix is not None or not options.finite_sample or not np.all((r == 0.0) | (r == 1.0)):
+    if not options.finite_sample or not np.all((r == 0.0) | (r == 1.0)):
         return none, none.copy()
     with np.errstate(invalid="ignore", divide="ignore"):
         g = np.maximum(stacked[:, k.C_MAX], -stacked[:, k.C_MIN])
         z_ks = np.where(root > 0.0, g / root, np.nan)
     s = np.asarray(rows.s, dtype=np.float64)
     w = np.asarray(rows.w, dtype=np.float64) if rows.weighted else np.ones(s.shape[0])
-    return segment_pvalues(s, w, r, coded, subsets, kept, z, z_ks, options.level)
+    pvalues = segment_pvalues if prefix is None else screen_segment_pvalues
+    return pvalues(s, w, r, coded, subsets, kept, z, z_ks, options.level)
 
 
 def family_frame(rows: compiled.Rows, family: Segments, options: Options) -> pl.DataFrame:

@@ -116,7 +116,8 @@ def wing(module: str) -> tuple[int, int]:
     return WINGS[first]
 
 
-GRAPH = {name: imports(name, path, modules()) for name, path in modules().items()}
+_MODULES = modules()  # one walk of the package, not one per module
+GRAPH = {name: imports(name, path, _MODULES) for name, path in _MODULES.items()}
 
 
 @pytest.mark.parametrize("module", sorted(GRAPH))

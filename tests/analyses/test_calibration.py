@@ -48,6 +48,7 @@ def test_overall_statistics_match_reference(seed: int, soft: bool) -> None:
     assert got["n_scores"] == df["s"].n_unique()
 
 
+@pytest.mark.slow
 def test_a_single_distinct_score_still_has_z_when_sigma_is_positive() -> None:
     # method.md 2 leaves z undefined only when sigma = 0; one merged point with
     # 0 < S' < 1 has sigma > 0. A group predicted 0 (sigma = 0) gets a note.

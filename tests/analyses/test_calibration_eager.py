@@ -41,6 +41,7 @@ def no_node(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(compiled, "node", refuse)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("ties", [False, True])
 @pytest.mark.parametrize("weight", [None, "w"])

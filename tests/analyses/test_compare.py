@@ -283,6 +283,7 @@ def test_shared_scores_raise_by_default():
         compare_curve(df.lazy(), FIRST, SECOND, "s", "r", "w").collect()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variance", ["empirical", "score"])
 def test_dither_matches_reference_on_dithered_scores(variance):
     df = tied_frame()

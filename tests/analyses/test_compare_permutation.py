@@ -80,6 +80,7 @@ def test_coarse_scores_are_permuted_and_fine_ones_are_not() -> None:
     assert row["p_method"] == "asymptotic"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variance", ["empirical", "score"])
 @pytest.mark.parametrize(("k", "weighted"), [(2, False), (3, True), (9, False)])
 def test_the_kernel_statistic_is_the_table_s(k: int, weighted: bool, variance: str) -> None:

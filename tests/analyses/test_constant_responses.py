@@ -58,6 +58,7 @@ def test_constant_response_out_of_core(tmp_path):
     assert out.get_column("note").to_list() == [SIGMA_ZERO] * 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("weight", [None, "w"])
 @pytest.mark.parametrize("value", [0.3, 0.7])
 def test_constant_response_compares_to_exact_zero(value, weight):

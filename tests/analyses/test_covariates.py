@@ -124,6 +124,7 @@ def test_namespace_methods_take_lists() -> None:
     assert lazy.collect()["ordering"][0] == "hilbert(y, x)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [5, 6])
 def test_planted_corner_is_detected_and_located(seed: int) -> None:
     df = data(n=12000, seed=seed, corner=0.6, q=0.6, ties=False)

@@ -179,6 +179,7 @@ def test_fig1_statistics_land_near_the_paper(frames: dict[str, pl.DataFrame]) ->
     assert row["kuiper_z"] > 20 and row["ks_z"] > 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["fig3", "fig5", "fig7"])
 def test_other_synthetic_examples_are_significant(
     frames: dict[str, pl.DataFrame], name: str

@@ -35,6 +35,7 @@ def frame() -> pl.DataFrame:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lazy", [False, True])
 @pytest.mark.parametrize("options", [{}, {"period": "2w"}, {"by": "g"}])
 def test_null_times_are_refused_naming_the_column_and_count(

@@ -84,6 +84,7 @@ def test_group_keys_from_two_to_the_63(analysis, engine):
     assert out.drop("v").equals(expected.sort("v").drop("v"))
 
 
+@pytest.mark.slow
 def test_level_codes_wider_than_16_bits():
     """Item 2 (fast): 70,001 levels keep 70,001 distinct codes in the walk's code
     matrix (on main it was 16-bit, so code 65,536 read as 0)."""

@@ -32,6 +32,7 @@ def cell_and_siblings(seed: int, rows: int = 6_000) -> pl.DataFrame:
     )
 
 
+@pytest.mark.slow
 def test_siblings_of_a_planted_cell_are_echoes() -> None:
     family = pc.segments(["a", "b", "c"], depth=2, levels=6, min_rows=10)
     echoes = 0

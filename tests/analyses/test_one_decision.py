@@ -85,6 +85,7 @@ def check(table: pl.DataFrame, p: str, level: float, symbol: str) -> None:
         assert (table["flagged"] == decision).all()
 
 
+@pytest.mark.slow
 def test_screen_and_calibration_by_groups() -> None:
     df = planted()
     check(screen(df, "g", "s", "r").collect(), "kuiper_q", 0.05, "q")
@@ -92,6 +93,7 @@ def test_screen_and_calibration_by_groups() -> None:
     check(calibration(df, "s", "r", by="g", level=0.2).collect(), "ecce_r_q", 0.2, "q")
 
 
+@pytest.mark.slow
 def test_single_comparisons_use_p() -> None:
     df = planted()
     both = pl.concat(
@@ -117,6 +119,7 @@ def test_compare_all_paired_and_targets() -> None:
     check(quantiles, "ecce_r_q", 0.05, "q")
 
 
+@pytest.mark.slow
 def test_multiclass_kinds() -> None:
     df = planted()
     scores = ["p0", "p1", "p2"]

@@ -90,6 +90,7 @@ def _check_row(got: dict, want: dict) -> None:
             assert_allclose(got["deviation"], location["deviation"], rtol=1e-8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("variance", ["empirical", "bernoulli"])
 def test_groups_match_reference(seed: int, variance: str) -> None:

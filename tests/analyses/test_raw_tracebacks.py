@@ -130,6 +130,7 @@ def test_namespace_takes_what_the_function_takes(namespace, name):
         assert method[argument].default == parameter.default, (name, argument)
 
 
+@pytest.mark.slow
 def test_calibration_drift_engine_through_the_namespace():
     rng = np.random.default_rng(3)
     start = datetime(2024, 1, 1)

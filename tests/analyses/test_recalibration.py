@@ -54,6 +54,7 @@ def small_fix() -> tuple[Recalibration, pl.DataFrame]:
     return train.cumdev.recalibrate("p", "y", segments=FAMILY), planted(3000, 2)
 
 
+@pytest.mark.slow
 def test_expression_same_values_eager_lazy_streaming(small_fix):
     fix, rows = small_fix
     assert fix.monotone is not None and fix.corrections
@@ -241,6 +242,7 @@ def test_lazy_frame_input_gives_the_same_fix():
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("digits", [None, 2])
 def test_row_order_does_not_matter(digits):
     """Unique scores (one sort by score fixes the order) and tied ones (rounded to ``digits``:
@@ -317,6 +319,7 @@ def test_members_of_the_whole_population():
     assert (inside[:, 1] == (rows["c"] == 0).to_numpy()).all()
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     knots=st.lists(st.floats(-20, 20, allow_nan=False), min_size=1, max_size=12, unique=True),
@@ -365,6 +368,7 @@ def test_audit_levels_spend_the_level_once():
     assert sum(levels) <= 0.05
 
 
+@pytest.mark.slow
 def test_rounds_spend_the_level_across_audits(monkeypatch):
     """The whole fit's audits are tested at levels summing to at most ``level`` (union bound:
     at most a ``level`` chance of any false correction), and each correction was significant

@@ -55,6 +55,7 @@ def small_fix() -> tuple[Recalibration, pl.DataFrame]:
     )
 
 
+@pytest.mark.slow
 def test_mean_audit_against_each_segment_alone():
     """Each segment's z is calibration(target="mean") of its rows alone; p_family is Holm's."""
     rows = planted(1500, 3).with_columns(pl.lit(1.0).alias("w")).sort("m")
@@ -101,6 +102,7 @@ def test_mean_shifts_are_the_ridge_least_squares_solution():
     np.testing.assert_allclose(got, np.linalg.lstsq(a, b, rcond=None)[0], rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_json_round_trip_same_bits_and_target_kept(small_fix):
     fix, rows = small_fix
     text = fix.to_json()

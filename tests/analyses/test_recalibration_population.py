@@ -74,6 +74,7 @@ def test_the_audit_is_the_full_population_row_of_any_family(fix: Recalibration):
     assert facts["segments"]["categorical"] == [] and facts["segments"]["numerical"] == []
 
 
+@pytest.mark.slow
 def test_every_face_of_the_default(fix: Recalibration):
     """The namespace (eager and lazy), the function, the JSON, the held-out evaluation."""
     rows = shrunk(6000, 1)

@@ -29,6 +29,7 @@ def _both(df: pl.DataFrame, weight: str | None) -> pl.DataFrame:
     return grouped.select(columns).join(segmented.select(columns), on="g", suffix="_seg")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("weight", ["w", None])
 @pytest.mark.parametrize("seed", [3, 8])
 def test_one_feature_segments_get_the_grouped_screens_pvalues(seed, weight):

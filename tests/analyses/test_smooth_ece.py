@@ -28,6 +28,7 @@ def _data(seed: int, n: int, power: float, ties: bool) -> tuple[np.ndarray, np.n
     return f, y
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("seed", "n", "power", "ties"),
     [(0, 40, 1.0, False), (1, 500, 1.5, True), (2, 3000, 0.7, False), (3, 20000, 1.0, True)],
@@ -61,6 +62,7 @@ def test_moves_with_the_bandwidth_and_bad_input_is_refused() -> None:
         smooth_ece(pl.DataFrame({"p": f}), "p", "y")
 
 
+@pytest.mark.slow
 def test_drawn_beside_the_binned_ece_and_the_ecce() -> None:
     f, y = _data(5, 1000, 1.3, False)
     frame = pl.DataFrame({"p": f, "y": y})

@@ -63,6 +63,7 @@ def test_loop_over_batches_matches_in_process(ranges, count):
     assert_same(screen_expected(df), run_screen(batches_of(df, count), ranges), ["g"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "ranges",
     [1, pytest.param(2, marks=pytest.mark.slow), 7, pytest.param(64, marks=pytest.mark.slow)],

@@ -220,6 +220,7 @@ def test_bad_values_raise_like_screen():
         screen_partitioned(df, "g", "s", "r", "w", ranges=4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ranges", [1, 9])
 def test_rare_outcome_small_groups_get_the_in_process_finite_sample_pvalues(ranges, tmp_path):
     # A rare outcome in small weighted groups: the in-process screen simulates some

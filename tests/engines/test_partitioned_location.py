@@ -58,6 +58,7 @@ def test_planted_data_has_the_cases():
 
 @pytest.mark.parametrize(("seed", "response", "weighted"), CASES)
 # 1 and 7 ranges in the fast subset; 2 and 64 in the full suite.
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "ranges",
     [1, pytest.param(2, marks=pytest.mark.slow), 7, pytest.param(64, marks=pytest.mark.slow)],

@@ -91,6 +91,7 @@ def _assert_routes_agree(calls) -> int:
     return compared
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("weighted", [True, False])
 @pytest.mark.parametrize("response", ["binary", "continuous"])
 @pytest.mark.parametrize("ranges", [1, 5])
@@ -101,6 +102,7 @@ def test_compiled_and_polars_points_agree(monkeypatch, weighted, response, range
     assert _assert_routes_agree(calls) > 0
 
 
+@pytest.mark.slow
 def test_several_keys_with_nulls_and_negative_zero(monkeypatch):
     df = planted(22).with_columns(
         pl.when(pl.col("g") == "drop").then(None).otherwise(pl.col("g")).alias("g"),
@@ -114,6 +116,7 @@ def test_several_keys_with_nulls_and_negative_zero(monkeypatch):
     assert _assert_routes_agree(calls) > 0
 
 
+@pytest.mark.slow
 def test_a_range_without_rows_or_flagged_points(monkeypatch):
     df = planted(23)
     (rows, plan, cells), *_ = _second_passes(monkeypatch, df, "g", "w", 3)

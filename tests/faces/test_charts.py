@@ -198,6 +198,7 @@ def test_cumulative_layers(curve_spec: dict[str, Any]) -> None:
     assert curve_spec["resolve"] == {"axis": {"x": "independent"}}
 
 
+@pytest.mark.slow
 def test_cumulative_axes(curve_spec: dict[str, Any]) -> None:
     named = layers(curve_spec)
     lower = named["curve"]["encoding"]["x"]["axis"]
@@ -218,6 +219,7 @@ def test_cumulative_axes(curve_spec: dict[str, Any]) -> None:
     assert bottom_minor["orient"] == "bottom" and bottom_minor["values"]
 
 
+@pytest.mark.slow
 def test_cumulative_lower_labels_are_scores() -> None:
     frame = make_curve(10)
     spec = cumulative(frame, major_ticks=11, score_label="probability").to_dict()
@@ -280,6 +282,7 @@ def title_text(spec: dict[str, Any]) -> str:
     return " ".join(text) if isinstance(text, list) else text
 
 
+@pytest.mark.slow
 def test_cumulative_custom_title_and_subtitle() -> None:
     frame = make_curve(50)
     text = "deviation of group B from group A is the slope as a function of k/n"
@@ -410,6 +413,7 @@ def test_reliability_rejects_unknown_population() -> None:
 # ---------------------------------------------------------------- screen
 
 
+@pytest.mark.slow
 def test_screen_few_groups() -> None:
     frame = make_screen(5)
     chart = screen(frame, by="region")
@@ -471,6 +475,7 @@ def test_screen_top_and_errors() -> None:
         screen(frame.select("n", "kuiper_z", "kuiper_p", "kuiper_q", "note"))
 
 
+@pytest.mark.slow
 def test_screen_all_null_statistics() -> None:
     chart = screen(make_screen(3, nulls=3), by="region")
     assert "3 groups without" in " ".join(chart.to_dict()["title"]["subtitle"])
@@ -485,6 +490,7 @@ def small_chart() -> alt.LayerChart:
     return cumulative(make_curve(60, weighted=True))
 
 
+@pytest.mark.slow
 def test_save_json(small_chart: alt.LayerChart, tmp_path: Path) -> None:
     path = save(small_chart, tmp_path / "chart.json")
     spec = json.loads(path.read_text(encoding="utf-8"))
@@ -531,6 +537,7 @@ def test_save_rejects_unknown_suffix(small_chart: alt.LayerChart, tmp_path: Path
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.slow
 def test_save_accepts_spec_dict(tmp_path: Path) -> None:
     spec = screen(make_screen(4)).to_dict()
     path = save(spec, tmp_path / "screen.svg")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pytest
 
 import polars_cumdev as pc
 from polars_cumdev import charts
@@ -26,6 +27,7 @@ def _texts(svg: str) -> list[str]:
     return re.findall(r">([^<>]+)</text>", svg)
 
 
+@pytest.mark.slow
 def test_drift_ticks_fall_on_the_windows_starts(tmp_path: Path) -> None:
     table = calibration_drift(weekly_predictions(seed=0), "score", "response", time="ts")
     starts = {str(t.date()) for t in table.get_column("ts").to_list()}
@@ -38,6 +40,7 @@ def test_drift_ticks_fall_on_the_windows_starts(tmp_path: Path) -> None:
     assert flagged and set(flagged) <= set(dates)
 
 
+@pytest.mark.slow
 def test_drift_ticks_thin_out_when_windows_crowd(tmp_path: Path) -> None:
     table = calibration_drift(
         weekly_predictions(weeks=60, per_week=50, drift_week=None), "score", "response", time="ts"
@@ -49,6 +52,7 @@ def test_drift_ticks_thin_out_when_windows_crowd(tmp_path: Path) -> None:
     assert set(dates) <= starts
 
 
+@pytest.mark.slow
 def test_quantile_chart_names_its_level() -> None:
     rng = np.random.default_rng(0)
     frame = pl.DataFrame({"q": rng.normal(size=300), "y": rng.normal(size=300)})
@@ -61,6 +65,7 @@ def test_quantile_chart_names_its_level() -> None:
     assert "quantile" not in title
 
 
+@pytest.mark.slow
 def test_funnel_has_a_depth_legend(tmp_path: Path) -> None:
     family = pc.segments(["county"], ["vehicles"], depth=1)
     table = (
@@ -74,6 +79,7 @@ def test_funnel_has_a_depth_legend(tmp_path: Path) -> None:
     assert "depth" in texts and "0" in texts and "1" in texts
 
 
+@pytest.mark.slow
 def test_ece_sweep_chart_names_its_weighting() -> None:
     from polars_cumdev.datasets import calibration_oscillating
 

@@ -95,6 +95,7 @@ def test_demo_out_writes_report_and_charts(
 # --------------------------------------------------------------------------- screen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["households.parquet", "households.csv"])
 def test_screen(data_dir: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(
@@ -106,6 +107,7 @@ def test_screen(data_dir: Path, name: str, capsys: pytest.CaptureFixture[str]) -
     assert "screened 41 groups" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
 def test_screen_output_formats(
     data_dir: Path, tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]

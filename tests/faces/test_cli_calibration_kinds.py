@@ -108,6 +108,7 @@ def test_means_and_quantiles(
     assert code == 0, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

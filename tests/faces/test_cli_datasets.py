@@ -22,6 +22,7 @@ def test_lists_the_examples(capsys: pytest.CaptureFixture[str]) -> None:
         assert name in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "suffix", [".csv", pytest.param(".parquet", marks=pytest.mark.slow), ".ndjson", ".ipc"]
 )

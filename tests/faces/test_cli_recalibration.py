@@ -102,6 +102,7 @@ def test_recalibrate_without_features_audits_the_full_population(files, tmp_path
     assert pl.read_parquet(out)["recalibrated"].to_numpy().tobytes() == expected.tobytes()
 
 
+@pytest.mark.slow
 def test_recalibrate_predicted_means_and_apply(tmp_path: Path, capsys):
     """--target mean: a fix of predicted means, applied by `cumdev apply` to the same bits."""
     rng = np.random.default_rng(7)

@@ -72,6 +72,7 @@ def _spec(page: str) -> dict:
     return json.loads(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["screen", "curve", "funnel", "cli"])
 def test_no_key_reaches_the_page_raw(pages: dict[str, Path], name: str) -> None:
     page = pages[name].read_text(encoding="utf-8")

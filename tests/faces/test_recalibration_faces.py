@@ -32,6 +32,7 @@ def fitted() -> tuple[Recalibration, pl.DataFrame]:
     return fix, _planted(8000, 2)
 
 
+@pytest.mark.slow
 def test_evaluate_before_and_after(fitted):
     fix, holdout = fitted
     table = evaluate(fix, holdout)
@@ -44,6 +45,7 @@ def test_evaluate_before_and_after(fitted):
     assert before["brier"] == pytest.approx(np.sum(w * (p - y) ** 2) / np.sum(w), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_before_after_chart(fitted):
     fix, holdout = fitted
     before, after = before_after_audits(fix, holdout)

@@ -101,6 +101,7 @@ def test_ax_without_matplotlib_is_a_clear_error(monkeypatch) -> None:
         display.plot(ax=object())
 
 
+@pytest.mark.slow
 def test_ax_that_is_not_an_axes_points_to_adding_displays() -> None:
     pytest.importorskip("matplotlib")
     y, p = _binary(4)

@@ -43,6 +43,7 @@ def model():
     return OnlyX().fit(train.drop("y"), train["y"])
 
 
+@pytest.mark.slow
 def test_recalibrated_classifier_corrects_the_missed_group(model):
     calibration, test = _rows(6000, 2), _rows(6000, 3)
     wrapped = RecalibratedClassifier(model, pc.segments(["g"], depth=1))

@@ -95,6 +95,7 @@ def test_bucket_sort_is_a_stable_sort(monkeypatch, threads, kind, n):
     _check(s, r, w, np.empty(0, dtype=np.int32), threads)  # no group numbers
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     values=st.lists(

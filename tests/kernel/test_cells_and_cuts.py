@@ -56,6 +56,7 @@ def _numpy_cuts(values: np.ndarray, levels: int) -> np.ndarray:
     return np.unique(np.concatenate([[present.min()], inner, [present.max()]]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [3, 10, 101, 5_000, 40_001])
 def test_quantile_cuts_equal_numpy(n):
     rng = np.random.default_rng(n)

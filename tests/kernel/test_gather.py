@@ -57,6 +57,7 @@ def test_gather_rows_on_any_index(n, seed, index_type, repeats):
             assert np.array_equal(after, before[index])
 
 
+@pytest.mark.slow
 def test_two_threads_fill_both_halves():
     n = gather.TWO_THREADS + 3
     rng = np.random.default_rng(5)

@@ -59,6 +59,7 @@ def both(df, **kwargs) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 # The second seed repeats the 27 combinations: the full suite runs it, the fast subset not.
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("response", ["bernoulli", "count", "continuous"])
 @pytest.mark.parametrize("scores", ["grid", "mixed", "continuous"])
@@ -126,6 +127,7 @@ def test_kernel_curve_equals_the_plan():
                 np.testing.assert_allclose(y, x, rtol=RTOL, atol=1e-15, err_msg=name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("by", [None, "g", ["g", "h"]])
 def test_kernel_calibration_by_group_equals_the_plan(by):
     df = build_frame(7, 3000, response="bernoulli", weights="float", scores="mixed")
@@ -329,6 +331,7 @@ def test_compiled_range_steps_give_the_one_pass_screen(monkeypatch, ranges, resp
     assert_same(one, parts, ["g"], exact=("n", "n_scores", "variance"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zeros", ["plus", "minus", "mixed"])
 def test_compiled_range_steps_with_signed_zero_scores(monkeypatch, zeros):
     # A range whose scores hold -0.0 is sorted by Polars; the others ride the bucket sort.

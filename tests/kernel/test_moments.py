@@ -131,6 +131,7 @@ def _compare(rng: np.random.Generator, kind: int, rows: int, first: bool) -> Non
     assert got[7] == int(rows)
 
 
+@pytest.mark.slow
 def test_every_case_gives_the_transcription_bits():
     rng = np.random.default_rng(20261126)
     for kind in range(6):

@@ -47,6 +47,7 @@ def test_scores_beyond_float64_are_refused_by_screen_and_curve(dtype, engine):
         df.cumdev.curve(pl.col("g") == "a", "s", "r", "w", engine=engine)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", WIDE, ids=str)
 def test_scores_beyond_float64_are_refused_by_paired_and_compare(dtype):
     df = _wide_scores(dtype)

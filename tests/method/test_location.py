@@ -152,6 +152,7 @@ def test_the_curve_flags_the_stretch_the_screen_reports():
     assert inside["k"].diff().drop_nulls().eq(1).all()  # one contiguous stretch
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["polars", "kernel"])
 def test_calibration_by_group_locates_against_the_naive_transcription(engine):
     rng = np.random.default_rng(9)
@@ -309,6 +310,7 @@ def _searched_groups(monkeypatch) -> list[int]:
     return counts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level", [0.01, 0.05, 0.3, 1.0])
 def test_the_screen_states_the_plans_stretches_searching_fewer_groups(level, monkeypatch):
     df = _graded(1)
@@ -331,6 +333,7 @@ def test_the_screen_states_the_plans_stretches_searching_fewer_groups(level, mon
         assert searched == beyond
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level", [0.05, 1.0])
 def test_calibration_by_group_states_the_plans_stretches(level, monkeypatch):
     df = _graded(2).with_columns((0.3 + 0.4 * pl.col("s")).alias("p"))

@@ -10,6 +10,7 @@ from polars_cumdev.method import compiled, score_order
 from polars_cumdev.subpopulation import curve, screen
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("zeros", [[0.0, 0.0], [-0.0, -0.0], [-0.0, 0.0]])
 def test_screen_through_either_compiled_sort_keeps_the_sign_of_zero(monkeypatch, zeros):
     rng = np.random.default_rng(8)

@@ -53,6 +53,7 @@ def _same_bits(first: pl.DataFrame, second: pl.DataFrame) -> None:
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("route", ["polars", "kernel small", "kernel radix", "kernel bucket"])
 @pytest.mark.parametrize("dtype", [pl.Float64, pl.Float32])
 def test_curve_and_screen_bits_do_not_follow_the_sign_of_the_first_zero(monkeypatch, route, dtype):

@@ -30,6 +30,7 @@ def data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return scores, responses, groups
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["polars", "kernel"])
 def test_the_screen_is_the_same_at_every_power_of_two(data, engine: str) -> None:
     scores, responses, groups = data

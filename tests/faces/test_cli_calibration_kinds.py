@@ -181,12 +181,13 @@ def _one_group_off(seed: int, shift: float, groups: int = 20, per: int = 150) ->
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("seed", "shift", "shaded"), [(0, 0.4, False), (5, 0.5, True)])
+@pytest.mark.parametrize(("seed", "shift", "shaded"), [(0, 0.4, False), (5, 0.6, True)])
 def test_the_drawn_group_is_judged_by_its_row_q(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], seed: int, shift: float, shaded: bool
 ) -> None:
     # (0, 0.4): the group's own p is under 0.05, its BH q over the 20 groups is not;
-    # (5, 0.5): both are, and the stretch stays.
+    # (5, 0.6): both are, and the stretch stays. (Groups of 150 rows get the sign-flip
+    # p-value, whose redraws end at p = 0.001 here: with 0.5, p was 0.003 and q 0.06.)
     frame = _one_group_off(seed, shift)
     path = tmp_path / "means.parquet"
     frame.write_parquet(path)

@@ -12,7 +12,8 @@ things reach the driver, both after the per-range steps:
 1. the rows of the groups that may meet the criterion (:func:`chosen`): the
    candidates whose lower bound of the effective events, sigma_B W^2 / w_max^2
    (each of E3 and E4 is at least sum w^2 v / w_max^2, and sum w^2 v is
-   sigma (31) times W^2), is below the threshold; the driver computes the
+   sigma (31) of M. Tygert, "Cumulative deviation of a subpopulation from the
+   full population", times W^2), is below the threshold; the driver computes the
    exact criterion on them, as in-process;
 2. the full population's weight and weighted response summed between the
    groups' midpoints (:func:`interval_sums`, mergeable over batches by

@@ -67,6 +67,54 @@ def _event_sums(
     return marginal
 
 
+def _candidates(z: np.ndarray, z_ks: np.ndarray, level: float) -> tuple[np.ndarray, int]:
+    """The kept segments whose asymptotic Kuiper or KS p-value is at most the cutoff, and
+    the number of tests (segments with a z)."""
+    p_k, p_ks, _, _ = pvalue_pairs(z, z_ks)
+    with np.errstate(invalid="ignore"):
+        small = ~np.isnan(z) & (np.fmin(p_k, p_ks) <= fs.cutoff(level))
+    return small, int(np.count_nonzero(~np.isnan(z)))
+
+
+def _gather(
+    rows: int,
+    coded: Sequence[Coded],
+    subsets: Sequence[tuple[int, ...]],
+    kept: Sequence[np.ndarray],
+    small: np.ndarray,
+    chosen: Callable[[tuple[int, ...], np.ndarray], np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The candidate segments' rows, each segment a group of its own (a row may be in several).
+
+    ``chosen(subset, numbers)`` keeps some of a subset's candidate segment numbers
+    (None: all). Returns (their places in the stacked kept segments, each gathered
+    row's group, the rows), groups numbered in the order of the places; None if none.
+    """
+    starts = np.concatenate([[0], np.cumsum([k.shape[0] for k in kept])]).astype(np.int64)
+    positions, groups, gathered = [], [], []
+    count = 0
+    for i, subset in enumerate(subsets):
+        a, b = starts[i], starts[i + 1]
+        if not small[a:b].any():
+            continue
+        numbers = kept[i][small[a:b]]
+        keep = np.ones(numbers.shape[0], dtype=bool) if chosen is None else chosen(subset, numbers)
+        if not keep.any():
+            continue
+        ids, size = subset_ids(coded, subset, rows)
+        numbers = numbers[keep]
+        slot = np.full(size, -1, dtype=np.int64)
+        slot[numbers] = count + np.arange(numbers.shape[0])
+        count += numbers.shape[0]
+        found = np.flatnonzero(slot[ids] >= 0)
+        groups.append(slot[ids[found]])
+        gathered.append(found)
+        positions.append(a + np.flatnonzero(small[a:b])[keep])
+    if not positions:
+        return None
+    return np.concatenate(positions), np.concatenate(groups), np.concatenate(gathered)
+
+
 def segment_pvalues(
     s: np.ndarray,
     w: np.ndarray,
@@ -86,37 +134,18 @@ def segment_pvalues(
     """
     sim_k = np.full(z.shape, np.nan)
     sim_ks = np.full(z.shape, np.nan)
-    p_k, p_ks, _, _ = pvalue_pairs(z, z_ks)
-    with np.errstate(invalid="ignore"):
-        small = ~np.isnan(z) & (np.fmin(p_k, p_ks) <= fs.cutoff(level))
+    small, tests = _candidates(z, z_ks, level)
     if not small.any():
         return sim_k, sim_ks
-    tests = int(np.count_nonzero(~np.isnan(z)))
     sums_of = _event_sums(coded, s, w)
-    starts = np.concatenate([[0], np.cumsum([k.shape[0] for k in kept])]).astype(np.int64)
-    positions, groups, gathered = [], [], []
-    for i, subset in enumerate(subsets):
-        a, b = starts[i], starts[i + 1]
-        if not small[a:b].any():
-            continue
-        numbers = kept[i][small[a:b]]
-        few = fs.effective_events(sums_of(subset)[:, numbers]) < fs.MIN_EVENTS
-        if not few.any():
-            continue
-        ids, size = subset_ids(coded, subset, s.shape[0])
-        numbers = numbers[few]
-        slot = np.full(size, -1, dtype=np.int64)
-        first = sum(len(x) for x in positions)
-        slot[numbers] = first + np.arange(numbers.shape[0])
-        rows = np.flatnonzero(slot[ids] >= 0)
-        groups.append(slot[ids[rows]])
-        gathered.append(rows)
-        positions.append(a + np.flatnonzero(small[a:b])[few])
-    if not positions:
+
+    def few(subset: tuple[int, ...], numbers: np.ndarray) -> np.ndarray:
+        return fs.effective_events(sums_of(subset)[:, numbers]) < fs.MIN_EVENTS
+
+    found = _gather(s.shape[0], coded, subsets, kept, small, few)
+    if found is None:
         return sim_k, sim_ks
-    where = np.concatenate(positions)
-    group = np.concatenate(groups)
-    rows = np.concatenate(gathered)
+    where, group, rows = found
     order, bounds = fs.grouped(group, s[rows], w[rows], r[rows])
     rows = rows[order]
     found_k, found_ks, _ = fs.simulate(bounds, s[rows], w[rows], s[rows], r[rows], tests, level)
@@ -146,31 +175,12 @@ def screen_segment_pvalues(
     """
     sim_k = np.full(z.shape, np.nan)
     sim_ks = np.full(z.shape, np.nan)
-    p_k, p_ks, _, _ = pvalue_pairs(z, z_ks)
-    with np.errstate(invalid="ignore"):
-        small = ~np.isnan(z) & (np.fmin(p_k, p_ks) <= fs.cutoff(level))
-    if not small.any():
+    small, tests = _candidates(z, z_ks, level)
+    found = _gather(s.shape[0], coded, subsets, kept, small) if small.any() else None
+    if found is None:
         return sim_k, sim_ks
-    tests = int(np.count_nonzero(~np.isnan(z)))
-    starts = np.concatenate([[0], np.cumsum([k.shape[0] for k in kept])]).astype(np.int64)
-    positions, groups, gathered = [], [], []
-    count = 0
-    for i, subset in enumerate(subsets):
-        a, b = starts[i], starts[i + 1]
-        if not small[a:b].any():
-            continue
-        numbers = kept[i][small[a:b]]
-        ids, size = subset_ids(coded, subset, s.shape[0])
-        slot = np.full(size, -1, dtype=np.int64)
-        slot[numbers] = count + np.arange(numbers.shape[0])
-        count += numbers.shape[0]
-        rows = np.flatnonzero(slot[ids] >= 0)
-        groups.append(slot[ids[rows]])
-        gathered.append(rows)
-        positions.append(a + np.flatnonzero(small[a:b]))
-    where = np.concatenate(positions)
-    group = np.concatenate(groups)
-    rows = np.concatenate(gathered)
+    where, group, rows = found
+    count = where.shape[0]
     order, bounds = fs.grouped(group, s[rows], w[rows], r[rows])
     rows, group = rows[order], group[order]
     gs, gw, gr = s[rows], w[rows], r[rows]

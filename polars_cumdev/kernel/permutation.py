@@ -31,24 +31,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from polars_cumdev.kernel.finite_sample import (  # the redraws' generator, shared
+    _GOLDEN,
+    _S11,
+    _TOLERANCE,
+    _UNIT,
+    _mix,
+)
 from polars_cumdev.kernel.prefix import F64, I64, JIT
 
 __all__ = ["permutation_pvalues"]
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1 = np.uint64(0xBF58476D1CE4E5B9)
-_M2 = np.uint64(0x94D049BB133111EB)
-_S30, _S27, _S31, _S11 = np.uint64(30), np.uint64(27), np.uint64(31), np.uint64(11)
-_UNIT = 2.0**-53
-_TOLERANCE = 1e-12
-
-
-@njit(**JIT)
-def _mix(z: np.uint64) -> np.uint64:
-    """SplitMix64's finalizer."""
-    z = (z ^ (z >> _S30)) * _M1
-    z = (z ^ (z >> _S27)) * _M2
-    return z ^ (z >> _S31)
 
 
 @njit(**JIT)

@@ -151,7 +151,7 @@ def dask_multicalibration(
         del exploded
         grouped = segment_request(request)
         stats = _calibrate(client, frames, grouped)
-        stats = stats.filter(pl.col(SEGMENT).is_in(pl.Series(kept.ids)))
+        stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
         if other == 0:
             batches = dask_parts(client, frames, grouped)
             stats = finite.calibration_simulated(stats, [SEGMENT], options.level, batches)

@@ -131,7 +131,7 @@ def spark_multicalibration(
 
     parts = [p for _, p in _collect(by_segment.mapInArrow(calibrate, _SPARK_SCHEMA))]
     stats = pl.concat([s for _, s in parts if s is not None], how="vertical_relaxed")
-    stats = stats.filter(pl.col(SEGMENT).is_in(pl.Series(kept.ids)))
+    stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
     if other == 0:
         gather_rows = spark_engine.batches(rows, grouped)
         stats = finite.calibration_simulated(stats, [SEGMENT], options.level, gather_rows)

@@ -197,22 +197,17 @@ def test_dask_multicalibration_equals_in_process(client):
 
 
 def test_spark_multicalibration_equals_in_process(spark):
-    from segment_cases import ECHOING, MIXED, assert_family_same, echoing_cell, expected
+    """The Dask test's first case (the echoes and the driver's steps are shared code)."""
+    from segment_cases import MIXED, assert_family_same, expected
     from segment_cases import mixed_features as mixed
 
     import polars_cumdev.spark as cspark
 
-    df = mixed(5)
+    df = mixed(5, rows=2000)
     source = spark.createDataFrame(df.to_arrow()).repartition(3)
-    assert_family_same(
-        expected(df, MIXED), cspark.multicalibration(source, "s", "y", "w", segments=MIXED)
-    )
-    df = echoing_cell(2)
-    source = spark.createDataFrame(df.to_arrow()).repartition(2)
-    got = cspark.multicalibration(source, "s", "y", segments=ECHOING, locate=False)
-    want = expected(df, ECHOING, None, locate=False)
-    assert "echo" in want["finding"].to_list()
-    assert_family_same(want, got)
+    want = expected(df, MIXED)
+    assert "simulated" in want["p_method"].to_list()
+    assert_family_same(want, cspark.multicalibration(source, "s", "y", "w", segments=MIXED))
 
 
 def test_multicalibration_refuses_what_in_process_refuses(client, spark):

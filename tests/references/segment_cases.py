@@ -21,7 +21,8 @@ def mixed_features(seed: int, rows: int = 3000) -> pl.DataFrame:
     p = np.clip(s + 0.25 * (a == "x") * (b == 1), 0, 1)
     y = (rng.random(rows) < p).astype(float)
     w = rng.uniform(0.5, 2.0, rows)
-    frame = pl.DataFrame({"s": s, "y": y, "w": w, "a": a, "b": b, "x": x})
+    a_column = pl.Series("a", a.tolist(), dtype=pl.String)
+    frame = pl.DataFrame({"s": s, "y": y, "w": w, "a": a_column, "b": b, "x": x})
     missing = pl.int_range(pl.len()) % 41 == 5
     return frame.with_columns(pl.when(missing).then(None).otherwise(pl.col("x")).alias("x"))
 

@@ -17,7 +17,14 @@ import polars as pl
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.progress import Progress, reporting
 
-__all__ = ["apply", "calibration", "calibration_drift", "local_cluster", "screen"]
+__all__ = [
+    "apply",
+    "calibration",
+    "calibration_drift",
+    "local_cluster",
+    "multicalibration",
+    "screen",
+]
 
 
 def screen(
@@ -236,3 +243,61 @@ def apply(ddf: Any, fix: Any, name: str = "recalibrated", *, scheduler: Any = No
     from polars_cumdev.engines.cluster.scoring import dask_apply
 
     return dask_apply(ddf, fix, name, scheduler)
+
+
+def multicalibration(
+    source: Any,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    segments: Any,
+    level: float = 0.05,
+    method: str = "holm",
+    locate: bool = True,
+    scheduler: Any = None,
+) -> pl.DataFrame:
+    """:func:`polars_cumdev.multicalibration.multicalibration` of data in a Dask cluster.
+
+    The segment levels are found from value tables added up over the parts
+    (the same levels whatever the partitioning); each row is then repeated
+    once per feature subset with its segment's number (one pass serves every
+    subset) and the segments are calibrated as the groups of
+    :func:`calibration` (each whole in one task, so one segment, the whole
+    population among them, must fit in a task's memory); the driver adjusts
+    over the family (Holm, as in process) and judges the echoes, for which
+    only the few significant segments it examines send their rows
+    (:mod:`polars_cumdev.engines.cluster.segments`).
+
+    Parameters
+    ----------
+    source, scheduler
+        As in :func:`screen`.
+    score, response, weight, segments, level, locate
+        As in :func:`polars_cumdev.multicalibration.multicalibration`
+        (column names only); ``segments`` with ``rules="cumdev"``.
+    method
+        ``"holm"`` only: the bootstrap redraws every row per resample and
+        runs in process.
+
+    Returns
+    -------
+    pl.DataFrame
+        The in-process table: its columns, rows and order, its statistics
+        within 1e-12 relative and the same family-wise decision, finding and
+        echoes.
+
+    Raises
+    ------
+    CumdevError
+        The in-process errors for bad arguments and rows (same class and
+        message); :class:`~polars_cumdev.errors.InvalidParameterError` for
+        ``method`` other than ``"holm"``, ``rules="mcgrad"`` or an integer
+        numerical feature beyond +-2^53.
+    """
+    from polars_cumdev.engines.cluster.segment_engines import dask_multicalibration
+
+    return dask_multicalibration(
+        source, score, response, weight, segments=segments, level=level, method=method,
+        locate=locate, scheduler=scheduler,
+    )  # fmt: skip

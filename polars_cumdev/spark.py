@@ -17,7 +17,14 @@ import polars as pl
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.progress import Progress, reporting
 
-__all__ = ["apply", "calibration", "calibration_drift", "local_session", "screen"]
+__all__ = [
+    "apply",
+    "calibration",
+    "calibration_drift",
+    "local_session",
+    "multicalibration",
+    "screen",
+]
 
 
 def screen(
@@ -217,3 +224,58 @@ def apply(sdf: Any, fix: Any, name: str = "recalibrated") -> Any:
     from polars_cumdev.engines.cluster.scoring import spark_apply
 
     return spark_apply(sdf, fix, name)
+
+
+def multicalibration(
+    sdf: Any,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    segments: Any,
+    level: float = 0.05,
+    method: str = "holm",
+    locate: bool = True,
+) -> pl.DataFrame:
+    """:func:`polars_cumdev.multicalibration.multicalibration` of a Spark DataFrame.
+
+    As :func:`polars_cumdev.dask.multicalibration`: the levels from value
+    tables added up over the partitions, each row repeated once per feature
+    subset with its segment's number (``mapInArrow``), the segments
+    repartitioned and calibrated whole as the groups of :func:`calibration`
+    (one segment, the whole population among them, must fit in a task's
+    memory), Holm and the echoes on the driver
+    (:mod:`polars_cumdev.engines.cluster.segments`).
+
+    Parameters
+    ----------
+    sdf
+        A ``pyspark.sql.DataFrame``.
+    score, response, weight, segments, level, locate
+        As in :func:`polars_cumdev.multicalibration.multicalibration`
+        (column names only); ``segments`` with ``rules="cumdev"``.
+    method
+        ``"holm"`` only: the bootstrap redraws every row per resample and
+        runs in process.
+
+    Returns
+    -------
+    pl.DataFrame
+        The in-process table: its columns, rows and order, its statistics
+        within 1e-12 relative and the same family-wise decision, finding and
+        echoes.
+
+    Raises
+    ------
+    CumdevError
+        The in-process errors for bad arguments and rows (same class and
+        message); :class:`~polars_cumdev.errors.InvalidParameterError` for
+        ``method`` other than ``"holm"``, ``rules="mcgrad"`` or an integer
+        numerical feature beyond +-2^53.
+    """
+    from polars_cumdev.engines.cluster.segment_spark import spark_multicalibration
+
+    return spark_multicalibration(
+        sdf, score, response, weight, segments=segments, level=level, method=method,
+        locate=locate,
+    )  # fmt: skip

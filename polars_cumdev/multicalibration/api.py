@@ -31,7 +31,13 @@ from polars_cumdev.multicalibration.family import Segments
 from polars_cumdev.multicalibration.redundancy import with_parents
 from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Options, family_frame
 
-__all__ = ["MULTICALIBRATION_COLUMNS", "multicalibration", "subpop"]
+__all__ = [
+    "MULTICALIBRATION_COLUMNS",
+    "check_options",
+    "finish_family",
+    "multicalibration",
+    "subpop",
+]
 
 METHODS = ("holm", "bootstrap", "stepdown")
 #: The per-segment columns carried through normalize beside the feature keys.
@@ -101,7 +107,7 @@ MAX_RESAMPLES = 100_000_000
 MULTICALIBRATION_COLUMNS = family_columns(CALIBRATION_COLUMNS)
 
 
-def _check(
+def check_options(
     level: object, method: object, resamples: object, seed: object, locate: object = True
 ) -> Options:
     if isinstance(level, bool) or not isinstance(level, int | float) or not 0.0 < level < 1.0:
@@ -202,7 +208,7 @@ def multicalibration(
             "`segments` must be made by polars_cumdev.segments(categorical=..., numerical=...)"
         )
     options = replace(
-        _check(level, method, resamples, seed, locate), finite_sample=bool(_finite_sample)
+        check_options(level, method, resamples, seed, locate), finite_sample=bool(_finite_sample)
     )
     lazy = as_lazy(frame)
     reserved = (*MULTICALIBRATION_COLUMNS, *CALIBRATION_COLUMNS, "p_family")
@@ -229,13 +235,26 @@ def multicalibration(
         return family_frame(rows, segments, options)
 
     stats = compiled.node(prepared, run, schema)
+    return finish_family(stats, features, prepared.labels, options)
+
+
+def finish_family(
+    stats: pl.LazyFrame, features: list[str], labels: dict, options: Options
+) -> pl.LazyFrame:
+    """The family table from the per-segment frame of
+    :func:`~polars_cumdev.multicalibration.walk.family_frame`'s layout.
+
+    p-values, the family-wise ``p_family`` and decision, the parents and
+    children, the order: the same steps whichever engine made the frame (in
+    process, or a cluster's per-segment statistics).
+    """
     keys = [*features, *CARRIED]
     out = normalize(
         stats,
         keys,
         pl.LazyFrame([_BERNOULLI]),
         min_scores=MIN_SCORES["calibration"],
-        labels=prepared.labels,
+        labels=labels,
         decide=False,
         simulated=True,
         sigma_zero=PROBABILITY_SIGMA_ZERO,

@@ -38,7 +38,7 @@ import numpy as np
 
 from polars_cumdev.multicalibration.family import Coded, decode, subset_ids
 
-__all__ = ["echoes"]
+__all__ = ["Split", "echo_plan", "echoes", "row_split", "segment_levels"]
 
 
 def _levels(
@@ -61,6 +61,46 @@ def _adjacent(s: dict[int, int], t: dict[int, int]) -> bool:
     return len(large) == len(small) + 1 and all(large.get(f) == v for f, v in small.items())
 
 
+def echo_plan(
+    z: np.ndarray,
+    significant: np.ndarray,
+    which: np.ndarray,
+    numbers: np.ndarray,
+    coded: Sequence[Coded],
+    subsets: Sequence[tuple[int, ...]],
+) -> list[tuple[int, list[int]]]:
+    """The segments to examine, strongest first, each with its stronger significant siblings.
+
+    Decided from the z's and the levels alone (no row): a segment that a
+    stronger parent or child already marks, or without a stronger sibling,
+    is left out. An engine gathers the rows of these segments only.
+    """
+    chosen = np.flatnonzero(significant & ~np.isnan(z))
+    order = chosen[np.argsort(-z[chosen], kind="stable")]
+    levels = {int(i): _levels(coded, subsets, int(which[i]), int(numbers[i])) for i in order}
+    plan = []
+    for position, i in enumerate(order):
+        stronger = [int(t) for t in order[:position] if z[t] > z[i]]
+        if any(_adjacent(levels[int(i)], levels[t]) for t in stronger):
+            continue  # inherited or broader already (a stronger parent or child is significant)
+        siblings = [t for t in stronger if _sibling(levels[int(i)], levels[t])]
+        if siblings:
+            plan.append((int(i), siblings))
+    return plan
+
+
+def segment_levels(
+    coded: Sequence[Coded], subsets: Sequence[tuple[int, ...]], which: int, number: int
+) -> dict[int, int]:
+    """Feature index -> level of segment ``number`` of subset ``which``."""
+    return _levels(coded, subsets, which, number)
+
+
+#: ``split(s, t)``: whether segment s shares rows with segment t, whether all its rows are
+#: in t, and the z of its rows outside t taken as one segment (NaN when undefined or none).
+Split = Callable[[int, int], tuple[bool, bool, float]]
+
+
 def echoes(
     z: np.ndarray,
     significant: np.ndarray,
@@ -68,42 +108,53 @@ def echoes(
     numbers: np.ndarray,
     coded: Sequence[Coded],
     subsets: Sequence[tuple[int, ...]],
-    rows: int,
     critical: float,
-    remainder: Callable[[np.ndarray], float],
+    split: Split,
 ) -> tuple[np.ndarray, np.ndarray]:
     """For every segment, the index of the segment it echoes (-1: none) and the remainder z.
 
     ``z``, ``significant``, ``which`` (subset index) and ``numbers`` (segment
-    number in its subset) describe the family's segments; ``remainder(rows)``
-    gives the z of the rows numbered ``rows`` (increasing, so sorted by score)
-    taken as one segment (NaN when undefined, which explains nothing).
+    number in its subset) describe the family's segments; ``split`` reads the
+    rows (:data:`Split`): in process from the sorted rows
+    (:func:`row_split`), on a cluster from the few segments' rows gathered.
     """
     explained = np.full(z.shape[0], -1, dtype=np.int64)
     rest = np.full(z.shape[0], np.nan)
-    chosen = np.flatnonzero(significant & ~np.isnan(z))
-    order = chosen[np.argsort(-z[chosen], kind="stable")]
-    levels = {int(i): _levels(coded, subsets, int(which[i]), int(numbers[i])) for i in order}
-    ids_of: dict[int, np.ndarray] = {}
-    for position, i in enumerate(order):
-        stronger = [int(t) for t in order[:position] if z[t] > z[i]]
-        if any(_adjacent(levels[int(i)], levels[t]) for t in stronger):
-            continue  # inherited or broader already (a stronger parent or child is significant)
-        siblings = [t for t in stronger if _sibling(levels[int(i)], levels[t])]
-        if not siblings:
-            continue
-        subset = int(which[i])
-        if subset not in ids_of:
-            ids_of = {subset: subset_ids(coded, subsets[subset], rows)[0]}
-        mine = np.flatnonzero(ids_of[subset] == numbers[i])
+    for i, siblings in echo_plan(z, significant, which, numbers, coded, subsets):
         for t in siblings:
-            inside = np.ones(mine.shape[0], dtype=bool)
-            for f, level in levels[t].items():
-                inside &= coded[f].codes[mine] == level
-            if not inside.any():
+            shares, whole, found = split(i, t)
+            if not shares:
                 continue  # no shared rows: nothing to explain
-            found = remainder(mine[~inside]) if not inside.all() else np.nan
-            if inside.all() or found <= critical:
+            if whole or found <= critical:
                 explained[i], rest[i] = t, found
                 break
     return explained, rest
+
+
+def row_split(
+    which: np.ndarray,
+    numbers: np.ndarray,
+    coded: Sequence[Coded],
+    subsets: Sequence[tuple[int, ...]],
+    rows: int,
+    remainder: Callable[[np.ndarray], float],
+) -> Split:
+    """:data:`Split` from every row's codes; ``remainder(rows)`` gives the z of the rows
+    numbered ``rows`` (increasing, so sorted by score) taken as one segment."""
+    ids_of: dict[int, np.ndarray] = {}
+
+    def split(i: int, t: int) -> tuple[bool, bool, float]:
+        subset = int(which[i])
+        if subset not in ids_of:
+            ids_of.clear()
+            ids_of[subset] = subset_ids(coded, subsets[subset], rows)[0]
+        mine = np.flatnonzero(ids_of[subset] == numbers[i])
+        inside = np.ones(mine.shape[0], dtype=bool)
+        for f, level in _levels(coded, subsets, int(which[t]), int(numbers[t])).items():
+            inside &= coded[f].codes[mine] == level
+        if not inside.any():
+            return False, False, float("nan")
+        whole = bool(inside.all())
+        return True, whole, float("nan") if whole else remainder(mine[~inside])
+
+    return split

@@ -18,13 +18,24 @@ are counted without hashing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 import polars as pl
 
-__all__ = ["MISSING", "OTHER", "Coded", "coded_features", "quantile_cuts"]
+__all__ = [
+    "MISSING",
+    "OTHER",
+    "CategoricalLevels",
+    "Coded",
+    "categorical_levels",
+    "coded_features",
+    "cuts_from_ranks",
+    "numerical_labels",
+    "quantile_cuts",
+]
 
 MISSING = "(missing)"
 OTHER = "(other)"
@@ -127,25 +138,12 @@ def _table(values: pl.Series) -> tuple[pl.DataFrame, int | None]:
 
 
 def _categorical(column: pl.Series, family: Segments) -> Coded:
-    name = _quote(column.name)
     values = column
     if column.dtype == pl.Categorical or isinstance(column.dtype, pl.Enum):
         values = column.cast(pl.String)
-    mcgrad = family.rules == "mcgrad"
     table, low = _table(values)
-    if not mcgrad:
-        table = table.filter(pl.col("v").is_not_null())
-    tie = ["n", "first"] if mcgrad else ["n", "v"]
-    table = table.sort(tie, descending=[True, False], nulls_last=True)
-    distinct = table.get_column("v").to_list()
-    counts = table.get_column("n").to_list()
-    kept = distinct[: family.kept_count(column.name, counts)]  # the rule: Segments.kept_count
-    pooled = len(kept) < len(distinct)
-    real = {_label(v) for v in kept if v is not None}
-    missing_label, other_label = _made_up(MISSING, real), _made_up(OTHER, real)
-    labels = [missing_label if v is None else _label(v) for v in kept]
-    conditions = [f"{name} IS NULL" if v is None else f"{name} = {_literal(v)}" for v in kept]
-    other = len(kept)
+    level = categorical_levels(column.name, table, values.null_count(), family)
+    kept, other = level.kept, level.other
     if low is not None:  # a lookup table by value: no hashing
         lookup = np.full(int(values.max()) - low + 1, other, dtype=np.int32)
         for code, v in enumerate(kept):
@@ -162,25 +160,73 @@ def _categorical(column: pl.Series, family: Segments) -> Coded:
         )
         coded = values.replace_strict(index, codes_of, default=other, return_dtype=pl.Int32)
         codes = coded.to_numpy().astype(np.int32)
+    if level.null_code is not None:
+        codes[values.is_null().to_numpy()] = level.null_code
+    return Coded(codes, list(level.labels), list(level.conditions), level.pooled)
+
+
+@dataclass(frozen=True)
+class CategoricalLevels:
+    """A categorical feature's levels, before any row is coded.
+
+    ``kept`` are the values with a level of their own (codes 0, 1, ...), then
+    ``other`` is the code of every other value; ``null_code`` that of a null
+    (None: nulls have no level, there are none).
+    """
+
+    kept: list
+    labels: list[str]
+    conditions: list[str]
+    other: int
+    null_code: int | None
+    pooled: tuple[int, int]
+
+
+def categorical_levels(
+    column: str, table: pl.DataFrame, null_count: int, family: Segments
+) -> CategoricalLevels:
+    """The levels of categorical feature ``column`` from its value table.
+
+    ``table`` holds per distinct value ``v`` (a null row among them when the
+    column has nulls) its rows ``n`` and, for the ``"mcgrad"`` rules, its first
+    row ``first``: the whole rule of :meth:`Segments.kept_count` needs no more,
+    so a table merged from batches (a cluster's parts) gives the levels of
+    the whole column.
+    """
+    name = _quote(column)
+    mcgrad = family.rules == "mcgrad"
+    if not mcgrad:
+        table = table.filter(pl.col("v").is_not_null())
+    tie = ["n", "first"] if mcgrad else ["n", "v"]
+    table = table.sort(tie, descending=[True, False], nulls_last=True)
+    distinct = table.get_column("v").to_list()
+    counts = table.get_column("n").to_list()
+    kept = distinct[: family.kept_count(column, counts)]  # the rule: Segments.kept_count
+    pooled = len(kept) < len(distinct)
+    real = {_label(v) for v in kept if v is not None}
+    missing_label, other_label = _made_up(MISSING, real), _made_up(OTHER, real)
+    labels = [missing_label if v is None else _label(v) for v in kept]
+    conditions = [f"{name} IS NULL" if v is None else f"{name} = {_literal(v)}" for v in kept]
+    other = len(kept)
     null_code = kept.index(None) if None in kept else None
     if pooled:
         labels.append(other_label)
         rest = ", ".join(_literal(v) for v in kept if v is not None)
-        nulls_pooled = mcgrad and None not in kept and values.null_count() > 0
+        nulls_pooled = mcgrad and None not in kept and null_count > 0
         inside = f"{name} NOT IN ({rest})" if rest else "TRUE"
         if nulls_pooled:
             conditions.append(f"({inside} OR {name} IS NULL)")
             null_code = other
         else:
             conditions.append(f"({inside} AND {name} IS NOT NULL)")
-    if not mcgrad and values.null_count() > 0:
+    if not mcgrad and null_count > 0:
         null_code = len(labels)
         labels.append(missing_label)
         conditions.append(f"{name} IS NULL")
-    if null_code is not None:
-        codes[values.is_null().to_numpy()] = null_code
     left = len(distinct) - len(kept)
-    return Coded(codes, labels, conditions, (left, int(sum(counts[len(kept) :]))))
+    return CategoricalLevels(
+        kept, labels, conditions, other, null_code, (left, int(sum(counts[len(kept) :])))
+    )
 
 
 def quantile_cuts(values: np.ndarray, levels: int) -> np.ndarray:
@@ -195,8 +241,26 @@ def quantile_cuts(values: np.ndarray, levels: int) -> np.ndarray:
     """
     from polars_cumdev.kernel.levels import order_statistics
 
-    q = np.linspace(0.0, 1.0, levels + 1)[1:-1]
     n = values.shape[0] - int(np.count_nonzero(np.isnan(values)))
+
+    def statistics(ranks: np.ndarray) -> tuple[np.ndarray, float, float]:
+        found, _, low, high = order_statistics(values, ranks.astype(np.int64))
+        return found, low, high
+
+    return cuts_from_ranks(n, levels, statistics)
+
+
+def cuts_from_ranks(
+    n: int, levels: int, statistics: Callable[[np.ndarray], tuple[np.ndarray, float, float]]
+) -> np.ndarray:
+    """:func:`quantile_cuts` of ``n`` non-NaN values given by their order statistics.
+
+    ``statistics(ranks)`` returns the values of ranks ``ranks`` (0-based,
+    increasing) in increasing order, the smallest value and the largest; a
+    table of distinct values and their counts gives them as exactly as the
+    column does.
+    """
+    q = np.linspace(0.0, 1.0, levels + 1)[1:-1]
     virtual = (n - 1) * q
     previous = np.floor(virtual)
     following = previous + 1
@@ -208,7 +272,7 @@ def quantile_cuts(values: np.ndarray, levels: int) -> np.ndarray:
     # numpy's gamma is taken from the index -1 (its last element) where above
     gamma = virtual - np.where(above, -1, previous)
     ranks = np.unique(np.concatenate([previous, following]))
-    found, _, low, high = order_statistics(values, ranks.astype(np.int64))
+    found, low, high = statistics(ranks)
     found, low, high = found + 0.0, low + 0.0, high + 0.0  # -0.0 reads 0.0, whatever the order
     a = found[np.searchsorted(ranks, previous)]
     b = found[np.searchsorted(ranks, following)]
@@ -285,24 +349,38 @@ def _numerical(column: pl.Series, family: Segments) -> Coded:
         low, high = int(column.min()), int(column.max())  # type: ignore[arg-type]
         if low < -_EXACT or high > _EXACT:
             return _wide_integers(column, family.levels_of(column.name))
-    name = _quote(column.name)
-    missing_expr = f"({name} IS NULL OR {name} = 'NaN'::float)"
-    literal = column.dtype.is_integer() or column.dtype == pl.Boolean
-    if literal:
-        missing_expr = f"{name} IS NULL"
     values = np.ascontiguousarray(column.cast(pl.Float64).to_numpy(), dtype=np.float64)
     levels = family.bins_of(column.name)
     distinct = few_values(values, levels)
-    if distinct.shape[0] <= levels:
+    few = distinct.shape[0] <= levels
+    if few:
         codes = bin_codes(values, distinct, 0, distinct.shape[0])
-        labels = [_label(int(v) if literal else float(v)) for v in distinct]
-        if column.dtype == pl.Boolean:
-            conditions = [f"{name} = {'TRUE' if v else 'FALSE'}" for v in distinct]
-        else:
-            conditions = [f"{name} = {_literal(int(v) if literal else float(v))}" for v in distinct]
     else:
-        edges = quantile_cuts(values, levels)
-        codes = bin_codes(values, edges, -1, edges.shape[0] - 1)
+        distinct = quantile_cuts(values, levels)
+        codes = bin_codes(values, distinct, -1, distinct.shape[0] - 1)
+    missing = bool((codes == (distinct.shape[0] if few else distinct.shape[0] - 1)).any())
+    labels, conditions = numerical_labels(column.name, column.dtype, distinct, few, missing)
+    return Coded(codes, labels, conditions)
+
+
+def numerical_labels(
+    column: str, dtype: pl.DataType, edges: np.ndarray, few: bool, missing: bool
+) -> tuple[list[str], list[str]]:
+    """A numerical feature's labels and SQL conditions: one per value of ``edges`` when
+    ``few`` (the feature's distinct values), else one per bin between consecutive cuts;
+    then ``(missing)`` when some row is null or NaN."""
+    name = _quote(column)
+    missing_expr = f"({name} IS NULL OR {name} = 'NaN'::float)"
+    literal = dtype.is_integer() or dtype == pl.Boolean
+    if literal:
+        missing_expr = f"{name} IS NULL"
+    if few:
+        labels = [_label(int(v) if literal else float(v)) for v in edges]
+        if dtype == pl.Boolean:
+            conditions = [f"{name} = {'TRUE' if v else 'FALSE'}" for v in edges]
+        else:
+            conditions = [f"{name} = {_literal(int(v) if literal else float(v))}" for v in edges]
+    else:
         labels, conditions = [], []
         for b in range(edges.shape[0] - 1):
             low, high = float(edges[b]), float(edges[b + 1])
@@ -310,10 +388,10 @@ def _numerical(column: pl.Series, family: Segments) -> Coded:
             labels.append(f"{opening}{_label(low)}, {_label(high)}]")
             relation = ">=" if b == 0 else ">"
             conditions.append(f"({name} {relation} {_literal(low)} AND {name} <= {_literal(high)})")
-    if (codes == len(labels)).any():
+    if missing:
         labels.append(MISSING)
         conditions.append(missing_expr)
-    return Coded(codes, labels, conditions)
+    return labels, conditions
 
 
 def coded_features(batch: pl.DataFrame, family: Segments) -> list[Coded]:

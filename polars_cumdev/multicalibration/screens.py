@@ -28,7 +28,12 @@ from polars_cumdev.method.statistics import (
     check_variance,
     normalize,
 )
-from polars_cumdev.multicalibration.api import CARRIED, _check, family_columns, family_findings
+from polars_cumdev.multicalibration.api import (
+    CARRIED,
+    check_options,
+    family_columns,
+    family_findings,
+)
 from polars_cumdev.multicalibration.family import Segments, coded_features, subset_ids
 from polars_cumdev.multicalibration.redundancy import with_parents
 from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Walked, assemble
@@ -73,7 +78,7 @@ def screen_segments(
         ``critical_z``, ``tests``, ``dropped``, ``note``; sorted by
         ``kuiper_z``, largest first.
     """
-    options = _check(level, "holm", 1, 0)
+    options = check_options(level, "holm", 1, 0)
     lazy = as_lazy(frame)
     reserved = (*SEGMENT_SCREEN_COLUMNS, *STATISTIC_COLUMNS)
     segments.check(schema_of(lazy), reserved)

@@ -31,7 +31,7 @@ from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.method.pvalues import kuiper_pvalue
 from polars_cumdev.method.statistics import SUMMARY_SCHEMA
 from polars_cumdev.multicalibration import bootstrap
-from polars_cumdev.multicalibration.echoes import echoes
+from polars_cumdev.multicalibration.echoes import echoes, row_split
 from polars_cumdev.multicalibration.family import (
     Coded,
     Segments,
@@ -348,9 +348,8 @@ def assemble(
         root = float(np.sqrt(max(out[0, column], 0.0)))
         return spread / root if root > 0.0 else float("nan")
 
-    explained, remainder_z = echoes(
-        z, significant, which, numbers, coded, subsets, n, critical, remainder
-    )
+    split = row_split(which, numbers, coded, subsets, n, remainder)
+    explained, remainder_z = echoes(z, significant, which, numbers, coded, subsets, critical, split)
     firsts = [walked.first[i][kept[i]] for i in range(len(subsets))]
     first = np.concatenate(firsts) if firsts else np.zeros(0, dtype=np.int64)
     response = [walked.response_sums[i][kept[i]] for i in range(len(subsets))]

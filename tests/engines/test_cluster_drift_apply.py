@@ -163,3 +163,77 @@ def test_apply_missing_column_is_the_in_process_error(client, spark):
     wrong = rows.with_columns(pl.col("a").cast(pl.String) + "x")  # "a" = 2 compares a string
     with pytest.raises(CumdevError, match="cannot read the frame's columns"):
         cspark.apply(spark.createDataFrame(wrong.to_arrow()), fix)
+
+
+# --------------------------------------------------------------------------
+# multicalibration where the data live (issue 39, item 1), on the same clusters.
+# --------------------------------------------------------------------------
+
+
+def test_dask_multicalibration_equals_in_process(client):
+    """Weighted rows with nulls, NaN and a continuous feature (a segment's p simulated);
+    the echo test's data (echoes named); responses not 0/1 (no simulation); parts of
+    different counts give the same table."""
+    from segment_cases import ECHOING, MIXED, assert_family_same, echoing_cell, expected
+    from segment_cases import mixed_features as mixed
+
+    import polars_cumdev.dask as cdask
+
+    df = mixed(3)
+    want = expected(df, MIXED)
+    assert "simulated" in want["p_method"].to_list()  # the finite-sample step is exercised
+    for parts in (3, 5):
+        source = to_dask(df.sample(fraction=1.0, shuffle=True, seed=parts), parts)
+        got = cdask.multicalibration(source, "s", "y", "w", segments=MIXED, scheduler=client)
+        assert_family_same(want, got)
+    df = echoing_cell(1)
+    want = expected(df, ECHOING, None)
+    assert "echo" in want["finding"].to_list()
+    got = cdask.multicalibration(to_dask(df, 4), "s", "y", segments=ECHOING, scheduler=client)
+    assert_family_same(want, got)
+    df = mixed(4, rows=1500).with_columns(pl.col("y") * 0.5 + pl.col("s") * 0.25)
+    got = cdask.multicalibration(to_dask(df, 2), "s", "y", "w", segments=MIXED, scheduler=client)
+    assert_family_same(expected(df, MIXED), got)
+
+
+def test_spark_multicalibration_equals_in_process(spark):
+    """The Dask test's first case (the echoes and the driver's steps are shared code)."""
+    from segment_cases import MIXED, assert_family_same, expected
+    from segment_cases import mixed_features as mixed
+
+    import polars_cumdev.spark as cspark
+
+    df = mixed(5, rows=2000)
+    source = spark.createDataFrame(df.to_arrow()).repartition(3)
+    want = expected(df, MIXED)
+    assert "simulated" in want["p_method"].to_list()
+    assert_family_same(want, cspark.multicalibration(source, "s", "y", "w", segments=MIXED))
+
+
+def test_multicalibration_refuses_what_in_process_refuses(client, spark):
+    from segment_cases import MIXED, expected
+    from segment_cases import mixed_features as mixed
+
+    import polars_cumdev.dask as cdask
+    import polars_cumdev.spark as cspark
+
+    df = mixed(6, rows=400)
+    nulls = df.with_columns(
+        pl.when(pl.int_range(pl.len()) == 350).then(None).otherwise("s").alias("s")
+    )
+    for frame, options in [(nulls, {}), (df, {"level": 2.0})]:
+        want = expected_error(lambda f=frame, o=options: expected(f, MIXED, **o))
+        with pytest.raises(CumdevError) as info:
+            cdask.multicalibration(
+                to_dask(frame, 3), "s", "y", "w", segments=MIXED, scheduler=client, **options
+            )
+        assert (type(info.value), str(info.value)) == want
+        with pytest.raises(CumdevError) as info:
+            cspark.multicalibration(
+                spark.createDataFrame(frame.to_arrow()), "s", "y", "w", segments=MIXED, **options
+            )
+        assert (type(info.value), str(info.value)) == want
+    with pytest.raises(CumdevError, match="method='holm'"):
+        cdask.multicalibration(
+            to_dask(df), "s", "y", "w", segments=MIXED, method="bootstrap", scheduler=client
+        )

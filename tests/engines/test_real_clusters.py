@@ -110,6 +110,18 @@ def test_spark_standalone_screen_calibration_drift_apply(spark_cluster):
     assert_scores_same(fix.apply(rows), pl.from_arrow(scored.toArrow()))
 
 
+def test_dask_processes_multicalibration(dask_cluster):
+    """One small audit (issue 39, item 1) against the scheduler and workers as processes."""
+    from segment_cases import MIXED, assert_family_same, expected, mixed_features
+
+    import polars_cumdev.dask as cdask
+
+    client, _ = dask_cluster
+    df = mixed_features(8, rows=1500)
+    actual = cdask.multicalibration(to_dask(df), "s", "y", "w", segments=MIXED, scheduler=client)
+    assert_family_same(expected(df, MIXED), actual)
+
+
 def _kill_mid_run(run, kill, delay: float) -> object:
     """Run ``run()`` in a thread, call ``kill()`` after ``delay`` seconds; its result (or error)."""
     outcome: dict[str, object] = {}

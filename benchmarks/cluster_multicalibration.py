@@ -1,0 +1,107 @@
+"""Multicalibration on the cluster engines against in process (issue 39, item 1).
+
+Prints, per row count, the in-process audit and the Dask (2 workers) and Spark
+(``local[2]``) ones, each run twice (first: worker start-up and the compiled kernel's
+cache load; warm: the second), the ratio of the warm times to in process, and the
+largest relative difference of ``ecce_r_z`` from the in-process table.
+
+    python benchmarks/cluster_multicalibration.py --rows 1e5,1e6 --engines dask,spark
+
+The family: three categorical features of 10 levels and one numerical feature cut
+in 3, depth 2 (1 + 33 + 363 = 397 segments; each row belongs to 11 of them, so the
+engines shuffle 11 copies of the score, response and segment number).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import polars as pl
+
+import polars_cumdev as pc
+from polars_cumdev.multicalibration import multicalibration
+
+FAMILY = pc.segments(categorical=["a", "b", "c"], numerical=["x"], depth=2, levels=10)
+
+
+def data(rows: int, seed: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    s = rng.uniform(size=rows)
+    a, b, c = (rng.integers(0, 10, rows) for _ in range(3))
+    x = rng.normal(size=rows)
+    p = np.clip(s + 0.05 * ((a == 0) & (b == 1)), 0, 1)
+    y = (rng.random(rows) < p).astype(float)
+    return pl.DataFrame({"s": s, "y": y, "a": a, "b": b, "c": c, "x": x})
+
+
+def largest_difference(expected: pl.DataFrame, actual: pl.DataFrame) -> float:
+    x, y = expected["ecce_r_z"].to_numpy(), actual["ecce_r_z"].to_numpy()
+    both = ~np.isnan(x)
+    return float(np.max(np.abs(x[both] - y[both]) / np.maximum(np.abs(x[both]), 1.0)))
+
+
+def twice(run) -> tuple[float, float, pl.DataFrame]:
+    start = time.perf_counter()
+    run()
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    table = run()
+    return first, time.perf_counter() - start, table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", default="1e5,1e6")
+    parser.add_argument("--engines", default="dask,spark")
+    args = parser.parse_args()
+    engines = args.engines.split(",")
+    client = spark = None
+    if "dask" in engines:
+        import dask.dataframe as dd
+
+        import polars_cumdev.dask as cdask
+
+        client = cdask.local_cluster(2)
+    if "spark" in engines:
+        import polars_cumdev.spark as cspark
+
+        spark = cspark.local_session("local[2]")
+        spark.sparkContext.setLogLevel("ERROR")
+    print("| rows | engine | first s | warm s | warm / in-process | largest rel. diff of z |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for rows in (int(float(r)) for r in args.rows.split(",")):
+        df = data(rows)
+        first, warm, want = twice(lambda df=df: multicalibration(df, "s", "y", segments=FAMILY))
+        print(f"| {rows:.0e} | in-process | {first:.2f} | {warm:.2f} | 1 | 0 |", flush=True)
+        base = warm
+        if client is not None:
+            ddf = dd.from_pandas(df.to_pandas(), npartitions=4).persist()
+            first, warm, got = twice(
+                lambda ddf=ddf: cdask.multicalibration(
+                    ddf, "s", "y", segments=FAMILY, scheduler=client
+                )
+            )
+            diff = largest_difference(want, got)
+            print(f"| {rows:.0e} | Dask, 2 workers | {first:.2f} | {warm:.2f} | "
+                  f"{warm / base:.1f} | {diff:.1e} |", flush=True)  # fmt: skip
+        if spark is not None:
+            sdf = spark.createDataFrame(df.to_arrow()).repartition(4).cache()
+            sdf.count()
+            first, warm, got = twice(
+                lambda sdf=sdf: cspark.multicalibration(sdf, "s", "y", segments=FAMILY)
+            )
+            diff = largest_difference(want, got)
+            print(f"| {rows:.0e} | Spark local[2] | {first:.2f} | {warm:.2f} | "
+                  f"{warm / base:.1f} | {diff:.1e} |", flush=True)  # fmt: skip
+            sdf.unpersist()
+    if client is not None:
+        client.close()
+        client.cluster.close()
+    if spark is not None:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""``multicalibration`` on Dask: the steps of :mod:`.segments` as Dask tasks.
+
+Four rounds over the parts, which stay on the workers: (1) checks and value
+tables (the levels), (2) the rows repeated per segment, with the per-segment
+rows and sums, (3) the engine's calibration per group on those rows, grouped
+by segment (a hash shuffle: each segment whole in one task), then the
+finite-sample p-values' few rows, and (4) only when some significant segment
+may be an echo, that segment's rows. Only per-segment summaries and those few
+rows reach the driver.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from polars_cumdev.engines.cluster import dask_engine, finite, steps
+from polars_cumdev.engines.cluster.batches import dask_parts
+from polars_cumdev.engines.cluster.checks import raise_tally, tally
+from polars_cumdev.engines.cluster.probe import probe_dask
+from polars_cumdev.engines.cluster.request import Request, make_request
+from polars_cumdev.engines.cluster.segment_levels import (
+    levels_from_tables,
+    merge_tables,
+    refuse_unsupported,
+    value_tables,
+)
+from polars_cumdev.engines.cluster.segments import (
+    SEGMENT,
+    Layout,
+    explode,
+    family_table,
+    kept_segments,
+    segment_rows,
+)
+from polars_cumdev.errors import InvalidParameterError
+from polars_cumdev.method import finite_sample as fs
+from polars_cumdev.multicalibration.api import MULTICALIBRATION_COLUMNS, check_options
+from polars_cumdev.multicalibration.family import Segments
+from polars_cumdev.multicalibration.walk import Options
+
+__all__ = ["dask_multicalibration", "prepare_request"]
+
+
+def prepare_request(
+    schema: pl.Schema, family: Segments, score: str, response: str, weight: str | None
+) -> Request:
+    """The in-process checks of the arguments against the schema, and the request."""
+    from polars_cumdev.calibration.cumulative import CALIBRATION_COLUMNS
+
+    family.check(schema, (*MULTICALIBRATION_COLUMNS, *CALIBRATION_COLUMNS, "p_family"))
+    by = list(family.features) or None
+    return make_request("calibration", schema, by, score, response, weight)
+
+
+def options_of(
+    segments: object, level: object, method: object, locate: object, engine: str
+) -> Options:
+    """The checked options (the in-process messages), refusing what the engines do not run."""
+    if not isinstance(segments, Segments):
+        raise InvalidParameterError(
+            "`segments` must be made by polars_cumdev.segments(categorical=..., numerical=...)"
+        )
+    options = check_options(level, method, 999, 0, locate)
+    refuse_unsupported(segments, options.method, engine)
+    return replace(options, finite_sample=True)
+
+
+def segment_request(request: Request) -> Request:
+    """The calibration request of the repeated rows, grouped by segment."""
+    schema = dict(request.schema)
+    names = [request.score, request.response, *([request.weight] if request.weight else [])]
+    columns = {SEGMENT: pl.Int64(), **{c: schema[c] for c in names}}
+    return make_request(
+        "calibration", pl.Schema(columns), SEGMENT, request.score, request.response,
+        request.weight,
+    )  # fmt: skip
+
+
+def _tables(chunk: pl.DataFrame, request: Request, family: Segments) -> tuple:
+    counts, checked = steps._checked(chunk, request)
+    return counts, (None if checked is None else value_tables(checked, family))
+
+
+def _explode(chunk: pl.DataFrame, request: Request, layout: Layout) -> tuple:
+    return explode(request.conform(chunk), request, layout)
+
+
+def _sums(exploded: tuple) -> tuple[np.ndarray, int]:
+    return exploded[1], exploded[2]
+
+
+def _rows(chunk: pl.DataFrame, request: Request, layout: Layout, wanted: list[int]):
+    return segment_rows(request.conform(chunk), request, layout, wanted)
+
+
+def without_simulation(stats: pl.DataFrame) -> pl.DataFrame:
+    """The statistics with null simulated p-values (the responses are not all 0 or 1)."""
+    return stats.with_columns(
+        pl.lit(None, dtype=pl.Float64).alias(c) for c in (fs.SIM_KUIPER, fs.SIM_KS)
+    )
+
+
+def dask_multicalibration(
+    source: Any,
+    score: str,
+    response: str,
+    weight: str | None,
+    *,
+    segments: Segments,
+    level: float,
+    method: str,
+    locate: bool,
+    scheduler: Any,
+) -> pl.DataFrame:
+    """See :func:`polars_cumdev.dask.multicalibration`."""
+    options = options_of(segments, level, method, locate, "Dask")
+    names = [*segments.features, score, response, *([weight] if weight else [])]
+
+    def make(schema: pl.Schema) -> Request:
+        return prepare_request(pl.Schema(schema), segments, score, response, weight)
+
+    with dask_engine._client(scheduler) as client:
+        probe_dask(client)
+        parts, request = dask_engine._load(client, source, make, names)
+        found = client.gather(client.map(_tables, parts, request=request, family=segments))
+        tallies = [t for t, _ in found]
+        merged = pl.concat(tallies, how="vertical_relaxed") if tallies else pl.DataFrame()
+        if not merged.height:
+            merged = tally(request.empty(), request.checks(), request.weight)
+        count_below = dask_engine._count_below(client, parts, request.weight)
+        raise_tally(merged, request.checks(), request.weight, count_below)
+        per_part = [t for _, t in found if t is not None]
+        per_part = per_part or [value_tables(request.empty(), segments)]
+        tables = merge_tables(per_part, len(segments.features))
+        levels = levels_from_tables(tables, segments, pl.Schema(dict(request.schema)))
+        layout = Layout.of(levels, segments)
+        exploded = client.map(_explode, parts, request=request, layout=layout)
+        sums = np.zeros((layout.total, 3))
+        other = 0
+        for part_sums, part_other in client.gather(client.map(_sums, exploded)):
+            sums += part_sums
+            other += part_other
+        kept = kept_segments(layout, segments, sums)
+        frames = client.map(operator.itemgetter(0), exploded)
+        del exploded
+        grouped = segment_request(request)
+        stats = _calibrate(client, frames, grouped)
+        stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
+        if other == 0:
+            batches = dask_parts(client, frames, grouped)
+            stats = finite.calibration_simulated(stats, [SEGMENT], options.level, batches)
+        else:
+            stats = without_simulation(stats)
+
+        def gather(wanted: Sequence[int]) -> pl.DataFrame:
+            rows = client.map(_rows, parts, request=request, layout=layout, wanted=list(wanted))
+            return pl.concat(client.gather(rows), how="vertical_relaxed")
+
+        return family_table(
+            layout, segments, options, kept, stats, sums, request.prepared().labels, gather,
+            weight is not None,
+        )  # fmt: skip
+
+
+def _calibrate(client: Any, frames: list[Any], request: Request) -> pl.DataFrame:
+    """Each segment calibrated whole by one task (the repeated rows shuffled by segment)."""
+    buckets = max(1, sum(client.nthreads().values()))
+    split = client.map(dask_engine._by_group, frames, request=request, buckets=buckets)
+    tasks = []
+    for b in range(buckets):
+        pieces = [client.submit(operator.itemgetter(b), s) for s in split]
+        tasks.append(client.submit(dask_engine._calibrate, request, *pieces))
+    results = client.gather(tasks)
+    return pl.concat([s for _, s in results if s is not None], how="vertical_relaxed")

@@ -1,0 +1,148 @@
+"""``multicalibration`` on Spark: the steps of :mod:`.segments` as ``mapInArrow`` jobs.
+
+Jobs over the rows, which stay on the executors: (1) checks and value tables
+(the levels), (2) the per-segment rows and sums, (3) the rows repeated per
+segment (``mapInArrow``, Arrow batches out), repartitioned by segment and
+each partition's segments calibrated whole (the engine's ``calibration(by=)``
+step), then the finite-sample p-values' few rows, and (4) only when some
+significant segment may be an echo, that segment's rows. Only per-segment
+summaries and those few rows reach the driver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from polars_cumdev.engines.cluster import finite, require, spark_engine, steps
+from polars_cumdev.engines.cluster.checks import raise_tally, tally
+from polars_cumdev.engines.cluster.failures import spark_errors
+from polars_cumdev.engines.cluster.probe import probe_spark
+from polars_cumdev.engines.cluster.segment_engines import (
+    _tables,
+    options_of,
+    prepare_request,
+    segment_request,
+    without_simulation,
+)
+from polars_cumdev.engines.cluster.segment_levels import (
+    levels_from_tables,
+    merge_tables,
+    value_tables,
+)
+from polars_cumdev.engines.cluster.segments import (
+    SEGMENT,
+    Layout,
+    explode,
+    family_table,
+    kept_segments,
+    segment_rows,
+)
+from polars_cumdev.engines.cluster.spark_engine import (
+    _SPARK_SCHEMA,
+    _collect,
+    _frame,
+    _payload,
+    _polars_schema,
+    _without_pandas_warning,
+)
+from polars_cumdev.engines.cluster.spark_files import check_spark_files
+from polars_cumdev.multicalibration.family import Segments
+
+__all__ = ["spark_multicalibration"]
+
+
+def _each(data: Any, request: Any, function: Any) -> list:
+    """``function`` of each partition's rows (conformed), gathered (empty partitions skipped)."""
+
+    def task(batches: Iterator[Any]) -> Iterator[Any]:
+        chunk = _frame(batches, request)
+        if chunk.height:
+            yield _payload([{"range": -1, "payload": steps.pack(function(chunk))}])
+
+    return [found for _, found in _collect(data.mapInArrow(task, _SPARK_SCHEMA))]
+
+
+@_without_pandas_warning
+@spark_errors
+def spark_multicalibration(
+    sdf: Any,
+    score: str,
+    response: str,
+    weight: str | None,
+    *,
+    segments: Segments,
+    level: float,
+    method: str,
+    locate: bool,
+) -> pl.DataFrame:
+    """See :func:`polars_cumdev.spark.multicalibration`."""
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    options = options_of(segments, level, method, locate, "Spark")
+    names = [*segments.features, score, response, *([weight] if weight else [])]
+    require("pyspark", "spark")
+    require("pyarrow", "spark")
+    check_spark_files(sdf, names)  # the files behind the frame agree (the in-process message)
+    request = prepare_request(_polars_schema(sdf), segments, score, response, weight)
+    probe_spark(sdf.sparkSession)
+    data = sdf.select(*request.columns)
+    found = _each(data, request, lambda chunk: _tables(chunk, request, segments))
+    tallies = [t for t, _ in found]
+    merged = pl.concat(tallies, how="vertical_relaxed") if tallies else pl.DataFrame()
+    if not merged.height:
+        merged = tally(request.empty(), request.checks(), request.weight)
+    raise_tally(merged, request.checks(), weight, spark_engine._count_below(data, weight))
+    per_part = [t for _, t in found if t is not None] or [value_tables(request.empty(), segments)]
+    tables = merge_tables(per_part, len(segments.features))
+    levels = levels_from_tables(tables, segments, pl.Schema(dict(request.schema)))
+    layout = Layout.of(levels, segments)
+
+    def sums_of(chunk: pl.DataFrame) -> tuple[np.ndarray, int]:
+        _, sums, other = explode(chunk, request, layout)
+        return sums, other
+
+    sums, other = np.zeros((layout.total, 3)), 0
+    for part_sums, part_other in _each(data, request, sums_of):
+        sums += part_sums
+        other += part_other
+    kept = kept_segments(layout, segments, sums)
+    grouped = segment_request(request)
+    fields = [StructField(SEGMENT, LongType(), False)]
+    fields += [data.schema[c] for c in grouped.columns if c != SEGMENT]
+    schema = StructType(fields)
+
+    def repeated(batches: Iterator[Any]) -> Iterator[Any]:
+        chunk = _frame(batches, request)
+        if chunk.height:
+            out = explode(chunk, request, layout)[0].select(grouped.columns)
+            yield from out.to_arrow().to_batches()
+
+    rows = data.mapInArrow(repeated, schema)
+    parallel = data.sparkSession.sparkContext.defaultParallelism
+    by_segment = rows.repartition(parallel, SEGMENT)
+
+    def calibrate(batches: Iterator[Any]) -> Iterator[Any]:
+        part = steps.calibrate_part(_frame(batches, grouped), grouped)
+        yield _payload([{"range": -1, "payload": steps.pack(part)}])
+
+    parts = [p for _, p in _collect(by_segment.mapInArrow(calibrate, _SPARK_SCHEMA))]
+    stats = pl.concat([s for _, s in parts if s is not None], how="vertical_relaxed")
+    stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
+    if other == 0:
+        gather_rows = spark_engine.batches(rows, grouped)
+        stats = finite.calibration_simulated(stats, [SEGMENT], options.level, gather_rows)
+    else:
+        stats = without_simulation(stats)
+
+    def gather(wanted: Sequence[int]) -> pl.DataFrame:
+        found = _each(data, request, lambda c: segment_rows(c, request, layout, list(wanted)))
+        return pl.concat(found, how="vertical_relaxed")
+
+    return family_table(
+        layout, segments, options, kept, stats, sums, request.prepared().labels, gather,
+        weight is not None,
+    )  # fmt: skip

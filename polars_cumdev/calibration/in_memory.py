@@ -125,11 +125,12 @@ def overall_summary(
         },
         nm.BINARY: True,  # (Bernoulli's sigma, and C's scale: responses in [0, 1])
         RMAX: 1.0,
+        **dict.fromkeys(SIMULATED),  # (no finite-sample p-value unless a candidate)
     }
-    summary = pl.DataFrame([values], schema={**SUMMARY_SCHEMA, **FACTS_SCHEMA})
+    schema = {**SUMMARY_SCHEMA, **FACTS_SCHEMA, **dict.fromkeys(SIMULATED, pl.Float64())}
+    summary = pl.DataFrame([values], schema=schema)
     if finite_sample and any_candidate(summary, level):
         rows = pl.LazyFrame({nm.SCORE: s, nm.RESPONSE: r, nm.WEIGHT: w / scale})
-        summary = with_simulated(summary.lazy(), rows, [], {}, level).collect(engine="in-memory")
-    else:
-        summary = summary.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED)
+        found = with_simulated(summary.drop(SIMULATED).lazy(), rows, [], {}, level)
+        summary = found.collect(engine="in-memory")
     return summary

@@ -23,6 +23,7 @@ from dataclasses import replace
 import numpy as np
 import polars as pl
 
+from polars_cumdev.calibration import in_memory
 from polars_cumdev.calibration.targets import GAP, SPREAD, TERM, Target
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
@@ -190,6 +191,12 @@ def _kernel_summary(
     return run, schema
 
 
+def _in_memory(frame: FrameLike, engine: str, keys: Sequence[str], target: Target) -> bool:
+    """Whether :mod:`polars_cumdev.calibration.in_memory` computes the summary: one
+    calibration of probabilities in a DataFrame, the engine left to ``"auto"``."""
+    return isinstance(frame, pl.DataFrame) and engine == "auto" and not keys and target.compiled
+
+
 def calibration(
     frame: FrameLike,
     score: Column,
@@ -226,6 +233,10 @@ def calibration(
         ``"polars"``, ``"kernel"`` or ``"auto"``, as in
         :func:`polars_cumdev.subpopulation.screen`. The kernel computes
         predicted probabilities only; other targets run on the Polars stages.
+        With ``"auto"``, one calibration of probabilities (no ``by``) of a
+        DataFrame below the kernel's threshold is computed from NumPy arrays
+        (:mod:`polars_cumdev.calibration.in_memory`, the plan's numbers bit
+        for bit).
     target
         What the score predicts (:mod:`polars_cumdev.calibration.targets`).
     reserved
@@ -262,6 +273,11 @@ def calibration(
                 f"target={target.name!r} runs with engine='polars' (or 'auto')"
             )
         choice = "polars"
+    if choice == "polars" and _in_memory(frame, engine, keys, target):
+        # One small calibration in memory: its summary from arrays, then normalized. (One
+        # plan of the one row: its collection costs less than the steps run one by one.)
+        stats = in_memory.overall_summary(frame, prepared, level, _finite_sample)
+        return _normalized(stats.lazy(), keys, None, None, prepared, target, level)
     if choice == "polars":
         ordered, scale = _rows(prepared, target)
         stats = _polars_summary(ordered, keys, target)
@@ -283,6 +299,20 @@ def calibration(
         )
     else:
         stats = stats.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED)
+    out = _normalized(stats, keys, bernoulli, scale, prepared, target, level)
+    return prepared.guarded(out) if choice == "polars" else out
+
+
+def _normalized(
+    stats: pl.LazyFrame,
+    keys: Sequence[str],
+    bernoulli: pl.LazyFrame | None,
+    scale: pl.LazyFrame | None,
+    prepared: Prepared,
+    target: Target,
+    level: float,
+) -> pl.LazyFrame:
+    """The statistics' table: :func:`normalize`, in calibration's names."""
     out = normalize(
         stats,
         keys,
@@ -294,8 +324,7 @@ def calibration(
         level=level,
         simulated=True,
     )
-    out = out.drop("variance").rename(_RENAME)
-    return prepared.guarded(out) if choice == "polars" else out
+    return out.drop("variance").rename(_RENAME)
 
 
 def calibration_curve(

@@ -55,6 +55,7 @@ __all__ = [
     "Rows",
     "available",
     "check_engine",
+    "checked",
     "choose",
     "eager",
     "facts",
@@ -251,18 +252,28 @@ def _sorted_rows(
     return order, columns
 
 
+def checked(batch: pl.DataFrame, prepared: Prepared, *extra: pl.Expr) -> tuple:
+    """Run the plan's checks on rows in memory (one query); raise the first that fails.
+
+    ``extra`` aggregates are computed in the same query, their values returned.
+    """
+    checks = prepared.checks
+    counts = batch.select(
+        pl.len().alias("rows"),
+        *[c.count.cast(pl.Int64).alias(f"c{i}") for i, c in enumerate(checks)],
+        *[e.alias(f"x{i}") for i, e in enumerate(extra)],
+    ).row(0)
+    raise_failures(checks, counts[1 : len(checks) + 1], counts[0])
+    return counts[len(checks) + 1 :]
+
+
 def _read(batch: pl.DataFrame, prepared: Prepared, grouped: bool = False) -> Rows:
     """Check the rows (the plan's checks, batch-wide), then put them in order for the kernel.
 
     With ``grouped``, the rows' group numbers (:func:`group_ids` of the
     node's keys) are moved into the order with the score, response and weight.
     """
-    checks = prepared.checks
-    counts = batch.select(
-        pl.len().alias("rows"),
-        *[c.count.cast(pl.Int64).alias(f"c{i}") for i, c in enumerate(checks)],
-    ).row(0)
-    raise_failures(checks, counts[1:], counts[0])
+    checked(batch, prepared)
     score, response, weight = prepared.names
     batch = unsigned_score(batch, score)  # (the plan's standardized score does the same)
     numbered = group_ids(batch, prepared.keys) if grouped else None

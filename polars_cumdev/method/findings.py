@@ -47,6 +47,7 @@ __all__ = [
     "STRETCH_PATTERN",
     "check_level",
     "decided",
+    "finding_steps",
     "findings",
     "is_significant",
     "not_significant",
@@ -132,19 +133,28 @@ def findings(
         where it is false and ``note`` "not significant: q = 0.72 > 0.05" there (a
         group whose p-value is null keeps the note that explains it).
     """
+    decision, stated = finding_steps(level, p, symbol)
+    return result.with_columns(decision).with_columns(*stated)
+
+
+def finding_steps(
+    level: float, p: str = "kuiper_q", symbol: str = "q"
+) -> tuple[pl.Expr, tuple[pl.Expr, pl.Expr]]:
+    """:func:`findings`' two steps as expressions: the decision, then the stretch and note."""
     level = check_level(level)
     keep = pl.col(SIGNIFICANT)
     judged = pl.col(p).is_not_null()
     # The columns of :func:`stretch_columns` by a pattern, which the query expands: no
     # look-up of ``result``'s schema (it resolved the whole plan, 2% of a small screen).
     stretch = pl.col(STRETCH_PATTERN)
-    return result.with_columns(significant(level, p).alias(SIGNIFICANT)).with_columns(
+    stated = (
         pl.when(keep).then(stretch).name.keep(),
         pl.when(judged & ~keep)
         .then(not_significant(level, p, symbol))
         .otherwise(pl.col("note"))
         .alias("note"),
     )
+    return significant(level, p).alias(SIGNIFICANT), stated
 
 
 def decided(row: dict) -> bool:

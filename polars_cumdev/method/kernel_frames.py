@@ -113,7 +113,7 @@ def location(
     calibration, which has no bins.
     """
     from polars_cumdev import kernel as k
-    from polars_cumdev.method.location import located
+    from polars_cumdev.method.location import located, searched
 
     total = out[:, k.WEIGHT]
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -121,22 +121,8 @@ def location(
         sigma2 = out[:, k.SIGMA_B if binary else k.SIGMA_E] / (total * total)
         sigma = np.sqrt(np.maximum(sigma2, 0.0))
         thresholds = kuiper - 2.0 * sigma
-    wanted = (first >= 0) & (thresholds > 0.0)
-    if level is not None and wanted.any():
-        from polars_cumdev.method.pvalues import ks_pvalue, kuiper_pvalue
-
-        with np.errstate(invalid="ignore", divide="ignore"):
-            p = np.asarray(kuiper_pvalue(np.where(wanted, kuiper / sigma, np.nan)))
-            ks = np.maximum(np.abs(out[:, k.C_MAX]), np.abs(out[:, k.C_MIN])) / total
-            p = np.fmin(p, np.asarray(ks_pvalue(np.where(wanted, ks / sigma, np.nan))))
-        # (a margin of a thousandth: the plan's p comes from these numbers by the same
-        # operations, and a group searched needlessly costs only time). A group whose
-        # p-value may still be replaced by a finite-sample one (method/finite_sample.py:
-        # Kuiper or KS asymptotic p at most its cutoff) can become significant, so it is
-        # searched too.
-        from polars_cumdev.method.finite_sample import cutoff
-
-        wanted &= ~(p > cutoff(level) * 1.001)
+        ks = np.maximum(np.abs(out[:, k.C_MAX]), np.abs(out[:, k.C_MIN])) / total
+    wanted = (first >= 0) & searched(kuiper, ks, sigma, thresholds, level)
     columns = {name: np.full(out.shape[0], np.nan) for name in ("from_score", "to_score")}
     columns |= {name: np.full(out.shape[0], np.nan) for name in ("share", "deviation")}
     if not wanted.any():

@@ -52,7 +52,7 @@ def pvalue_columns(simulated: bool = False) -> list[pl.Expr]:
             pl.Series(n, np.asarray(c, dtype=np.float64), dtype=pl.Float64, nan_to_null=True)
             for n, c in zip(names, columns, strict=True)
         ]
-        return pl.struct(series, eager=True)
+        return pl.DataFrame(series).to_struct()  # (no query)
 
     dtype = pl.Struct({n: pl.Float64() for n in names})
     both = pl.struct(*inputs).map_batches(apply, return_dtype=dtype, is_elementwise=True)

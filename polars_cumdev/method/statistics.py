@@ -12,6 +12,7 @@ p-values, and Benjamini-Hochberg adjusted p-values across the groups.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -19,7 +20,7 @@ import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method.findings import LEVEL, findings
+from polars_cumdev.method.findings import LEVEL, check_level, finding_steps
 from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.location import (
     LOCATION_COLUMNS,
@@ -307,7 +308,34 @@ def normalize(
         Collecting it raises :class:`~polars_cumdev.errors.InvalidValuesError`
         when a statistic is not finite: no NaN or infinity is ever returned.
     """
+    out = stats if binary is None else stats.join(binary, how="cross", maintain_order="left")
+    if scale is not None:
+        out = out.join(scale, how="cross", maintain_order="left").with_columns(
+            pl.col("weight") / pl.col(SCALE)
+        )
+    level = check_level(level) if decide else level  # (refused before the cache's look-up)
     labels = labels if labels is not None else Labels()
+    steps = _normalize_steps(tuple(keys), min_scores, labels, sigma_zero, level, decide, simulated)
+    for method, exprs in steps:
+        out = getattr(out, method)(*exprs)
+    return out.sort(
+        ["kuiper_z", *keys], descending=[True] + [False] * len(keys), nulls_last=True
+    ).select(*keys, *STATISTIC_COLUMNS, *(["p_method"] if simulated else []))
+
+
+@functools.lru_cache(maxsize=64)
+def _normalize_steps(
+    keys: tuple[str, ...],
+    min_scores: int,
+    labels: Labels,
+    sigma_zero: str,
+    level: float,
+    decide: bool,
+    simulated: bool,
+) -> tuple[tuple[str, tuple[pl.Expr, ...]], ...]:
+    """:func:`normalize`'s steps after the joins: (``"with_columns"`` or ``"filter"``, the
+    expressions), built once per set of arguments (building them cost a small call about
+    2 ms, as much as running them on one row) and applied to each frame in turn."""
     sigma = pl.col("sigma")
     c_ok, c_floor, sigma_ok = (pl.col(f"_{name}_ok") for name in Resolved._fields)
     single = pl.col("n_scores") < min_scores
@@ -330,47 +358,54 @@ def normalize(
         .then(pl.lit(NOT_LOCATED))
         .otherwise(pl.lit(None, dtype=pl.String))
     )
-    out = stats if binary is None else stats.join(binary, how="cross", maintain_order="left")
-    if scale is not None:
-        out = out.join(scale, how="cross", maintain_order="left").with_columns(
-            pl.col("weight") / pl.col(SCALE)
-        )
     binary = pl.col(nm.BINARY)
     sigma2_error = pl.when(binary).then(pl.col(SIGMA_B_ERROR)).otherwise(pl.col(SIGMA_E_ERROR))
     flags = resolved(
         pl.col("kuiper"), pl.col("ks"), sigma, pl.col(C_ERROR), sigma2_error, pl.col(RMAX)
     )
-    out = (
-        out.with_columns(
-            chosen_sigma(pl.col(SIGMA_B), pl.col(SIGMA_E)).alias("sigma"),
-            pl.when(binary)
-            .then(pl.lit("bernoulli"))
-            .otherwise(pl.lit("empirical"))
-            .alias("variance"),
-        )
-        .filter(verdict(("weight",), keys, labels, overflows=OVERFLOWS))
-        .with_columns(
-            flag.alias(f"_{name}_ok") for name, flag in zip(Resolved._fields, flags, strict=True)
-        )
-        .with_columns(
-            pl.when(undefined).then(None).otherwise(pl.col("kuiper") / sigma).alias("kuiper_z"),
-            pl.when(undefined).then(None).otherwise(pl.col("ks") / sigma).alias("ks_z"),
-            note.alias("note"),
-            *[pl.when(c_floor).then(pl.col(c)).alias(c) for c in ("kuiper", "ks", "delta")],
-            pl.when(c_floor & sigma_ok & ~tiny).then(sigma).alias("sigma"),
-            *[pl.when(~undefined).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
-        )
-        .filter(verdict(_FINITE, keys, labels))
-        .with_columns(pvalue_columns(simulated))
-        .with_columns(
-            benjamini_hochberg(pl.col("kuiper_p")).alias("kuiper_q"),
-            benjamini_hochberg(pl.col("ks_p")).alias("ks_q"),
-        )
-    )
+    steps: list[tuple[str, tuple[pl.Expr, ...]]] = [
+        (
+            "with_columns",
+            (
+                chosen_sigma(pl.col(SIGMA_B), pl.col(SIGMA_E)).alias("sigma"),
+                pl.when(binary)
+                .then(pl.lit("bernoulli"))
+                .otherwise(pl.lit("empirical"))
+                .alias("variance"),
+            ),
+        ),
+        ("filter", (verdict(("weight",), keys, labels, overflows=OVERFLOWS),)),
+        (
+            "with_columns",
+            tuple(
+                flag.alias(f"_{name}_ok")
+                for name, flag in zip(Resolved._fields, flags, strict=True)
+            ),
+        ),
+        (
+            "with_columns",
+            (
+                pl.when(undefined).then(None).otherwise(pl.col("kuiper") / sigma).alias("kuiper_z"),
+                pl.when(undefined).then(None).otherwise(pl.col("ks") / sigma).alias("ks_z"),
+                note.alias("note"),
+                *[pl.when(c_floor).then(pl.col(c)).alias(c) for c in ("kuiper", "ks", "delta")],
+                pl.when(c_floor & sigma_ok & ~tiny).then(sigma).alias("sigma"),
+                *[pl.when(~undefined).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
+            ),
+        ),
+        ("filter", (verdict(_FINITE, keys, labels),)),
+        ("with_columns", tuple(pvalue_columns(simulated))),
+        (
+            "with_columns",
+            (
+                benjamini_hochberg(pl.col("kuiper_p")).alias("kuiper_q"),
+                benjamini_hochberg(pl.col("ks_p")).alias("ks_q"),
+            ),
+        ),
+    ]
     if not decide:
-        out = out.with_columns(pl.lit(None, dtype=pl.Boolean).alias("significant"))
+        steps.append(("with_columns", (pl.lit(None, dtype=pl.Boolean).alias("significant"),)))
     else:
-        out = findings(out, level, symbol="q" if keys else "p")
-    return out.sort(
-        ["kuiper_z", *keys], descending=[True] + [False] * len(keys), nulls_last=True
-    ).select(*keys, *STATISTIC_COLUMNS, *(["p_method"] if simulated else []))
+        decision, stated = finding_steps(level, symbol="q" if keys else "p")
+        steps += [("with_columns", (decision,)), ("with_columns", stated)]
+    return tuple(steps)

@@ -10,7 +10,7 @@ import polars as pl
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.sums import boundary
 
-__all__ = ["CANONICAL", "group_rows", "merge_ties", "sort_by_score"]
+__all__ = ["CANONICAL", "group_rows", "merge_ties", "sort_by_score", "tie_points"]
 
 #: The sort order of the rows: by score, ties by weight, then response (see
 #: :func:`sort_by_score`).
@@ -179,44 +179,53 @@ def _merged(
     if batch.height == 0:
         return pl.DataFrame(schema=schema)
     first = batch.get_column(_FIRST).to_numpy()
-    starts = np.flatnonzero(first)
     w = batch.get_column(nm.WEIGHT).to_numpy()
-    counts = np.diff(np.append(starts, batch.height))
-    if starts.size == batch.height:  # no tie (continuous scores): every row is its own point
-        columns = {nm.WEIGHT: w, **{name: batch.get_column(name).to_numpy() for name in averaged}}
-        factor = np.ones(batch.height)
-    else:
-        columns, factor = _tie_sums(batch, first, starts, w, averaged)
+    values = {name: batch.get_column(name).to_numpy() for name in averaged}
+    starts, counts, columns = tie_points(first, w, values)
     if spread is not None:
         columns[spread] = _spread(batch, starts, counts, w, columns)
     # (The keys gathered, not passed through: a key column keeping the sorted flag of the
     # regrouping made a later join lose a group keyed NaN.)
     keys = batch.select(tie)[pl.Series(starts)]
-    body = pl.DataFrame(
-        {
-            **columns,
-            nm.TIE: np.where(counts == 1, 1.0, factor),
-            nm.ROWS: counts.astype(np.int64),
-        }
-    )
+    body = pl.DataFrame({**columns, nm.ROWS: counts.astype(np.int64)})
     return pl.concat([keys, body], how="horizontal").select(list(schema))
 
 
+def tie_points(
+    first: np.ndarray, w: np.ndarray, values: Mapping[str, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """The arithmetic of :func:`merge_ties` on arrays: rows in order, ``first`` marking each tie.
+
+    ``values`` are the averaged columns (``RESPONSE`` and any other) by name.
+    Returns the ties' first rows, their row counts, and the columns ``WEIGHT``
+    (W'), the averages and ``TIE`` (f) of the merged points. The one copy of
+    the sums, used by the plan (:func:`merge_ties`) and by the calibration of
+    a frame in memory (:mod:`polars_cumdev.calibration.in_memory`).
+    """
+    starts = np.flatnonzero(first)
+    counts = np.diff(np.append(starts, w.shape[0]))
+    if starts.size == w.shape[0]:  # no tie (continuous scores): every row is its own point
+        columns = {nm.WEIGHT: w, **values}
+        factor = np.ones(w.shape[0])
+    else:
+        columns, factor = _tie_sums(first, starts, w, values)
+    columns[nm.TIE] = np.where(counts == 1, 1.0, factor)
+    return starts, counts, columns
+
+
 def _tie_sums(
-    batch: pl.DataFrame,
     first: np.ndarray,
     starts: np.ndarray,
     w: np.ndarray,
-    averaged: Sequence[str],
+    averaged: Mapping[str, np.ndarray],
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """W', the averages R' (and ``averaged``'s others) and the tie factors, summed over each tie."""
     sw = np.add.reduceat(w, starts)
     columns = {nm.WEIGHT: sw}
-    for name in averaged:
-        values = batch.get_column(name).to_numpy()
+    for name, values in averaged.items():
         # No change of response inside a tie (after its first row): the tie keeps
         # its first row's response exactly.
-        changed = np.zeros(batch.height, dtype=np.int64)
+        changed = np.zeros(w.shape[0], dtype=np.int64)
         changed[1:] = (values[1:] != values[:-1]) & ~first[1:]
         same = np.add.reduceat(changed, starts) == 0
         with np.errstate(invalid="ignore", over="ignore"):

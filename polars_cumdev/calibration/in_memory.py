@@ -1,0 +1,136 @@
+"""One overall calibration of a frame in memory, without a plan (issue 40, item 7).
+
+``calibration(frame, ...)`` of a small DataFrame with ``engine="auto"`` and
+no ``by`` runs the Polars stages' arithmetic on NumPy arrays read once, then
+the one normalization every analysis shares
+(:func:`polars_cumdev.method.statistics.normalize`: notes, resolution, p-
+and q-values, the decision) on the one-row summary. The lazy plan of
+:func:`polars_cumdev.calibration.cumulative.calibration` builds and
+optimizes some 130 nodes and runs about a dozen Python functions inside
+them, a fixed cost of about 15 ms whatever the number of rows, which is five
+times scikit-learn's ``calibration_curve`` + ``brier_score_loss`` at 10,000
+rows (``benchmarks/small_calibration.py``).
+
+The numbers are the plan's, bit for bit (``tests/analyses/test_calibration_in_memory.py``):
+the same checks (:func:`polars_cumdev.method.compiled.checked`), the rows in
+the canonical order (:func:`polars_cumdev.method.numpy_order.canonical_order`),
+the ties merged by the plan's own sums
+(:func:`polars_cumdev.method.ties.tie_points`), then the accumulation and the
+summary of :func:`polars_cumdev.method.accumulate.accumulate`,
+:meth:`~polars_cumdev.calibration.targets.Target.with_term` and
+:func:`polars_cumdev.method.statistics.summarize` as running sums in row
+order (Polars' ``cum_sum`` adds in row order, as ``np.cumsum`` does; the
+``ordered_sum`` of a column is the last running sum), and the located stretch
+by the plan's search (:func:`polars_cumdev.method.location.located`), run
+only where the p-value can pass (:func:`polars_cumdev.method.location.searched`,
+as the compiled engine does). Finite-sample p-values are computed only when
+the summary is a candidate (:func:`polars_cumdev.method.finite_groups.any_candidate`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method.compiled import checked
+from polars_cumdev.method.findings import check_level
+from polars_cumdev.method.finite_groups import SIMULATED, any_candidate, with_simulated
+from polars_cumdev.method.location import located, searched
+from polars_cumdev.method.node_columns import numbers
+from polars_cumdev.method.numpy_order import canonical_order
+from polars_cumdev.method.prepare import Prepared
+from polars_cumdev.method.summary_columns import (
+    C_ERROR,
+    FACTS_SCHEMA,
+    OVERFLOWS,
+    RMAX,
+    SIGMA_B,
+    SIGMA_B_ERROR,
+    SIGMA_E,
+    SIGMA_E_ERROR,
+    SUMMARY_SCHEMA,
+)
+from polars_cumdev.method.ties import tie_points
+from polars_cumdev.method.weights import scale_factor
+
+__all__ = ["overall_summary"]
+
+
+def _columns(frame: pl.DataFrame, prepared: Prepared) -> tuple[np.ndarray, ...]:
+    """The checked score (without -0.0), response and weight as float64, and 2^-e."""
+    score, response, weight = prepared.names
+    largest = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64).max()
+    (scale,) = checked(frame, prepared, scale_factor(largest))
+    # (as the plan's standardized score: -0.0 becomes 0.0, every other value stays)
+    s = numbers(frame.get_column(score)).astype(np.float64) + 0.0
+    r = numbers(frame.get_column(response)).astype(np.float64)
+    w = None if weight is None else numbers(frame.get_column(weight)).astype(np.float64)
+    return s, r, w, float(scale)
+
+
+def overall_summary(
+    frame: pl.DataFrame, prepared: Prepared, level: float, finite_sample: bool
+) -> pl.DataFrame:
+    """The one-row summary :func:`normalize` takes, with the columns of its ``binary`` frame.
+
+    With the simulated p-value columns, and ``weight`` in the user's units
+    (divided by the rescaling's power of two, as normalize would).
+    ``prepared`` is the probability calibration's, without keys; ``frame``
+    its source, in memory.
+    """
+    level = check_level(level)
+    s, r, w, scale = _columns(frame, prepared)
+    order = canonical_order(s, w, r)
+    s, r = s[order], r[order]
+    w = np.full(s.shape[0], scale) if w is None else w[order] * scale
+    first = np.ones(s.shape[0], dtype=bool)
+    first[1:] = s[1:] != s[:-1]
+    _, counts, points = tie_points(first, w, {nm.RESPONSE: r})
+    score = s[first]
+    weight, response, tie = points[nm.WEIGHT], points[nm.RESPONSE], points[nm.TIE]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        running = np.cumsum(weight)
+        total = running[-1]
+        inverse = 1.0 / total  # (Polars divides a column by a scalar as a product by 1 / x)
+        step = weight * inverse
+        a = running * inverse
+        c = np.cumsum(step * (response - score))
+        term = step**2 * tie * score * (1.0 - score)
+        sigma2 = np.cumsum(term)[-1]
+        kuiper = max(c.max(), 0.0) - min(c.min(), 0.0)
+        ks = np.abs(c).max()
+        sigma = np.sqrt(max(sigma2, 0.0))
+        threshold = kuiper - 2.0 * sigma
+    location = dict.fromkeys(("from_score", "to_score", "share", "deviation"), np.full(1, np.nan))
+    if searched(*(np.array([x]) for x in (kuiper, ks, sigma, threshold)), level)[0]:
+        starts = np.array([0, score.shape[0]], dtype=np.int64)
+        location = located(starts, a, c, score, np.array([threshold]))
+    values = {
+        "n": int(counts.sum()),
+        "n_scores": int(score.shape[0]),
+        "weight": total / scale,  # (in the user's units: exact, a power of two)
+        "kuiper": kuiper,
+        "ks": ks,
+        "delta": c[-1],
+        SIGMA_B: sigma2,
+        SIGMA_E: None,
+        C_ERROR: 0.0,
+        SIGMA_B_ERROR: 0.0,
+        SIGMA_E_ERROR: 0.0,
+        OVERFLOWS: 0,
+        **{
+            name: None if np.isnan(found[0]) else float(found[0])
+            for name, found in location.items()
+        },
+        nm.BINARY: True,  # (Bernoulli's sigma, and C's scale: responses in [0, 1])
+        RMAX: 1.0,
+        **dict.fromkeys(SIMULATED),  # (no finite-sample p-value unless a candidate)
+    }
+    schema = {**SUMMARY_SCHEMA, **FACTS_SCHEMA, **dict.fromkeys(SIMULATED, pl.Float64())}
+    summary = pl.DataFrame([values], schema=schema)
+    if finite_sample and any_candidate(summary, level):
+        rows = pl.LazyFrame({nm.SCORE: s, nm.RESPONSE: r, nm.WEIGHT: w / scale})
+        found = with_simulated(summary.drop(SIMULATED).lazy(), rows, [], {}, level)
+        summary = found.collect(engine="in-memory")
+    return summary

@@ -47,7 +47,9 @@ def test_readme():
 """
 
 
-def _pytest(tmp_path: Path, source: str, ci: str | None) -> subprocess.CompletedProcess[str]:
+def _pytest(
+    tmp_path: Path, source: str, ci: str | None, *extra: str
+) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_case.py").write_text(source, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     if ci is not None:
@@ -55,7 +57,7 @@ def _pytest(tmp_path: Path, source: str, ci: str | None) -> subprocess.Completed
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REFERENCES), env.get("PYTHONPATH")]))
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "ci_skips", "-p", "no:cacheprovider", "-q",
-         "-rs", "--rootdir", str(tmp_path), str(tmp_path / "test_case.py")],
+         "-rs", *extra, "--rootdir", str(tmp_path), str(tmp_path / "test_case.py")],
         capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False,
     )  # fmt: skip
 
@@ -67,6 +69,16 @@ def test_a_skip_for_a_missing_service_fails_under_ci(tmp_path: Path) -> None:
     assert "1 failed, 1 error" in run.stdout  # the skipif mark skips in setup: an error
     assert "2 skip(s) for a missing service turned into failures" in run.stdout
     assert "Chromium" in run.stdout and "Java" in run.stdout
+
+
+@pytest.mark.slow  # over a second: the full suite runs it, the fast subset not
+def test_the_summary_counts_the_skips_of_worker_processes(tmp_path: Path) -> None:
+    """The suite runs on pytest-xdist's workers: their failed skips reach the summary."""
+    pytest.importorskip("xdist", reason="the test extra is not installed (pytest-xdist)")
+    run = _pytest(tmp_path, MISSING, "true", "-n", "2")
+    assert run.returncode == 1, run.stdout
+    assert "2 skip(s) for a missing service turned into failures" in run.stdout, run.stdout
+    assert "no test was skipped" not in run.stdout
 
 
 @pytest.mark.slow  # over a second: the full suite runs it, the fast subset not

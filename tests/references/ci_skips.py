@@ -29,7 +29,8 @@ INTENDED = (
     "too many bits",  # test_ranking: a drawn case outside the test's domain
     "only as root",  # root's ways to make a directory read-only, tested when CI runs as root
 )
-_FAILED: list[str] = []
+#: How a report failed here begins (the summary finds them by it).
+_PREFIX = "CI=true: this test was skipped"
 
 
 def _in_ci() -> bool:
@@ -49,11 +50,9 @@ def _fail_if_missing_service(report: Any) -> None:
     reason = _reason(report)
     if any(intended in reason for intended in INTENDED):
         return
-    _FAILED.append(f"{report.nodeid}: {reason}")
     report.outcome = "failed"
     report.longrepr = (
-        f"CI=true: this test was skipped ({reason}); CI must provide what it needs "
-        "(.ci/run installs Java and Chromium)"
+        f"{_PREFIX} ({reason}); CI must provide what it needs (.ci/run installs Java and Chromium)"
     )
 
 
@@ -69,15 +68,32 @@ def pytest_make_collect_report(collector: Any) -> Any:
     _fail_if_missing_service(outcome.get_result())
 
 
+def _turned(terminalreporter: Any) -> list[str]:
+    """The reports this module failed, read from the run's statistics.
+
+    Read there rather than from this process' list, so that the summary is
+    right when pytest-xdist runs the tests in worker processes (their reports
+    reach the controller, their lists do not).
+    """
+    found = []
+    for key in ("failed", "error"):
+        for report in terminalreporter.stats.get(key, []):
+            text = str(getattr(report, "longrepr", ""))
+            if text.startswith(_PREFIX):
+                found.append(f"{report.nodeid}: {text[len(_PREFIX) :].split(';')[0].strip()}")
+    return found
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     if not _in_ci():
         return
-    if _FAILED:
+    failed = _turned(terminalreporter)
+    if failed:
         terminalreporter.write_line(
-            f"CI=true: {len(_FAILED)} skip(s) for a missing service turned into failures:",
+            f"CI=true: {len(failed)} skip(s) for a missing service turned into failures:",
             red=True,
         )
-        for line in _FAILED:
+        for line in failed:
             terminalreporter.write_line(f"  {line}")
     else:
         terminalreporter.write_line("CI=true: no test was skipped for a missing service")

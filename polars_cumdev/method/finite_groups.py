@@ -36,7 +36,9 @@ __all__ = [
     "candidate",
     "midpoints",
     "prefix_means",
+    "resample_groups",
     "simulate_groups",
+    "tests_expr",
     "with_simulated",
 ]
 
@@ -347,6 +349,11 @@ def any_candidate(stats: pl.DataFrame, level: float) -> bool:
 TESTS_EXPR = (pl.col(SIGMA_B) > 0.0).sum().cast(pl.Int64)
 
 
+def tests_expr(screen: bool) -> pl.Expr:
+    """The number of tests: rows with a positive sigma ((31), or for the screen either)."""
+    return _positive(screen).sum().cast(pl.Int64)
+
+
 def with_simulated(
     stats: pl.LazyFrame,
     rows: pl.LazyFrame,
@@ -387,7 +394,7 @@ def with_simulated(
         extra = [pl.lit(alpha, dtype=pl.Float64).alias(_ALPHA)]
     carried = [e.meta.output_name() for e in extra]
     candidates = (
-        stats.with_columns(_positive(screen).sum().cast(pl.Int64).alias(TESTS))
+        stats.with_columns(tests_expr(screen).alias(TESTS))
         .filter(candidate(level, screen))
         .select(*[pl.col(k).cast(key_types[k]) for k in keys], TESTS, *extra)
     )

@@ -15,9 +15,12 @@ import numpy as np
 import polars as pl
 import pytest
 import reference_resampled as ref
+from engine_cases import assert_same
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from polars_cumdev.engines.partitioned import finite as partitioned_finite
+from polars_cumdev.partitioned import screen_parquet, screen_partitioned
 from polars_cumdev.subpopulation import screen
 
 COLUMNS = ["g", "kuiper_p", "ks_p", "kuiper_q", "p_method"]
@@ -39,7 +42,7 @@ def _frame(seed: int, groups: int = 30, kind: str = "lognormal", weights=(1.0,))
     return pl.DataFrame({"g": g, "s": s, "r": r, "w": w})
 
 
-@pytest.mark.parametrize(("kind", "seed"), [("lognormal", 0), ("lognormal", 1), ("soft", 0)])
+@pytest.mark.parametrize(("kind", "seed"), [("lognormal", 5), ("soft", 8)])  # 3 and 2 drawn
 def test_screen_equals_the_naive_transcription(kind, seed):
     """Every row: resampled p-values bit for bit (the same draws), asymptotic ones to 1e-9."""
     frame = _frame(seed, kind=kind, weights=(0.5, 1.0, 2.5))
@@ -82,7 +85,7 @@ def test_both_engines_in_process_agree():
     assert "resampled" in set(polars["p_method"])
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), scale=st.sampled_from([1.0, 2.0**-20, 3.0]))
 def test_row_order_and_weight_scale_do_not_matter(seed, scale):
     """Shuffled rows and weights scaled by any factor: the same p-values and p_method (the
@@ -135,3 +138,31 @@ def test_the_level_check_fails_on_the_asymptotic_pvalues(kind):
     241 and 170 rejections of 9,600 (2.5%, 1.8%), above the bound 127; about 5 s per kind."""
     found, total = _rejections(kind, finite=False)
     assert null_level.rejects(found, total, LEVEL), (found, total)
+
+
+@pytest.mark.parametrize("ranges", [1, 7])
+def test_the_partitioned_screens_give_the_same_pvalues(ranges, tmp_path):
+    """The range-partitioned and Parquet screens bring the candidates' rows and the
+    population to the driver and resample as in-process: the same p-values and p_method."""
+    frame = _frame(3, groups=60, kind="soft", weights=(0.5, 1.0, 2.5))
+    expected = screen(frame, "g", "s", "r", "w").select(COLUMNS).sort("g")
+    assert "resampled" in set(expected["p_method"])
+    whole = screen(frame, "g", "s", "r", "w")
+    found = screen_partitioned(frame, "g", "s", "r", "w", ranges=ranges)
+    assert_same(whole, found, ["g"])  # every column, p_method exactly
+    _same(found.select(COLUMNS).sort("g"), expected)  # the resampled p-values bit for bit
+    path = tmp_path / "soft.parquet"
+    frame.write_parquet(path, row_group_size=500)
+    found = screen_parquet(path, "g", "s", "r", "w", ranges=ranges)
+    _same(found.select(COLUMNS).sort("g"), expected)
+
+
+def test_above_the_row_cap_the_engines_say_asymptotic(monkeypatch):
+    """Above RESAMPLE_ROWS population rows the engines keep the asymptotic p-values (the
+    population would not fit the driver), and p_method says so (docs/method.md)."""
+    frame = _frame(3, groups=60, kind="soft", weights=(0.5, 1.0, 2.5))
+    monkeypatch.setattr(partitioned_finite, "RESAMPLE_ROWS", frame.height - 1)
+    found = screen_partitioned(frame, "g", "s", "r", "w", ranges=3).sort("g")
+    assert set(found["p_method"]) == {"asymptotic"}
+    asymptotic = screen(frame, "g", "s", "r", "w", _finite_sample=False).sort("g")
+    assert np.allclose(found["kuiper_p"].to_numpy(), asymptotic["kuiper_p"].to_numpy(), rtol=1e-9)

@@ -9,7 +9,6 @@ marked slow.
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 import pytest
 from cluster_cases import (
@@ -27,6 +26,7 @@ from cluster_cases import (
     rare_groups,
     screen_expected,
 )
+from engine_cases import soft_groups
 
 from polars_cumdev import CumdevError
 
@@ -268,13 +268,7 @@ def test_real_responses_in_small_groups_are_resampled_as_in_process(client):
     # Soft labels near 0 in groups of 10-30 rows: the candidates' rows and the
     # population reach the driver, which resamples as in-process
     # (tests/analyses/test_screen_resampled.py): the same p-values and p_method.
-    rng = np.random.default_rng(3)
-    sizes = rng.integers(10, 31, 60)
-    g = np.repeat(np.arange(60), sizes)
-    s = rng.random(g.size)
-    r = rng.beta(0.3, 30.0 * (1.5 - s))
-    w = rng.choice([0.5, 1.0, 2.5], g.size)
-    df = pl.DataFrame({"g": [f"g{k:02d}" for k in g], "s": s, "r": r, "w": w})
+    df = soft_groups(3)
     expected = screen_expected(df)
     resampled = expected.filter(pl.col("p_method") == "resampled").sort("g")
     assert resampled.height >= 1

@@ -39,7 +39,7 @@ from polars_cumdev.kernel.finite_sample import (  # the redraws' generator, shar
 )
 from polars_cumdev.kernel.prefix import F64, I64, JIT
 
-__all__ = ["bin_moments", "resampled_pvalues"]
+__all__ = ["BLOCK", "BLOCK_ROWS", "bin_moments", "resampled_pvalues"]
 
 
 @njit(**JIT, parallel=True)
@@ -74,9 +74,14 @@ def bin_moments(lo: I64, hi: I64, pop_r: F64, pop_w: F64) -> F64:
 
 
 @njit(**JIT)
-def _pick(cw: F64, lo: int, hi: int, u: float) -> int:
-    """The row j in lo..hi-1 with cw[j] <= cw[lo] + u (cw[hi] - cw[lo]) < cw[j + 1]."""
+def _pick(cw: F64, lo: int, hi: int, u: float, unit: bool) -> int:
+    """The row j in lo..hi-1 with cw[j] <= cw[lo] + u (cw[hi] - cw[lo]) < cw[j + 1].
+
+    ``unit``: every weight is 1, so cw[j] = j exactly and j is the target's floor
+    (the same row as the search finds, in one step)."""
     target = cw[lo] + u * (cw[hi] - cw[lo])
+    if unit:
+        return min(int(target), hi - 1)
     a, b = lo, hi - 1  # cw[a] <= target always; find the last such j below hi
     while a < b:
         m = (a + b + 1) >> 1
@@ -85,6 +90,12 @@ def _pick(cw: F64, lo: int, hi: int, u: float) -> int:
         else:
             b = m - 1
     return a
+
+
+#: Redraws computed per block (times the group's rows at most BLOCK_ROWS): each row's
+#: bin is read for a whole block of redraws while it is in cache.
+BLOCK = 256
+BLOCK_ROWS = 1 << 20
 
 
 @njit(**JIT, parallel=True)
@@ -100,6 +111,7 @@ def resampled_pvalues(
     pop_r: F64,
     draws: I64,
     h: int,
+    unit: bool = False,
 ) -> tuple[F64, F64, I64]:
     """Per group: the resampled p-values of D and of G, and the redraws made.
 
@@ -119,6 +131,13 @@ def resampled_pvalues(
         Per group, the most redraws.
     h
         Besag and Clifford's number of exceedances at which a statistic stops.
+    unit
+        Every population weight is 1 (the picks are then found in one step).
+
+    The k-th uniform of a group's stream (k = 1, 2, ...; row i of redraw t takes
+    k = (t - 1) n + i + 1 for a group of n rows) is SplitMix64's output at
+    ``seed + k * golden``, so a block of redraws is computed row by row (each
+    bin read once per block) and gives the numbers of the redraw-by-redraw order.
     """
     groups = starts.shape[0] - 1
     p_d = np.empty(groups)
@@ -127,32 +146,43 @@ def resampled_pvalues(
     s_bits = s.view(np.uint64)
     for g in prange(groups):
         a, b = starts[g], starts[g + 1]
+        n = b - a
         d0, g0 = _ranges(s, w, rt, r, a, b)
         total = 0.0
         for i in range(a, b):
             total += abs(w[i]) * (abs(r[i]) + abs(rt[i]))
         slack = _TOLERANCE * total
-        state = _seed(s_bits, a, b)
+        seed = _seed(s_bits, a, b)
+        block = max(1, min(BLOCK, BLOCK_ROWS // max(n, 1)))
+        terms = np.empty((block, n))
         hit_d, hit_g, stop_d, stop_g = 0, 0, 0, 0
         t = 0
         while t < draws[g] and (stop_d == 0 or stop_g == 0):
-            t += 1
-            c, high, low = 0.0, 0.0, 0.0
-            for i in range(a, b):
-                state += _GOLDEN
-                u = np.float64(_mix(state) >> _S11) * _UNIT
-                c += w[i] * (pop_r[_pick(cw, lo[i], hi[i], u)] - rt[i])
-                if i == b - 1 or s[i + 1] != s[i]:
-                    high = max(high, c)
-                    low = min(low, c)
-            if stop_d == 0 and high - low >= d0 - slack:
-                hit_d += 1
-                if hit_d == h:
-                    stop_d = t
-            if stop_g == 0 and max(high, -low) >= g0 - slack:
-                hit_g += 1
-                if hit_g == h:
-                    stop_g = t
+            size = min(block, draws[g] - t)
+            for i in range(n):  # the block's draws for row a + i: its bin stays in cache
+                j = a + i
+                for d in range(size):
+                    k = np.uint64((t + d) * n + i + 1)
+                    u = np.float64(_mix(seed + k * _GOLDEN) >> _S11) * _UNIT
+                    terms[d, i] = w[j] * (pop_r[_pick(cw, lo[j], hi[j], u, unit)] - rt[j])
+            for d in range(size):
+                if stop_d != 0 and stop_g != 0:
+                    break
+                t += 1
+                c, high, low = 0.0, 0.0, 0.0
+                for i in range(n):
+                    c += terms[d, i]
+                    if i == n - 1 or s[a + i + 1] != s[a + i]:
+                        high = max(high, c)
+                        low = min(low, c)
+                if stop_d == 0 and high - low >= d0 - slack:
+                    hit_d += 1
+                    if hit_d == h:
+                        stop_d = t
+                if stop_g == 0 and max(high, -low) >= g0 - slack:
+                    hit_g += 1
+                    if hit_g == h:
+                        stop_g = t
         p_d[g] = h / stop_d if stop_d > 0 else (hit_d + 1.0) / (t + 1.0)
         p_g[g] = h / stop_g if stop_g > 0 else (hit_g + 1.0) / (t + 1.0)
         used[g] = t

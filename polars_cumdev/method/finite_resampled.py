@@ -93,6 +93,14 @@ def resampled(
     draws = fs.redraws(sizes[chosen], tests, level)
     row = [np.ascontiguousarray(a[keep], dtype=np.float64) for a in (s, w, moments[0], r)]
     p_k, p_ks, _ = resampled_pvalues(
-        bounds, *row, lo[point][keep], hi[point][keep], cw, pr, draws, fs.STOP
+        bounds,
+        *row,
+        lo[point][keep],
+        hi[point][keep],
+        cw,
+        pr,
+        draws,
+        fs.STOP,
+        bool(np.all(pw == 1.0)),
     )
     return chosen, p_k, p_ks

@@ -82,14 +82,12 @@ def _pick(cw: F64, lo: int, hi: int, u: float, unit: bool) -> int:
     target = cw[lo] + u * (cw[hi] - cw[lo])
     if unit:
         return min(int(target), hi - 1)
-    a, b = lo, hi - 1  # cw[a] <= target always; find the last such j below hi
-    while a < b:
-        m = (a + b + 1) >> 1
-        if cw[m] <= target:
-            a = m
-        else:
-            b = m - 1
-    return a
+    base, n = lo, hi - lo  # cw[base] <= target; the row is in base..base+n-1
+    while n > 1:  # halving without a branch on the data (a conditional move)
+        half = n >> 1
+        base = base + half if cw[base + half] <= target else base
+        n -= half
+    return base
 
 
 #: Redraws computed per block (times the group's rows at most BLOCK_ROWS): each row's

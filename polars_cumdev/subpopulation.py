@@ -183,8 +183,11 @@ def screen(
         located stretch ``from_score``, ``to_score``, ``share``,
         ``deviation`` (:mod:`polars_cumdev.method.location`; null when D <= 2
         sigma or when the group is not significant at ``level``), ``variance``
-        and ``note`` (why a statistic or the stretch is null). Sorted by ``kuiper_z``, largest
-        first.
+        and ``note`` (why a statistic or the stretch is null), ``p_method``
+        (``"asymptotic"``; ``"simulated"``: 0/1 responses redrawn, or
+        ``"resampled"``: other responses redrawn within the bins, where the
+        asymptotic tail is not trusted; docs/method.md, "Valid at every size").
+        Sorted by ``kuiper_z``, largest first.
     """
     # Segments exist only once their module is loaded: else no import of that package.
     family = sys.modules.get("polars_cumdev.multicalibration.family")

@@ -84,6 +84,7 @@ from polars_cumdev.kernel import pieces as _pieces
 from polars_cumdev.kernel import points as _points
 from polars_cumdev.kernel import prefix as _prefix
 from polars_cumdev.kernel import ranges as _ranges
+from polars_cumdev.kernel import resampled as _resampled
 from polars_cumdev.kernel import segments as _segments
 from polars_cumdev.kernel import split as _split
 from polars_cumdev.kernel import walks as _walks
@@ -152,6 +153,7 @@ tolerate_damage(
     _points,
     _prefix,
     _ranges,
+    _resampled,
     _segments,
     _split,
     _walks,

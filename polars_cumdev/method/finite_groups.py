@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method import finite_resampled
 from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.pvalues import ks_critical, kuiper_critical, pvalue_pairs
@@ -35,7 +36,9 @@ __all__ = [
     "candidate",
     "midpoints",
     "prefix_means",
+    "resample_groups",
     "simulate_groups",
+    "tests_expr",
     "with_simulated",
 ]
 
@@ -142,8 +145,8 @@ def _simulate(
         return simulate_groups(batch, keys, level, null=null)
     full = batch.filter(pl.col(_TAG) == 0)
     population = full[nm.RESPONSE].to_numpy()
-    if not np.all((population == 0.0) | (population == 1.0)):
-        return pl.DataFrame(schema={**{k: batch.schema[k] for k in keys}, **_SIM})
+    if not np.all((population == 0.0) | (population == 1.0)):  # real responses, soft labels
+        return resample_groups(batch.filter(pl.col(_TAG) == 1), keys, level, full)
     means = functools.partial(_bin_means, full)
     return simulate_groups(batch.filter(pl.col(_TAG) == 1), keys, level, means)
 
@@ -167,13 +170,7 @@ def simulate_groups(
     if batch.height == 0:
         return pl.DataFrame(schema=schema)
     carried = [pl.col(c).first() for c in (_KUIPER_Z, _KS_Z)] if null == "flip" else []
-    grouped = batch.with_row_index("__cd_row").group_by(keys).agg(pl.col("__cd_row"), *carried)
-    sizes = grouped["__cd_row"].list.len().to_numpy()
-    rows = grouped["__cd_row"].explode().to_numpy().astype(np.int64)
-    group = np.repeat(np.arange(grouped.height), sizes)
-    s, r, w = (batch[c].to_numpy()[rows] for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
-    order, starts = fs.grouped(group, s, w, r)
-    group, s, r, w = group[order], s[order], r[order], w[order]
+    grouped, sizes, group, starts, s, r, w = _layout(batch, keys, carried)
     tests = int(batch[TESTS][0])
     if null == "flip":  # a mean's residuals, before the scores give way to their ranks
         r = r - s
@@ -204,6 +201,46 @@ def simulate_groups(
         pl.Series(fs.SIM_KUIPER, p_k, dtype=pl.Float64),
         pl.Series(fs.SIM_KS, p_ks, dtype=pl.Float64),
     ).select(list(schema))
+
+
+def _layout(batch: pl.DataFrame, keys: list[str], carried: Sequence[pl.Expr] = ()) -> tuple:
+    """The candidates' rows by group, then score, weight, response: (the groups' keys and
+    ``carried`` columns, sizes, each row's group number, starts, scores, responses, weights)."""
+    grouped = batch.with_row_index("__cd_row").group_by(keys).agg(pl.col("__cd_row"), *carried)
+    sizes = grouped["__cd_row"].list.len().to_numpy()
+    rows = grouped["__cd_row"].explode().to_numpy().astype(np.int64)
+    group = np.repeat(np.arange(grouped.height), sizes)
+    s, r, w = (batch[c].to_numpy()[rows] for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
+    order, starts = fs.grouped(group, s, w, r)
+    return grouped, sizes, group[order], starts, s[order], r[order], w[order]
+
+
+def resample_groups(
+    batch: pl.DataFrame, keys: Sequence[str], level: float, full: pl.DataFrame
+) -> pl.DataFrame:
+    """:func:`simulate_groups` for a screen whose responses are not all 0 or 1: the groups
+    of ``batch`` meeting :func:`~polars_cumdev.method.finite_resampled.criterion`, with
+    p-values from redraws within the full population's (``full``) bins, negated."""
+    keys = list(keys)
+    schema = {**{k: batch.schema[k] for k in keys}, **_SIM}
+    if batch.height == 0:
+        return pl.DataFrame(schema=schema)
+    grouped, _, group, starts, s, r, w = _layout(batch, keys)
+    point, lower, upper = midpoints(s, group, starts)
+    population = tuple(full[c].to_numpy() for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
+    tests = int(batch[TESTS][0])
+    chosen, p_k, p_ks = finite_resampled.resampled(
+        starts, s, w, r, point, lower, upper, population, tests, level
+    )
+    return (
+        grouped.select(keys)
+        .filter(pl.Series(chosen))
+        .with_columns(
+            pl.Series(fs.SIM_KUIPER, -p_k, dtype=pl.Float64),
+            pl.Series(fs.SIM_KS, -p_ks, dtype=pl.Float64),
+        )
+        .select(list(schema))
+    )
 
 
 def _listed_or_drawn(
@@ -281,10 +318,21 @@ def candidate(level: float, screen: bool) -> pl.Expr:
     kuiper_z, ks_z = _critical(fs.cutoff(level))
     sigma = pl.col(SIGMA_B).clip(lower_bound=0.0).sqrt()
     small = (pl.col("kuiper") >= kuiper_z * sigma) | (pl.col("ks") >= ks_z * sigma)
-    if screen:  # either sigma (31) or (32), whichever normalize will take
+    small = small & (pl.col(SIGMA_B) > 0.0)
+    if screen:  # either sigma (31) or (32), whichever normalize will take (for real
+        # responses (32): Rt (1 - Rt) of (31) may then be negative)
         other = pl.col(SIGMA_E).fill_null(0.0).clip(lower_bound=0.0).sqrt()
-        small = small | (pl.col("kuiper") >= kuiper_z * other) | (pl.col("ks") >= ks_z * other)
-    return small & (pl.col(SIGMA_B) > 0.0)
+        large = (pl.col("kuiper") >= kuiper_z * other) | (pl.col("ks") >= ks_z * other)
+        small = small | (large & (pl.col(SIGMA_E).fill_null(0.0) > 0.0))
+        small = small & (pl.col("n_scores") >= 2)  # (one score: no z, method.md 1)
+    return small
+
+
+def _positive(screen: bool) -> pl.Expr:
+    """Whether a row has a positive sigma, (31) or, for the screen, (32)."""
+    if not screen:
+        return pl.col(SIGMA_B) > 0.0
+    return (pl.col(SIGMA_B) > 0.0) | (pl.col(SIGMA_E).fill_null(0.0) > 0.0)
 
 
 def any_candidate(stats: pl.DataFrame, level: float) -> bool:
@@ -299,6 +347,11 @@ def any_candidate(stats: pl.DataFrame, level: float) -> bool:
 
 #: The number of tests (rows with a positive sigma), as :func:`simulate_groups` reads it.
 TESTS_EXPR = (pl.col(SIGMA_B) > 0.0).sum().cast(pl.Int64)
+
+
+def tests_expr(screen: bool) -> pl.Expr:
+    """The number of tests: rows with a positive sigma ((31), or for the screen either)."""
+    return _positive(screen).sum().cast(pl.Int64)
 
 
 def with_simulated(
@@ -341,7 +394,7 @@ def with_simulated(
         extra = [pl.lit(alpha, dtype=pl.Float64).alias(_ALPHA)]
     carried = [e.meta.output_name() for e in extra]
     candidates = (
-        stats.with_columns(TESTS_EXPR.alias(TESTS))
+        stats.with_columns(tests_expr(screen).alias(TESTS))
         .filter(candidate(level, screen))
         .select(*[pl.col(k).cast(key_types[k]) for k in keys], TESTS, *extra)
     )

@@ -220,8 +220,15 @@ def grouped(
     return order, starts
 
 
-def method_column(simulated: pl.Expr) -> pl.Expr:
-    """``p_method``: "simulated" where ``simulated`` is true, else "asymptotic"."""
-    return (
-        pl.when(simulated).then(pl.lit("simulated")).otherwise(pl.lit("asymptotic")).alias(P_METHOD)
-    )
+def method_column(simulated: pl.Expr, resampled: pl.Expr | None = None) -> pl.Expr:
+    """``p_method``: "resampled" where ``resampled`` is true (a screen's real responses
+    redrawn within the bins, :mod:`.finite_resampled`), "simulated" where ``simulated``
+    is, else "asymptotic"."""
+    found = pl.when(simulated)
+    if resampled is not None:
+        found = (
+            pl.when(simulated & resampled.fill_null(False))
+            .then(pl.lit("resampled"))
+            .when(simulated)
+        )
+    return found.then(pl.lit("simulated")).otherwise(pl.lit("asymptotic")).alias(P_METHOD)

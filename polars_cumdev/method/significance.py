@@ -44,7 +44,8 @@ def pvalue_columns(simulated: bool = False) -> list[pl.Expr]:
         columns = list(pvalue_pairs(*values[:2]))
         if simulated:  # finite-sample p-values where given (method/finite_sample.py)
             for j, found in enumerate(values[2:]):
-                given = ~np.isnan(found)
+                given = ~np.isnan(found) & ~np.isnan(values[j])  # only where z is defined
+                found = np.abs(found)  # (negated: resampled, finite_resampled.py)
                 columns[j] = np.where(given, found, columns[j])
                 with np.errstate(divide="ignore"):
                     columns[j + 2] = np.where(given, np.log10(found), columns[j + 2])
@@ -59,7 +60,8 @@ def pvalue_columns(simulated: bool = False) -> list[pl.Expr]:
     if not simulated:
         return [both.struct.unnest()]
     chosen = pl.col(fs.SIM_KUIPER).is_not_null() | pl.col(fs.SIM_KS).is_not_null()
-    return [both.struct.unnest(), fs.method_column(chosen)]
+    chosen = chosen & pl.col("kuiper_z").is_not_null()  # (a null z keeps a null p)
+    return [both.struct.unnest(), fs.method_column(chosen, pl.col(fs.SIM_KUIPER) < 0.0)]
 
 
 def benjamini_hochberg(p: pl.Expr) -> pl.Expr:

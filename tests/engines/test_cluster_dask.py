@@ -26,6 +26,7 @@ from cluster_cases import (
     rare_groups,
     screen_expected,
 )
+from engine_cases import soft_groups
 
 from polars_cumdev import CumdevError
 
@@ -260,3 +261,18 @@ def test_rare_outcome_calibration_is_simulated_as_in_process(client, by):
     assert "simulated" in expected["p_method"].to_list()
     actual = cdask.calibration(to_dask(df), "s", "r", "w", by=by, scheduler=client)
     assert_frames_close(expected, actual, ["g"] if by else ["n"])
+
+
+@pytest.mark.slow
+def test_real_responses_in_small_groups_are_resampled_as_in_process(client):
+    # Soft labels near 0 in groups of 10-30 rows: the candidates' rows and the
+    # population reach the driver, which resamples as in-process
+    # (tests/analyses/test_screen_resampled.py): the same p-values and p_method.
+    df = soft_groups(3)
+    expected = screen_expected(df)
+    resampled = expected.filter(pl.col("p_method") == "resampled").sort("g")
+    assert resampled.height >= 1
+    actual = cdask.screen(to_dask(df, 3), "g", "s", "r", "w", ranges=4, scheduler=client)
+    assert_same(expected, actual, ["g"])
+    mine = actual.filter(pl.col("p_method") == "resampled").sort("g")
+    assert mine.select("kuiper_p", "ks_p").equals(resampled.select("kuiper_p", "ks_p"))

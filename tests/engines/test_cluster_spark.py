@@ -24,6 +24,7 @@ from cluster_cases import (
     rare_groups,
     screen_expected,
 )
+from engine_cases import soft_groups
 
 from polars_cumdev import CumdevError
 
@@ -246,3 +247,17 @@ def test_rare_outcome_calibration_is_simulated_as_in_process(spark, by):
     assert "simulated" in expected["p_method"].to_list()
     actual = cspark.calibration(to_spark(spark, df), "s", "r", "w", by=by)
     assert_frames_close(expected, actual, ["g"] if by else ["n"])
+
+
+def test_real_responses_in_small_groups_are_resampled_as_in_process(spark):
+    # Soft labels near 0 in groups of 10-30 rows: the candidates' rows and the
+    # population reach the driver, which resamples as in-process
+    # (tests/analyses/test_screen_resampled.py): the same p-values and p_method.
+    df = soft_groups(3)
+    expected = screen_expected(df)
+    resampled = expected.filter(pl.col("p_method") == "resampled").sort("g")
+    assert resampled.height >= 1
+    actual = cspark.screen(to_spark(spark, df, 3), "g", "s", "r", "w", ranges=4)
+    assert_same(expected, actual, ["g"])
+    mine = actual.filter(pl.col("p_method") == "resampled").sort("g")
+    assert mine.select("kuiper_p", "ks_p").equals(resampled.select("kuiper_p", "ks_p"))

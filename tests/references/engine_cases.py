@@ -137,6 +137,17 @@ def planted(
     return pl.DataFrame(columns)
 
 
+def soft_groups(seed: int, groups: int = 60) -> pl.DataFrame:
+    """Soft labels near 0 (Beta(0.3, b), mean 0.01-0.03) in groups of 10-30 rows, weights
+    0.5 / 1 / 2.5: the in-process screen resamples some groups (``p_method`` "resampled")."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat(np.arange(groups), rng.integers(10, 31, groups))
+    s = rng.random(g.size)
+    r = rng.beta(0.3, 30.0 * (1.5 - s))
+    w = rng.choice([0.5, 1.0, 2.5], g.size)
+    return pl.DataFrame({"g": [f"g{k:02d}" for k in g], "s": s, "r": r, "w": w})
+
+
 def rare_groups(seed: int, rows: int = 6000, groups: int = 40) -> pl.DataFrame:
     """A rare outcome (scores from Beta(1, 12), mean about 8%) in small weighted groups.
 

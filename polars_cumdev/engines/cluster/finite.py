@@ -90,7 +90,13 @@ def combine_ranges(
     def fetch_sums(cut: np.ndarray) -> pl.DataFrame:
         return pf.merge_interval_sums(map_batches(lambda rows: sum_intervals(rows, cut)), cut)
 
-    stats = pf.with_simulation(plan, stats, fetch_rows, fetch_sums)
+    def fetch_population() -> pl.DataFrame:  # (responses not all 0/1, few rows: method.md)
+        found = [p for p in map_batches(pf.population) if p is not None and p.height]
+        if not found:
+            return pf.population(pl.DataFrame(schema=dict.fromkeys(_FULL, pl.Float64)))
+        return pl.concat(found, how="vertical_relaxed")
+
+    stats = pf.with_simulation(plan, stats, fetch_rows, fetch_sums, fetch_population)
     return stats, flag(plan, cells, stats)
 
 
@@ -100,6 +106,7 @@ def combine_ranges(
 # --------------------------------------------------------------------------
 
 _ALL = "__cd_all"
+_FULL = (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
 _OTHER = "__cd_other"
 
 

@@ -15,6 +15,7 @@ from polars_cumdev.engines.partitioned.columns import Engine
 from polars_cumdev.engines.partitioned.cuts import cut_points, range_filter
 from polars_cumdev.engines.partitioned.finite import (
     lazy_interval_sums,
+    population,
     select_rows,
     with_simulation,
 )
@@ -118,6 +119,7 @@ def _ranges(
         stats,
         lambda picked: select_rows(frame, keys, picked).collect(engine=scan_engine),
         lambda cut: lazy_interval_sums(frame, cut, scan_engine),
+        lambda: population(frame).collect(engine=scan_engine),
     )
     simulated = stats.get_column(SIMULATED[0]).is_not_null().sum()
     note(f"finite-sample p-values: {simulated} groups simulated")

@@ -52,6 +52,8 @@ __all__ = [
     "interval_sums",
     "lazy_interval_sums",
     "merge_interval_sums",
+    "population",
+    "resampled",
     "select_rows",
     "simulated",
     "with_simulation",
@@ -62,6 +64,9 @@ __all__ = [
 INTERVAL = "__cd_interval"
 WEIGHT_SUM = "__cd_w"
 WR_SUM = "__cd_wr"
+#: Most rows of a population whose responses are not all 0 or 1 that the engines bring
+#: to the driver for the resampling null (docs/method.md); above it, asymptotic p-values.
+RESAMPLE_ROWS = 2_000_000
 #: Room above the threshold for the bound's rounding (the driver decides exactly).
 MARGIN = 1.0 + 1e-6
 
@@ -75,11 +80,17 @@ def chosen(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame | None:
     """The keys (and number of tests) of the groups whose rows the simulation may need.
 
     ``stats`` is :func:`~polars_cumdev.engines.partitioned.joining.aggregate`'s
-    output; None when no group may be simulated (or not every response is 0 or 1).
+    output; None when no group may be simulated. Responses not all 0 or 1: every
+    candidate (the driver applies the exact criterion), or None above
+    :data:`RESAMPLE_ROWS` rows.
     """
-    if not plan.zero_one:
-        return None
     keys = plan.keys
+    if not plan.zero_one:
+        if sum(plan.range_rows) > RESAMPLE_ROWS:
+            return None
+        tests = fg.tests_expr(True).alias(TESTS)
+        found = stats.with_columns(tests).filter(fg.candidate(plan.level, True))
+        return found.select(*keys, TESTS) if found.height else None
     wmax = (
         plan.cells.group_by(keys).agg(pl.col(WMAX).max())
         if keys
@@ -96,6 +107,11 @@ def chosen(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame | None:
     bound = pl.col(SIGMA_B) * (units / pl.col(WMAX)) ** 2
     found = found.filter(bound < fs.MIN_EVENTS * MARGIN).select(*keys, TESTS)
     return found if found.height else None
+
+
+def population(rows: pl.LazyFrame | pl.DataFrame):
+    """Every row's score, response and weight (standardized), for the resampling null."""
+    return rows.select(nm.SCORE, nm.RESPONSE, nm.WEIGHT)
 
 
 def select_rows(rows: pl.LazyFrame | pl.DataFrame, keys: Sequence[str], picked: pl.DataFrame):
@@ -180,7 +196,22 @@ def simulated(
 
     tests = int(picked[TESTS][0])
     batch = rows.with_columns(pl.lit(tests, dtype=pl.Int64).alias(TESTS))
-    found = fg.simulate_groups(batch, keys, plan.level, means)
+    return _joined(stats, fg.simulate_groups(batch, keys, plan.level, means), keys)
+
+
+def resampled(
+    plan: Plan, stats: pl.DataFrame, picked: pl.DataFrame, rows: pl.DataFrame, full: pl.DataFrame
+) -> pl.DataFrame:
+    """``stats`` with the resampled p-value columns of a population whose responses are
+    not all 0 or 1 (``full``: its score, response and weight; ``rows``: the groups
+    ``picked``), as in-process (:func:`~polars_cumdev.method.finite_groups.resample_groups`)."""
+    keys = list(plan.keys)
+    batch = rows.with_columns(pl.lit(int(picked[TESTS][0]), dtype=pl.Int64).alias(TESTS))
+    return _joined(stats, fg.resample_groups(batch, keys, plan.level, full), keys)
+
+
+def _joined(stats: pl.DataFrame, found: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """``stats`` with ``found``'s simulated columns (null for the groups it lacks)."""
     if not keys:
         if not found.height:
             return without_simulation(stats)
@@ -195,20 +226,25 @@ def with_simulation(
     stats: pl.DataFrame,
     fetch_rows: Callable[[pl.DataFrame], pl.DataFrame],
     fetch_sums: Callable[[np.ndarray], pl.DataFrame],
+    fetch_population: Callable[[], pl.DataFrame] | None = None,
 ) -> pl.DataFrame:
-    """``stats`` with the simulated columns, fetched through the engine's two callbacks.
+    """``stats`` with the simulated columns, fetched through the engine's callbacks.
 
     ``fetch_rows(picked)`` returns the standardized rows of the groups
     ``picked`` (:func:`select_rows` on each batch); ``fetch_sums(cut)`` the
-    whole population's :func:`interval_sums` at ``cut``, merged. Neither is
-    called when no group may be simulated.
+    whole population's :func:`interval_sums` at ``cut``, merged;
+    ``fetch_population()`` every row's score, response and weight (the
+    resampling null of responses other than 0/1 draws from the bins' rows; at
+    most :data:`RESAMPLE_ROWS`). None is called when no group may be simulated.
     """
     picked = chosen(plan, stats)
-    if picked is None:
+    if picked is None or (not plan.zero_one and fetch_population is None):
         return without_simulation(stats)
     rows = fetch_rows(picked)
     if not rows.height:
         return without_simulation(stats)
+    if not plan.zero_one:
+        return resampled(plan, stats, picked, rows, fetch_population())
     cut = edges(rows, plan.keys)
     return simulated(plan, stats, picked, rows, cut, fetch_sums(cut))
 

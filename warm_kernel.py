@@ -87,6 +87,11 @@ def main(expected: str | None = None) -> None:
     coarse = data.head(600).with_columns((pl.col("s") * 4).round() / 4)
     half = pl.int_range(pl.len()) % 2 == 0
     pc.compare(coarse, half, ~half, "s", "y", ties="dither").collect()
+    # Real responses in small groups (60 rows each): redrawn from the population's
+    # bins, weighted and not (issue 36, the screen's resampled p-values).
+    real = data.head(3000).with_columns((2.5 * pl.col("y") + pl.col("s")).alias("y"))
+    for weight in ("w", None):
+        real.cumdev.screen(by="g", score="s", response="y", weight=weight)
     # The bundled data, as the README and the docs use it first: integer weights,
     # string features, and segments small enough for finite-sample p-values.
     from polars_cumdev.datasets import census_scored

@@ -47,7 +47,8 @@ from polars_cumdev.errors import (
     CumdevError,
     InvalidParameterError,
 )
-from polars_cumdev.multicalibration.levels import MISSING, OTHER, Coded, coded_features
+from polars_cumdev.multicalibration.coding import MISSING, OTHER, Coded
+from polars_cumdev.multicalibration.levels import coded_features
 
 __all__ = [
     "BINS",

@@ -1,6 +1,6 @@
 """The multicalibration audit's fast paths against plain NumPy and against the paths they replace.
 
-* :func:`polars_cumdev.multicalibration.levels.quantile_cuts` (order
+* :func:`polars_cumdev.multicalibration.numerical_levels.quantile_cuts` (order
   statistics found by histograms of the keys) against ``np.quantile`` on the
   non-NaN values, equal as numbers, on bells, heavy tails, ties, NaN,
   infinities, subnormals and huge ranges;
@@ -25,8 +25,9 @@ from polars_cumdev.calibration import calibration
 from polars_cumdev.kernel.cells import cell_extremes, cell_numbers, cell_segments
 from polars_cumdev.method import compiled, score_order
 from polars_cumdev.multicalibration import multicalibration, segments
+from polars_cumdev.multicalibration.coding import Coded
 from polars_cumdev.multicalibration.family import layout
-from polars_cumdev.multicalibration.levels import Coded, quantile_cuts
+from polars_cumdev.multicalibration.numerical_levels import quantile_cuts
 from polars_cumdev.subpopulation import screen
 
 

@@ -6,7 +6,7 @@ keeps its most frequent values
 (:func:`~polars_cumdev.multicalibration.levels.categorical_levels`), a
 numerical one is cut at quantiles, which are order statistics, and the order
 statistic of rank k is the value whose running count of rows passes k
-(:func:`~polars_cumdev.multicalibration.levels.cuts_from_ranks`). Each part
+(:func:`~polars_cumdev.multicalibration.numerical_levels.cuts_from_ranks`). Each part
 sends its tables (:func:`value_tables`), the driver adds them up by value
 (exact integer counts, so any partitioning gives the same table) and applies
 the rule (:func:`levels_from_tables`); the workers then code their rows with
@@ -28,11 +28,8 @@ import polars as pl
 
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.multicalibration.family import Coded, Segments
-from polars_cumdev.multicalibration.levels import (
-    categorical_levels,
-    cuts_from_ranks,
-    numerical_labels,
-)
+from polars_cumdev.multicalibration.levels import categorical_levels
+from polars_cumdev.multicalibration.numerical_levels import cuts_from_ranks, numerical_labels
 
 __all__ = ["Levels", "feature_codes", "levels_from_tables", "merge_tables", "value_tables"]
 

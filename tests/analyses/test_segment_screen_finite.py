@@ -75,3 +75,25 @@ def test_real_responses_get_the_grouped_screens_resampled_pvalues(kind, seed, we
     assert both["p_method"].to_list() == both["p_method_seg"].to_list()
     for column in ("kuiper_p", "ks_p"):
         np.testing.assert_allclose(both[f"{column}_seg"], both[column], rtol=1e-12, atol=0)
+
+
+def test_resampled_segments_do_not_depend_on_the_rows_order():
+    """A depth-2 family (a row in several candidate segments, resampled at both depths):
+    shuffled rows and weights doubled give the same p-values and p_method, exactly (each
+    segment's draws are seeded by its sorted scores, picked in proportion to weight)."""
+    df = _real(3, "ties").with_columns(
+        (pl.col("g").str.slice(1, 2).cast(pl.Int64) % 8).alias("a"),
+        (pl.col("g").str.slice(1, 2).cast(pl.Int64) // 8 % 3).alias("b"),
+    )
+    family = pc.segments(["a", "b"], depth=2, min_rows=1, levels=10)
+    columns = ["a", "b", "depth", "kuiper_p", "ks_p", "p_method"]
+    first = screen_segments(df, family, "s", "r", "w").collect().select(columns)
+    moved = df.sample(fraction=1.0, shuffle=True, seed=4).with_columns(pl.col("w") * 2.0)
+    again = screen_segments(moved, family, "s", "r", "w").collect().select(columns)
+    drawn = first.filter(pl.col("p_method") == "resampled")
+    assert set(drawn["depth"]) == {1, 2}  # the case exercises the redraws at both depths
+    both = first.join(again, on=["a", "b", "depth"], nulls_equal=True, suffix="_again")
+    assert both.height == first.height == again.height
+    assert both["p_method"].to_list() == both["p_method_again"].to_list()
+    for column in ("kuiper_p", "ks_p"):
+        assert both[column].to_list() == both[f"{column}_again"].to_list()

@@ -14,7 +14,10 @@ For the screen of segments (:func:`screen_segment_pvalues`) the null
 probabilities are the full population's bin means at each segment's own
 scores (method.md 1.2-1.3), as :func:`polars_cumdev.method.finite_groups`
 takes them for ``screen(by=)``: so a segment that is a group of ``screen(by=)``
-gets the same p-values there and here.
+gets the same p-values there and here. When some response is not 0 or 1 (real
+values, soft labels), the candidates are resampled within the full population's
+bins instead (:mod:`polars_cumdev.method.finite_resampled`, the null, criterion
+and draws of ``screen(by=)``'s groups), all in one compiled call.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from polars_cumdev.method import finite_resampled
 from polars_cumdev.method import finite_sample as fs
-from polars_cumdev.method.finite_groups import prefix_means
+from polars_cumdev.method.finite_groups import midpoints, prefix_means
 from polars_cumdev.method.pvalues import pvalue_pairs
 from polars_cumdev.multicalibration.family import Coded, marginals, subset_ids
 
@@ -171,7 +175,9 @@ def screen_segment_pvalues(
     Each candidate's rows are redrawn as Bernoulli of the full population's bin
     means at the segment's scores; the criterion (effective events below
     :data:`~polars_cumdev.method.finite_sample.MIN_EVENTS`) is judged at those
-    means, so it needs the candidates' rows first.
+    means, so it needs the candidates' rows first. Responses other than 0/1 are
+    resampled within the bins (:func:`~polars_cumdev.method.finite_resampled.resampled`),
+    their p-values returned negated (``p_method`` then says ``"resampled"``).
     """
     sim_k = np.full(z.shape, np.nan)
     sim_ks = np.full(z.shape, np.nan)
@@ -184,6 +190,14 @@ def screen_segment_pvalues(
     order, bounds = fs.grouped(group, s[rows], w[rows], r[rows])
     rows, group = rows[order], group[order]
     gs, gw, gr = s[rows], w[rows], r[rows]
+    if not np.all((r == 0.0) | (r == 1.0)):  # real responses, soft labels: resampled
+        point, lower, upper = midpoints(gs, group, bounds)
+        chosen, found_k, found_ks = finite_resampled.resampled(
+            bounds, gs, gw, gr, point, lower, upper, (s, r, w), tests, level
+        )
+        sim_k[where[chosen]] = -found_k  # negated: p_method "resampled" (normalize)
+        sim_ks[where[chosen]] = -found_ks
+        return sim_k, sim_ks
     # s is sorted: the running sums read at the midpoints give the bin means.
     p = prefix_means(s, np.cumsum(w), np.cumsum(w * r), gs, group, bounds)
     terms = fs.event_terms(p, gw)

@@ -168,15 +168,17 @@ def _finite(
     options: Options,
     prefix: object,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Simulated p-values where the asymptotic tail is not trusted (0/1 responses only;
-    :mod:`~polars_cumdev.multicalibration.finite`: calibration, or with ``prefix`` the
-    screen against the full population), NaN elsewhere."""
+    """Simulated p-values where the asymptotic tail is not trusted
+    (:mod:`~polars_cumdev.multicalibration.finite`: calibration, 0/1 responses only, or with
+    ``prefix`` the screen against the full population, resampled for other responses), NaN
+    elsewhere."""
     from polars_cumdev import kernel as k
     from polars_cumdev.multicalibration.finite import screen_segment_pvalues, segment_pvalues
 
     none = np.full(z.shape, np.nan)
     r = np.asarray(rows.r, dtype=np.float64)
-    if not options.finite_sample or not np.all((r == 0.0) | (r == 1.0)):
+    binary = bool(np.all((r == 0.0) | (r == 1.0)))
+    if not options.finite_sample or (prefix is None and not binary):
         return none, none.copy()
     with np.errstate(invalid="ignore", divide="ignore"):
         g = np.maximum(stacked[:, k.C_MAX], -stacked[:, k.C_MIN])

@@ -329,7 +329,8 @@ def candidate(level: float, screen: bool) -> pl.Expr:
 
 
 def _positive(screen: bool) -> pl.Expr:
-    """Whether a row has a positive sigma, (31) or, for the screen, (32)."""
+    """Whether a row has a positive sigma: (31), or for the screen either (31) or (32),
+    of M. Tygert, "Cumulative deviation of a subpopulation from the full population"."""
     if not screen:
         return pl.col(SIGMA_B) > 0.0
     return (pl.col(SIGMA_B) > 0.0) | (pl.col(SIGMA_E).fill_null(0.0) > 0.0)
@@ -350,7 +351,8 @@ TESTS_EXPR = (pl.col(SIGMA_B) > 0.0).sum().cast(pl.Int64)
 
 
 def tests_expr(screen: bool) -> pl.Expr:
-    """The number of tests: rows with a positive sigma ((31), or for the screen either)."""
+    """The number of tests: rows with a positive sigma (:func:`_positive`; sigma (31) of
+    M. Tygert, "Cumulative deviation of a subpopulation from the full population")."""
     return _positive(screen).sum().cast(pl.Int64)
 
 

@@ -1,11 +1,11 @@
 """``multicalibration`` on Dask: the steps of :mod:`.segments` as Dask tasks.
 
-Four rounds over the parts, which stay on the workers: (1) checks and value
-tables (the levels), (2) the rows repeated per segment, with the per-segment
-rows and sums, (3) the engine's calibration per group on those rows, grouped
-by segment (a hash shuffle: each segment whole in one task), then the
-finite-sample p-values' few rows, and (4) only when some significant segment
-may be an echo, that segment's rows. Only per-segment summaries and those few
+Four rounds over the parts, which stay on the workers: first the checks and
+value tables (the levels); second the rows repeated per segment, with the
+per-segment rows and sums; third the engine's calibration per group on those
+rows, grouped by segment (a hash shuffle: each segment whole in one task),
+then the finite-sample p-values' few rows; last, only when some significant
+segment may be an echo, that segment's rows. Only per-segment summaries and those few
 rows reach the driver.
 """
 

@@ -1,11 +1,11 @@
 """``multicalibration`` on Spark: the steps of :mod:`.segments` as ``mapInArrow`` jobs.
 
-Jobs over the rows, which stay on the executors: (1) checks and value tables
-(the levels), (2) the per-segment rows and sums, (3) the rows repeated per
-segment (``mapInArrow``, Arrow batches out), repartitioned by segment and
-each partition's segments calibrated whole (the engine's ``calibration(by=)``
-step), then the finite-sample p-values' few rows, and (4) only when some
-significant segment may be an echo, that segment's rows. Only per-segment
+Jobs over the rows, which stay on the executors: first the checks and value
+tables (the levels); then the per-segment rows and sums; then the rows
+repeated per segment (``mapInArrow``, Arrow batches out), repartitioned by
+segment and each partition's segments calibrated whole (the engine's
+``calibration(by=)`` step), then the finite-sample p-values' few rows; last,
+only when some significant segment may be an echo, that segment's rows. Only per-segment
 summaries and those few rows reach the driver.
 """
 

@@ -158,7 +158,8 @@ def kept_segments(layout: Layout, family: Segments, sums: np.ndarray) -> Kept:
 
 
 def _remainder(rows: pl.DataFrame, weighted: bool) -> float:
-    """z of some rows taken as one segment ((49)/(50) of the calibration)."""
+    """z of some rows taken as one segment: ECCE-R (49) over sigma (50) of M. Tygert,
+    "Cumulative deviation of a subpopulation from the full population"."""
     from polars_cumdev import kernel as k
 
     rows = rows.sort("s", maintain_order=True)

@@ -346,13 +346,10 @@ def any_candidate(stats: pl.DataFrame, level: float) -> bool:
     return bool(stats.select(candidate(level, False).any()).item())
 
 
-#: The number of tests (rows with a positive sigma), as :func:`simulate_groups` reads it.
-TESTS_EXPR = (pl.col(SIGMA_B) > 0.0).sum().cast(pl.Int64)
-
-
 def tests_expr(screen: bool) -> pl.Expr:
-    """The number of tests: rows with a positive sigma (:func:`_positive`; sigma (31) of
-    M. Tygert, "Cumulative deviation of a subpopulation from the full population")."""
+    """The number of tests, as :func:`simulate_groups` reads it: rows with a positive sigma
+    (:func:`_positive`; sigma (31) of M. Tygert, "Cumulative deviation of a subpopulation
+    from the full population")."""
     return _positive(screen).sum().cast(pl.Int64)
 
 

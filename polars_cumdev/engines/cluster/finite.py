@@ -141,7 +141,9 @@ def calibration_simulated(
     keys = list(keys)
     on = keys or [_ALL]
     table = _whole(stats, keys)
-    candidates = table.with_columns(fg.TESTS_EXPR.alias(TESTS)).filter(fg.candidate(level, False))
+    candidates = table.with_columns(fg.tests_expr(False).alias(TESTS)).filter(
+        fg.candidate(level, False)
+    )
     if not candidates.height:
         return pf.without_simulation(stats)
     chosen = candidates.select(*on, TESTS, "weight", SIGMA_B)

@@ -96,7 +96,9 @@ def chosen(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame | None:
         if keys
         else plan.cells.select(pl.col(WMAX).max())
     )
-    found = stats.with_columns(fg.TESTS_EXPR.alias(TESTS)).filter(fg.candidate(plan.level, True))
+    found = stats.with_columns(fg.tests_expr(False).alias(TESTS)).filter(
+        fg.candidate(plan.level, True)
+    )
     if not found.height:
         return None
     if keys:

@@ -38,7 +38,7 @@ import numpy as np
 
 from polars_cumdev.multicalibration.family import Coded, decode, subset_ids
 
-__all__ = ["Split", "echo_plan", "echoes", "row_split", "segment_levels"]
+__all__ = ["Split", "echo_plan", "echoes", "kernel_z", "row_split", "segment_levels"]
 
 
 def _levels(
@@ -129,6 +129,15 @@ def echoes(
                 explained[i], rest[i] = t, found
                 break
     return explained, rest
+
+
+def kernel_z(out: np.ndarray, c_max: int, c_min: int, sigma2: int) -> float:
+    """The z of the one group of a compiled walk's output row ``out[0]``: its Kuiper range
+    (``c_max``, ``c_min`` columns) over the square root of its sigma^2 (column ``sigma2``);
+    NaN when sigma is 0. Used for an echo's remainder, in process and on a cluster."""
+    spread = float(max(out[0, c_max], 0.0) - min(out[0, c_min], 0.0))
+    root = float(np.sqrt(max(out[0, sigma2], 0.0)))
+    return spread / root if root > 0.0 else float("nan")
 
 
 def row_split(

@@ -31,7 +31,7 @@ from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.method.pvalues import kuiper_pvalue
 from polars_cumdev.method.statistics import SUMMARY_SCHEMA
 from polars_cumdev.multicalibration import bootstrap
-from polars_cumdev.multicalibration.echoes import echoes, row_split
+from polars_cumdev.multicalibration.echoes import echoes, kernel_z, row_split
 from polars_cumdev.multicalibration.family import (
     Coded,
     Segments,
@@ -346,9 +346,7 @@ def assemble(
             out, _ = k.calibration_groups(ids, 0, *part, 1)
         else:
             out, _ = k.screen_groups(ids, 0, *part, 1, rows.centre, *prefix)
-        spread = float(max(out[0, k.C_MAX], 0.0) - min(out[0, k.C_MIN], 0.0))
-        root = float(np.sqrt(max(out[0, column], 0.0)))
-        return spread / root if root > 0.0 else float("nan")
+        return kernel_z(out, k.C_MAX, k.C_MIN, column)
 
     split = row_split(which, numbers, coded, subsets, n, remainder)
     explained, remainder_z = echoes(z, significant, which, numbers, coded, subsets, critical, split)

@@ -43,7 +43,7 @@ from polars_cumdev.method.location import LOCATION_COLUMNS
 from polars_cumdev.method.pvalues import kuiper_pvalue
 from polars_cumdev.method.statistics import SIGMA_B, SUMMARY_SCHEMA
 from polars_cumdev.multicalibration.api import finish_family
-from polars_cumdev.multicalibration.echoes import echo_plan, echoes, segment_levels
+from polars_cumdev.multicalibration.echoes import echo_plan, echoes, kernel_z, segment_levels
 from polars_cumdev.multicalibration.family import Segments, enumerate_family, subset_ids
 from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Options, _labels, pooled_words
 
@@ -168,9 +168,7 @@ def _remainder(rows: pl.DataFrame, weighted: bool) -> float:
     largest = float(w.max()) if w.shape[0] else 1.0
     scale = 2.0 ** -min(max(np.floor(np.log2(largest)) + 1.0, -1000.0), 1020.0)  # as in process
     out, _ = k.calibration_groups(ids, 0, s, r, w, weighted, scale, 1)
-    spread = float(max(out[0, k.C_MAX], 0.0) - min(out[0, k.C_MIN], 0.0))
-    root = float(np.sqrt(max(out[0, k.SIGMA_B], 0.0)))
-    return spread / root if root > 0.0 else float("nan")
+    return kernel_z(out, k.C_MAX, k.C_MIN, k.SIGMA_B)
 
 
 def family_table(

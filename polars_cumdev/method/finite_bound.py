@@ -1,0 +1,133 @@
+"""A conservative finite-sample p-value for calibration of soft labels (docs/method.md).
+
+Calibration of probabilities with responses in [0, 1] that are not all 0 or 1
+has no law to redraw from: the null states only E[Y_i | s_i] = s_i, the rows
+independent. Where the asymptotic tail is not trusted (the effective number of
+events of :mod:`polars_cumdev.method.finite_sample`, from the scores, below
+its threshold, and the group a candidate), the p-value is instead an upper
+bound on the null tail that holds for every such law, at every size.
+
+Along the group's rows in score order, S_k = sum_{i <= k} w_i (Y_i - s_i) is
+a martingale. For a convex f and Y in [0, 1] with mean s, f(Y) <= (1 - Y) f(0)
++ Y f(1) gives E f(Y) <= (1 - s) f(0) + s f(1): the Bernoulli(s) law has the
+largest expectation of every convex function (it is above every such law in
+the convex order). With f = exp, each increment's conditional moment
+generating function is at most the Bernoulli one, for every lambda > 0:
+
+    psi_i(lambda) = log(1 - s_i + s_i e^{lambda w_i}) - lambda w_i s_i  (>= 0),
+
+so M_k = exp(lambda S_k - sum_{i <= k} psi_i(lambda)) is a nonnegative
+supermartingale from 1, and Ville's maximal inequality gives, with Psi the sum
+of psi_i over the group's rows, for every a >= 0,
+
+    P(max_k S_k >= a) <= exp(Psi(lambda) - lambda a),
+
+the smallest over a fixed grid of lambda taken (Chernoff's bound with the
+Bernoulli cumulants; it is also below Freedman's and Bennett's bounds, which
+replace every row by the worst one). The same with w_i (s_i - Y_i) bounds
+P(max_k (-S_k) >= b). The tie-merged curve of method.md 2 takes S at the
+ends of the ties only, whose extremes are at most those of the row walk (in
+any order of the rows within a tie): every bound of the row walk holds for it.
+
+* Kolmogorov-Smirnov, G = max |S|: P(G >= g) <= B_up(g) + B_down(g).
+* Kuiper, D = max S - min S (S_0 = 0 included): two bounds, the smaller taken
+  (the smaller of two upper bounds of the same probability is one too).
+  (a) Split: D >= d implies max S >= a or max(-S) >= d - a, for every a in
+  [0, d]; the smallest sum B_up(a) + B_down(d - a) over a grid of a.
+  (b) Restart (groups of at most :data:`RESTARTS` distinct scores): D >= d
+  implies |S_k - S_j| >= d for some tie end j (or j = 0) and some later k;
+  the walk after j is a martingale whose Psi sums the rows after j, so the
+  sum over those j of B_up(d) + B_down(d) restarted there bounds it. (a)
+  wins for long groups, (b) for groups of a few distinct scores.
+
+Every quantity is a function of the scores and weights alone (the observed
+statistic aside), so p = min(1, bound(D)) satisfies P(p <= t) <= t for every
+t under the null, for every law of the responses on [0, 1] with those means.
+It is conservative: a deviation must be larger than the asymptotic test needs
+(docs/method.md gives the cost). Every engine brings the group's rows to the
+driver and calls the same function on them in the same order: the same bits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["LAMBDAS", "RESTARTS", "bound_pvalues", "cumulants", "log_tail"]
+
+#: The grid of lambda times the group's largest weight (Chernoff's parameter).
+LAMBDAS = np.geomspace(1e-2, 64.0, 96)
+#: Points a / d of the split bound's grid (0 and 1 included).
+GRID = 129
+#: Groups of at most this many distinct scores also get the restart bound.
+RESTARTS = 1000
+#: The smallest p-value reported (a bound that underflows is reported as this).
+TINY = float(np.finfo(np.float64).tiny)
+
+
+def cumulants(s: np.ndarray, w: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the Bernoulli cumulants psi_up and psi_down at that row's ``lam`` (>= 0):
+    log E exp(lam w (B - s)) and log E exp(lam w (s - B)), B ~ Bernoulli(s)."""
+    x = lam * w
+    with np.errstate(over="ignore", invalid="ignore"):
+        up = np.log1p(s * np.expm1(x)) - x * s
+        down = np.log1p(s * np.expm1(-x)) + x * s
+    return np.maximum(up, 0.0), np.maximum(down, 0.0)  # (>= 0 by Jensen; rounding up)
+
+
+def log_tail(a: np.ndarray, psi: np.ndarray, lam: np.ndarray) -> np.ndarray:
+    """log of the Chernoff-Ville bound min(0, min_l Psi_l - lam_l a): ``a`` (..., T),
+    ``psi`` and ``lam`` (..., L) broadcast over the leading axes."""
+    found = psi[..., None, :] - lam[..., None, :] * a[..., :, None]
+    return np.minimum(found.min(axis=-1), 0.0)
+
+
+def bound_pvalues(
+    starts: np.ndarray, s: np.ndarray, w: np.ndarray, r: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The bound's (Kuiper p, KS p) of groups laid out as
+    :func:`~polars_cumdev.method.finite_sample.simulate` takes them (sorted by group, score)."""
+    groups = starts.shape[0] - 1
+    if groups <= 0:
+        return np.zeros(0), np.zeros(0)
+    sizes = np.diff(starts)
+    group = np.repeat(np.arange(groups), sizes)
+    top_w = np.zeros(groups)
+    np.maximum.at(top_w, group, w)
+    lam = LAMBDAS[None, :] / np.where(top_w > 0.0, top_w, 1.0)[:, None]  # groups x L
+    # the walk at the ends of the ties, within each group
+    total = np.cumsum(w * (r - s))
+    walk = total - np.repeat(np.concatenate([[0.0], total])[starts[:-1]], sizes)
+    end = np.ones(s.shape[0], dtype=bool)
+    end[:-1] = (s[1:] != s[:-1]) | (group[1:] != group[:-1])
+    top, low = np.zeros(groups), np.zeros(groups)
+    np.maximum.at(top, group[end], walk[end])
+    np.minimum.at(low, group[end], walk[end])
+    d, g = top - low, np.maximum(top, -low)
+    points = np.bincount(group[end], minlength=groups)
+    again = (points <= RESTARTS)[group] & end  # restart points: tie ends but the last
+    again[starts[1:] - 1] = False
+    psi_up, psi_down = np.empty((groups, LAMBDAS.size)), np.empty((groups, LAMBDAS.size))
+    rest_up = np.empty((int(again.sum()), LAMBDAS.size))
+    rest_down = np.empty_like(rest_up)
+    for col in range(LAMBDAS.size):  # (a loop over the grid of lambda: rows x 1 each)
+        up, down = cumulants(s, w, lam[group, col])
+        for psi, rest, part in ((psi_up, rest_up, up), (psi_down, rest_down, down)):
+            psi[:, col] = np.bincount(group, weights=part, minlength=groups)
+            done = np.cumsum(part)
+            done = done - np.repeat(np.concatenate([[0.0], done])[starts[:-1]], sizes)
+            rest[:, col] = np.maximum(psi[group[again], col] - done[again], 0.0)
+    ks = np.exp(log_tail(g[:, None], psi_up, lam)[:, 0])
+    ks += np.exp(log_tail(g[:, None], psi_down, lam)[:, 0])
+    t = np.linspace(0.0, 1.0, GRID)[None, :]
+    split = np.exp(log_tail(d[:, None] * t, psi_up, lam))
+    split += np.exp(log_tail(d[:, None] * (1.0 - t), psi_down, lam))
+    kuiper = split.min(axis=1)
+    restart = np.exp(log_tail(d[:, None], psi_up, lam)[:, 0])  # (j = 0)
+    restart += np.exp(log_tail(d[:, None], psi_down, lam)[:, 0])
+    at = group[again]
+    terms = np.exp(log_tail(d[at][:, None], rest_up, lam[at])[:, 0])
+    terms += np.exp(log_tail(d[at][:, None], rest_down, lam[at])[:, 0])
+    restart += np.bincount(at, weights=terms, minlength=groups)
+    few = points <= RESTARTS
+    kuiper = np.where(few, np.minimum(kuiper, restart), kuiper)
+    return (np.clip(kuiper, TINY, 1.0), np.clip(ks, TINY, 1.0))

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["LAMBDAS", "RESTARTS", "bound_pvalues", "cumulants", "log_tail"]
+__all__ = ["LAMBDAS", "RESTARTS", "bound_pvalues", "cumulants", "log_tail", "running_sums"]
 
 #: The grid of lambda times the group's largest weight (Chernoff's parameter).
 LAMBDAS = np.geomspace(1e-2, 64.0, 96)
@@ -60,6 +60,8 @@ LAMBDAS = np.geomspace(1e-2, 64.0, 96)
 GRID = 129
 #: Groups of at most this many distinct scores also get the restart bound.
 RESTARTS = 1000
+#: Groups whose split bound is computed at once (memory: CHUNK x GRID x 96 doubles).
+CHUNK = 256
 #: The smallest p-value reported (a bound that underflows is reported as this).
 TINY = float(np.finfo(np.float64).tiny)
 
@@ -72,6 +74,27 @@ def cumulants(s: np.ndarray, w: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray
         up = np.log1p(s * np.expm1(x)) - x * s
         down = np.log1p(s * np.expm1(-x)) + x * s
     return np.maximum(up, 0.0), np.maximum(down, 0.0)  # (>= 0 by Jensen; rounding up)
+
+
+def running_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Each group's running sum of ``values`` (rows sorted by group; ``starts``: G + 1
+    offsets), added in row order from the group's first row: the same bits whatever the
+    other groups. Groups of similar sizes (within a factor of two) are summed together as
+    the rows of one padded array (at most twice their rows), one pass per size class."""
+    sizes = np.diff(starts)
+    out = np.empty(values.shape[0])
+    within = np.arange(values.shape[0]) - np.repeat(starts[:-1], sizes)
+    kind = np.ceil(np.log2(np.maximum(sizes, 1))).astype(np.int64)
+    for size_class in np.unique(kind[sizes > 0]):  # (a loop over size classes, <= 64)
+        chosen = np.flatnonzero((kind == size_class) & (sizes > 0))
+        counts = sizes[chosen]
+        place = np.repeat(np.arange(chosen.size), counts)
+        index = np.repeat(starts[chosen] - (np.cumsum(counts) - counts), counts)
+        index = index + np.arange(place.size)  # the chosen groups' rows, in order
+        padded = np.zeros((chosen.size, int(counts.max())))
+        padded[place, within[index]] = values[index]
+        out[index] = np.cumsum(padded, axis=1)[place, within[index]]
+    return out
 
 
 def log_tail(a: np.ndarray, psi: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -95,8 +118,7 @@ def bound_pvalues(
     np.maximum.at(top_w, group, w)
     lam = LAMBDAS[None, :] / np.where(top_w > 0.0, top_w, 1.0)[:, None]  # groups x L
     # the walk at the ends of the ties, within each group
-    total = np.cumsum(w * (r - s))
-    walk = total - np.repeat(np.concatenate([[0.0], total])[starts[:-1]], sizes)
+    walk = running_sums(w * (r - s), starts)
     end = np.ones(s.shape[0], dtype=bool)
     end[:-1] = (s[1:] != s[:-1]) | (group[1:] != group[:-1])
     top, low = np.zeros(groups), np.zeros(groups)
@@ -104,30 +126,35 @@ def bound_pvalues(
     np.minimum.at(low, group[end], walk[end])
     d, g = top - low, np.maximum(top, -low)
     points = np.bincount(group[end], minlength=groups)
-    again = (points <= RESTARTS)[group] & end  # restart points: tie ends but the last
+    few = points <= RESTARTS
+    again = few[group] & end  # restart points: tie ends but the last
     again[starts[1:] - 1] = False
+    at = group[again]
     psi_up, psi_down = np.empty((groups, LAMBDAS.size)), np.empty((groups, LAMBDAS.size))
-    rest_up = np.empty((int(again.sum()), LAMBDAS.size))
-    rest_down = np.empty_like(rest_up)
+    # the exponents min over lambda of Psi - lambda a, folded in as lambda runs: at g (KS),
+    # at d from j = 0 and from each restart point (Kuiper's restart bound)
+    ks_up, ks_down, zero_up, zero_down = (np.zeros(groups) for _ in range(4))
+    rest_up, rest_down = np.zeros(at.size), np.zeros(at.size)
     for col in range(LAMBDAS.size):  # (a loop over the grid of lambda: rows x 1 each)
         up, down = cumulants(s, w, lam[group, col])
-        for psi, rest, part in ((psi_up, rest_up, up), (psi_down, rest_down, down)):
+        for psi, part, ks_, zero, rest in (
+            (psi_up, up, ks_up, zero_up, rest_up),
+            (psi_down, down, ks_down, zero_down, rest_down),
+        ):
             psi[:, col] = np.bincount(group, weights=part, minlength=groups)
-            done = np.cumsum(part)
-            done = done - np.repeat(np.concatenate([[0.0], done])[starts[:-1]], sizes)
-            rest[:, col] = np.maximum(psi[group[again], col] - done[again], 0.0)
-    ks = np.exp(log_tail(g[:, None], psi_up, lam)[:, 0])
-    ks += np.exp(log_tail(g[:, None], psi_down, lam)[:, 0])
+            np.minimum(ks_, psi[:, col] - lam[:, col] * g, out=ks_)
+            np.minimum(zero, psi[:, col] - lam[:, col] * d, out=zero)
+            after = np.maximum(psi[at, col] - running_sums(part, starts)[again], 0.0)
+            np.minimum(rest, after - lam[at, col] * d[at], out=rest)
+    ks = np.exp(ks_up) + np.exp(ks_down)
+    restart = np.exp(zero_up) + np.exp(zero_down)
+    restart += np.bincount(at, weights=np.exp(rest_up) + np.exp(rest_down), minlength=groups)
     t = np.linspace(0.0, 1.0, GRID)[None, :]
-    split = np.exp(log_tail(d[:, None] * t, psi_up, lam))
-    split += np.exp(log_tail(d[:, None] * (1.0 - t), psi_down, lam))
-    kuiper = split.min(axis=1)
-    restart = np.exp(log_tail(d[:, None], psi_up, lam)[:, 0])  # (j = 0)
-    restart += np.exp(log_tail(d[:, None], psi_down, lam)[:, 0])
-    at = group[again]
-    terms = np.exp(log_tail(d[at][:, None], rest_up, lam[at])[:, 0])
-    terms += np.exp(log_tail(d[at][:, None], rest_down, lam[at])[:, 0])
-    restart += np.bincount(at, weights=terms, minlength=groups)
-    few = points <= RESTARTS
+    kuiper = np.empty(groups)
+    for first in range(0, groups, CHUNK):  # (chunks of groups: CHUNK x GRID x 96 doubles)
+        part = slice(first, first + CHUNK)
+        split = np.exp(log_tail(d[part, None] * t, psi_up[part], lam[part]))
+        split += np.exp(log_tail(d[part, None] * (1.0 - t), psi_down[part], lam[part]))
+        kuiper[part] = split.min(axis=1)
     kuiper = np.where(few, np.minimum(kuiper, restart), kuiper)
     return (np.clip(kuiper, TINY, 1.0), np.clip(ks, TINY, 1.0))

@@ -126,6 +126,29 @@ def test_overall_calibration_bounds_a_small_soft_label_sample():
         assert np.allclose([row["ecce_r_p"], row["ecce_mad_p"]], want, rtol=1e-9, atol=0)
 
 
+def test_drift_windows_of_soft_labels_are_bounded():
+    import datetime as dt
+
+    from polars_cumdev.drift import calibration_drift
+
+    frame = _soft(8, groups=8, planted=0.3).with_columns(
+        pl.col("g")
+        .str.slice(1)
+        .cast(pl.Int64)
+        .map_elements(
+            lambda k: dt.date(2024, 1, 1) + dt.timedelta(days=7 * k), return_dtype=pl.Date
+        )
+        .alias("t")
+    )
+    out = calibration_drift(frame, "s", "r", "w", time="t")
+    out = out.collect() if isinstance(out, pl.LazyFrame) else out
+    assert "bound" in set(out["p_method"])
+    alone = calibration(frame, "s", "r", "w", by="t").select("t", "ecce_r_p", "p_method")
+    joined = out.select("t", "ecce_r_p", "p_method").join(alone, on="t")
+    assert joined["p_method"].equals(joined["p_method_right"])
+    assert np.allclose(joined["ecce_r_p"], joined["ecce_r_p_right"], rtol=1e-12, atol=0)
+
+
 def test_zero_one_groups_are_still_simulated_beside_soft_ones():
     frame = _soft(7, planted=0.3)
     binary = frame.filter(pl.col("g") < "g060").with_columns(

@@ -7,7 +7,10 @@ are joined with their rows; one batch function over those rows numbers the
 groups, keeps the ones whose responses are all 0 or 1 and whose effective
 number of events is below :data:`~polars_cumdev.method.finite_sample.MIN_EVENTS`,
 and simulates them in one compiled call
-(:func:`~polars_cumdev.method.finite_sample.simulate`). The result, keyed like
+(:func:`~polars_cumdev.method.finite_sample.simulate`); calibration's groups
+with soft labels (some response strictly between 0 and 1) and the same
+criterion get the conservative bound of :mod:`~polars_cumdev.method.finite_bound`
+instead (``p_method`` "bound"). The result, keyed like
 the groups, is joined back as the columns ``normalize(simulated=True)`` reads.
 Both engines pass the same prepared rows (the user's scores, responses and
 weights as float64), so both get the same draws and the same p-values.

@@ -64,6 +64,21 @@ def test_bound_is_at_least_the_tail_of_bernoulli_responses():
         check(int((p_ks <= t).sum()), groups, t)
 
 
+def test_bound_ignores_the_weights_scale_and_the_other_groups():
+    starts, s, w, r = _layout(4, [3, 17, 25, 8], 10)
+    p_k, p_ks = fb.bound_pvalues(starts, s, w, r)
+    scaled = fb.bound_pvalues(starts, s, w * 3.7, r)
+    assert np.allclose(scaled, (p_k, p_ks), rtol=1e-9, atol=0)
+    exact = fb.bound_pvalues(starts, s, w * 0.25, r)  # (a power of two: bit for bit)
+    assert np.array_equal(exact[0], p_k) and np.array_equal(exact[1], p_ks)
+    for k in range(4):  # each group alone: the same bits
+        part = slice(starts[k], starts[k + 1])
+        alone = fb.bound_pvalues(
+            np.array([0, starts[k + 1] - starts[k]]), s[part], w[part], r[part]
+        )
+        assert (alone[0][0], alone[1][0]) == (p_k[k], p_ks[k])
+
+
 def test_the_bound_is_tighter_than_a_single_worst_row_and_finds_a_plain_deviation():
     # twelve rows all 1 at scores 0.05: the deviation is plain; a 20-row group of scores
     # near 0.05 at their means is not

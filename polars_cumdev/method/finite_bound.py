@@ -81,20 +81,32 @@ def running_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
     offsets), added in row order from the group's first row: the same bits whatever the
     other groups. Groups of similar sizes (within a factor of two) are summed together as
     the rows of one padded array (at most twice their rows), one pass per size class."""
+    return summer(starts)(values)
+
+
+def summer(starts: np.ndarray):
+    """:func:`running_sums` for the groups ``starts``, the layout worked out once."""
     sizes = np.diff(starts)
-    out = np.empty(values.shape[0])
-    within = np.arange(values.shape[0]) - np.repeat(starts[:-1], sizes)
+    within = np.arange(int(starts[-1])) - np.repeat(starts[:-1], sizes)
     kind = np.ceil(np.log2(np.maximum(sizes, 1))).astype(np.int64)
+    classes = []
     for size_class in np.unique(kind[sizes > 0]):  # (a loop over size classes, <= 64)
         chosen = np.flatnonzero((kind == size_class) & (sizes > 0))
         counts = sizes[chosen]
         place = np.repeat(np.arange(chosen.size), counts)
         index = np.repeat(starts[chosen] - (np.cumsum(counts) - counts), counts)
         index = index + np.arange(place.size)  # the chosen groups' rows, in order
-        padded = np.zeros((chosen.size, int(counts.max())))
-        padded[place, within[index]] = values[index]
-        out[index] = np.cumsum(padded, axis=1)[place, within[index]]
-    return out
+        classes.append((index, place, within[index], (chosen.size, int(counts.max()))))
+
+    def run(values: np.ndarray) -> np.ndarray:
+        out = np.empty(values.shape[0])
+        for index, place, column, shape in classes:
+            padded = np.zeros(shape)
+            padded[place, column] = values[index]
+            out[index] = np.cumsum(padded, axis=1)[place, column]
+        return out
+
+    return run
 
 
 def log_tail(a: np.ndarray, psi: np.ndarray, lam: np.ndarray) -> np.ndarray:
@@ -118,7 +130,8 @@ def bound_pvalues(
     np.maximum.at(top_w, group, w)
     lam = LAMBDAS[None, :] / np.where(top_w > 0.0, top_w, 1.0)[:, None]  # groups x L
     # the walk at the ends of the ties, within each group
-    walk = running_sums(w * (r - s), starts)
+    sums = summer(starts)
+    walk = sums(w * (r - s))
     end = np.ones(s.shape[0], dtype=bool)
     end[:-1] = (s[1:] != s[:-1]) | (group[1:] != group[:-1])
     top, low = np.zeros(groups), np.zeros(groups)
@@ -144,7 +157,7 @@ def bound_pvalues(
             psi[:, col] = np.bincount(group, weights=part, minlength=groups)
             np.minimum(ks_, psi[:, col] - lam[:, col] * g, out=ks_)
             np.minimum(zero, psi[:, col] - lam[:, col] * d, out=zero)
-            after = np.maximum(psi[at, col] - running_sums(part, starts)[again], 0.0)
+            after = np.maximum(psi[at, col] - sums(part)[again], 0.0)
             np.minimum(rest, after - lam[at, col] * d[at], out=rest)
     ks = np.exp(ks_up) + np.exp(ks_down)
     restart = np.exp(zero_up) + np.exp(zero_down)

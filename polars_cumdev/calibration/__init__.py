@@ -139,8 +139,9 @@ def calibration(
         ``alpha``: the response is 1{y <= q}, compared with alpha, sigma^2 =
         sum_k a_k^2 f_k alpha (1 - alpha));
         see :mod:`polars_cumdev.calibration.targets`. Where few rows make
-        the asymptotic tail untrustworthy, p-values come from redraws
-        (``p_method``; docs/method.md, "Valid at every size").
+        the asymptotic tail untrustworthy, p-values come from redraws, or for
+        soft labels from a conservative bound (``p_method`` ``"simulated"``
+        or ``"bound"``; docs/method.md, "Valid at every size").
     alpha
         The quantile's level, in (0, 1), with ``target="quantile"``.
     level

@@ -7,7 +7,10 @@ are joined with their rows; one batch function over those rows numbers the
 groups, keeps the ones whose responses are all 0 or 1 and whose effective
 number of events is below :data:`~polars_cumdev.method.finite_sample.MIN_EVENTS`,
 and simulates them in one compiled call
-(:func:`~polars_cumdev.method.finite_sample.simulate`). The result, keyed like
+(:func:`~polars_cumdev.method.finite_sample.simulate`); calibration's groups
+with soft labels (some response strictly between 0 and 1) and the same
+criterion get the conservative bound of :mod:`~polars_cumdev.method.finite_bound`
+instead (``p_method`` "bound"). The result, keyed like
 the groups, is joined back as the columns ``normalize(simulated=True)`` reads.
 Both engines pass the same prepared rows (the user's scores, responses and
 weights as float64), so both get the same draws and the same p-values.
@@ -23,7 +26,7 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method import finite_resampled
+from polars_cumdev.method import finite_bound, finite_resampled
 from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.pvalues import ks_critical, kuiper_critical, pvalue_pairs
@@ -190,6 +193,7 @@ def simulate_groups(
     if null == "level":  # few rows at alpha near 1/2: E is infinite, the walk still coarse
         events = np.minimum(events, fs.effective_rows(group, w, grouped.height))
     chosen = (other == 0) & (events < fs.MIN_EVENTS)
+    soft = (other > 0) & (events < fs.MIN_EVENTS) & (null == "score") & (means is None)
     keep = chosen[group]
     bounds = np.concatenate([[0], np.cumsum(sizes[chosen])]).astype(np.int64)
     if null == "level":
@@ -197,10 +201,39 @@ def simulate_groups(
     else:
         p_k, p_ks, _ = fs.simulate(bounds, s[keep], w[keep], p[keep], r[keep], tests, level)
     out = grouped.select(keys).filter(pl.Series(chosen))
-    return out.with_columns(
+    out = out.with_columns(
         pl.Series(fs.SIM_KUIPER, p_k, dtype=pl.Float64),
         pl.Series(fs.SIM_KS, p_ks, dtype=pl.Float64),
     ).select(list(schema))
+    if not soft.any():
+        return out
+    return pl.concat([out, _bounded(grouped.select(keys), soft, group, starts, s, w, r, schema)])
+
+
+def _bounded(
+    names: pl.DataFrame,
+    soft: np.ndarray,
+    group: np.ndarray,
+    starts: np.ndarray,
+    s: np.ndarray,
+    w: np.ndarray,
+    r: np.ndarray,
+    schema: Mapping[str, pl.DataType],
+) -> pl.DataFrame:
+    """Calibration's candidates with soft labels (``soft``) and few effective events: the
+    conservative bound of :mod:`~polars_cumdev.method.finite_bound`, encoded for
+    :func:`~polars_cumdev.method.finite_sample.method_column` (KS negated: "bound")."""
+    keep = soft[group]
+    bounds = np.concatenate([[0], np.cumsum(np.diff(starts)[soft])]).astype(np.int64)
+    p_k, p_ks = finite_bound.bound_pvalues(bounds, s[keep], w[keep], r[keep])
+    return (
+        names.filter(pl.Series(soft))
+        .with_columns(
+            pl.Series(fs.SIM_KUIPER, p_k, dtype=pl.Float64),
+            pl.Series(fs.SIM_KS, -p_ks, dtype=pl.Float64),
+        )
+        .select(list(schema))
+    )
 
 
 def _layout(batch: pl.DataFrame, keys: list[str], carried: Sequence[pl.Expr] = ()) -> tuple:

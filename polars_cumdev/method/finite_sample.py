@@ -220,15 +220,16 @@ def grouped(
     return order, starts
 
 
-def method_column(simulated: pl.Expr, resampled: pl.Expr | None = None) -> pl.Expr:
+def method_column(
+    simulated: pl.Expr, resampled: pl.Expr | None = None, bound: pl.Expr | None = None
+) -> pl.Expr:
     """``p_method``: "resampled" where ``resampled`` is true (a screen's real responses
-    redrawn within the bins, :mod:`.finite_resampled`), "simulated" where ``simulated``
+    redrawn within the bins, :mod:`.finite_resampled`), "bound" where ``bound`` is (soft
+    labels' conservative bound, :mod:`.finite_bound`), "simulated" where ``simulated``
     is, else "asymptotic"."""
-    found = pl.when(simulated)
-    if resampled is not None:
-        found = (
-            pl.when(simulated & resampled.fill_null(False))
-            .then(pl.lit("resampled"))
-            .when(simulated)
-        )
-    return found.then(pl.lit("simulated")).otherwise(pl.lit("asymptotic")).alias(P_METHOD)
+    found = pl.when(pl.lit(False)).then(pl.lit(None, dtype=pl.String))
+    for flag, name in ((resampled, "resampled"), (bound, "bound")):
+        if flag is not None:
+            found = found.when(simulated & flag.fill_null(False)).then(pl.lit(name))
+    found = found.when(simulated).then(pl.lit("simulated"))
+    return found.otherwise(pl.lit("asymptotic")).alias(P_METHOD)

@@ -45,7 +45,7 @@ def pvalue_columns(simulated: bool = False) -> list[pl.Expr]:
         if simulated:  # finite-sample p-values where given (method/finite_sample.py)
             for j, found in enumerate(values[2:]):
                 given = ~np.isnan(found) & ~np.isnan(values[j])  # only where z is defined
-                found = np.abs(found)  # (negated: resampled, finite_resampled.py)
+                found = np.abs(found)  # (negated: resampled or bound, see below)
                 columns[j] = np.where(given, found, columns[j])
                 with np.errstate(divide="ignore"):
                     columns[j + 2] = np.where(given, np.log10(found), columns[j + 2])
@@ -61,7 +61,9 @@ def pvalue_columns(simulated: bool = False) -> list[pl.Expr]:
         return [both.struct.unnest()]
     chosen = pl.col(fs.SIM_KUIPER).is_not_null() | pl.col(fs.SIM_KS).is_not_null()
     chosen = chosen & pl.col("kuiper_z").is_not_null()  # (a null z keeps a null p)
-    return [both.struct.unnest(), fs.method_column(chosen, pl.col(fs.SIM_KUIPER) < 0.0)]
+    resampled = pl.col(fs.SIM_KUIPER) < 0.0  # (both negated: finite_resampled.py)
+    bound = pl.col(fs.SIM_KS) < 0.0  # (KS alone negated: finite_bound.py)
+    return [both.struct.unnest(), fs.method_column(chosen, resampled, bound)]
 
 
 def benjamini_hochberg(p: pl.Expr) -> pl.Expr:

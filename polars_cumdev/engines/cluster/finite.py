@@ -135,8 +135,9 @@ def calibration_simulated(
 
     The candidates (asymptotic p at most the cutoff) whose lower bound of the
     effective events, sigma_B W^2 / w_max^2 (:mod:`polars_cumdev.engines.partitioned.finite`),
-    is below the threshold and whose responses are all 0 or 1 send their rows
-    to the driver, which decides exactly and simulates them.
+    is below the threshold send their rows to the driver, which decides exactly and
+    simulates them (responses all 0 or 1) or bounds their p-values (soft labels,
+    :mod:`polars_cumdev.method.finite_bound`), as in-process.
     """
     keys = list(keys)
     on = keys or [_ALL]
@@ -159,7 +160,7 @@ def calibration_simulated(
     schema = pl.Schema({k: table.schema[k] for k in on})
     chosen = join_on_keys(chosen.lazy(), maxima.lazy(), on, schema).collect()
     bound = pl.col(SIGMA_B) * (pl.col("weight") / pl.col(WMAX)) ** 2
-    chosen = chosen.filter((pl.col(_OTHER) == 0) & (bound < fs.MIN_EVENTS * pf.MARGIN))
+    chosen = chosen.filter(bound < fs.MIN_EVENTS * pf.MARGIN)  # (soft labels too: bounded)
     if not chosen.height:
         return pf.without_simulation(stats)
     picked = chosen.select(*on, TESTS)

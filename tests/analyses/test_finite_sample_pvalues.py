@@ -216,7 +216,9 @@ def test_calibration_by_groups_is_the_same_in_both_engines_and_any_order():
     assert np.allclose(polars["ecce_r_q"].to_numpy()[order], np.minimum(bh, 1.0), rtol=1e-12)
 
 
-def test_soft_labels_keep_the_asymptotic_pvalues():
+def test_soft_labels_that_match_their_scores_are_no_candidates():
+    # responses equal to the scores: no group deviates, so none is a candidate for the bound
+    # (tests/analyses/test_calibration_soft_bound.py covers the groups that are)
     frame = _rare(6).with_columns(pl.col("s").alias("r"))
     table = calibration(frame, "s", "r", "w", by="g")
     assert set(table["p_method"]) == {"asymptotic"}

@@ -27,9 +27,12 @@ from polars_cumdev.engines.cluster.range_calibration import (
 )
 from polars_cumdev.engines.cluster.request import Request
 from polars_cumdev.engines.partitioned import cuts as cutting
-from polars_cumdev.engines.partitioned.calibration_drivers import calibrate_ranges
+from polars_cumdev.engines.partitioned.calibration_drivers import (
+    calibrate_ranges,
+    located_statistics,
+)
 
-__all__ = ["calibrate_by_ranges"]
+__all__ = ["calibrate_by_ranges", "segment_statistics"]
 
 
 def _rows(*pieces: pl.DataFrame) -> pl.DataFrame:
@@ -49,16 +52,8 @@ def _piece(split: tuple, r: int) -> pl.DataFrame:
     return split[1][r]
 
 
-def calibrate_by_ranges(
-    client: Any,
-    parts: list[Any],
-    request: Request,
-    level: float,
-    ranges: int | Sequence[float] | None = None,
-    log: Callable[[str], None] | None = None,
-) -> pl.DataFrame:
-    """The calibration table of parts (futures of Polars frames) already on the workers."""
-    note = steps.clock(log)
+def _ranged(client: Any, parts: list[Any], request: Request, ranges, note) -> tuple:
+    """Rounds 1 to 3 prepared: the cuts, the scale, the split parts and the two passes."""
     size = cutting.SAMPLE_SIZE
     rows, merged = 0, cutting.merge_samples([])
     futures = client.map(dask_engine._sample, parts, request=request, size=size, pure=False)
@@ -88,14 +83,32 @@ def calibrate_by_ranges(
         ]
         return client.gather(tasks)
 
-    return calibrate_ranges(
-        keys,
-        cuts,
-        scale,
-        level,
-        request.prepared(),
-        cells_of,
-        dask_batches(client, split),
-        points_of,
-        note,
+    return keys, cuts, scale, split, cells_of, points_of
+
+
+def calibrate_by_ranges(
+    client: Any,
+    parts: list[Any],
+    request: Request,
+    level: float,
+    ranges: int | Sequence[float] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """The calibration table of parts (futures of Polars frames) already on the workers."""
+    note = steps.clock(log)
+    keys, cuts, scale, split, cells_of, points_of = _ranged(client, parts, request, ranges, note)
+    batches = dask_batches(client, split)
+    prepared = request.prepared()
+    return calibrate_ranges(keys, cuts, scale, level, prepared, cells_of, batches, points_of, note)
+
+
+def segment_statistics(client: Any, frames: list[Any], request: Request) -> pl.DataFrame:
+    """Every segment's statistics by score ranges, the stretch located where T > 0.
+
+    ``frames``: futures of the rows repeated per segment (the key ``SEGMENT``);
+    no segment, the whole population included, has to fit in one task.
+    """
+    keys, _, scale, _, cells_of, points_of = _ranged(
+        client, frames, request, None, steps.clock(None)
     )
+    return located_statistics(keys, scale, cells_of, points_of)

@@ -28,7 +28,12 @@ from polars_cumdev.method.prepare import FrameLike, Prepared
 from polars_cumdev.method.weights import scale_factor
 from polars_cumdev.progress import Progress, reporting
 
-__all__ = ["calibrate_ranges", "calibration_parquet", "calibration_partitioned"]
+__all__ = [
+    "calibrate_ranges",
+    "calibration_parquet",
+    "calibration_partitioned",
+    "located_statistics",
+]
 
 
 def calibrate_ranges(
@@ -57,10 +62,30 @@ def calibrate_ranges(
     locating = flag(joined, stats, table, keys, level)
     if locating is None:
         return table
+    stats = _located(stats, locating, keys, points_of)
+    note(f"pass 2: {locating.groups.height} groups located")
+    return finish(stats, prepared, level)
+
+
+def _located(stats: pl.DataFrame, locating, keys: Sequence[str], points_of) -> pl.DataFrame:
+    """``stats`` with the located stretches of the groups ``locating`` flags (a second pass)."""
     wanted = {r: locating.for_range(r) for r in sorted(locating.ranges)}
     found = stitch(locating, *gather(points_of(wanted)))
-    note(f"pass 2: {locating.groups.height} groups located")
-    return finish(with_located(stats, found, keys), prepared, level)
+    return with_located(stats, found, keys)
+
+
+def located_statistics(
+    keys: Sequence[str],
+    scale: float,
+    cells_of: Callable[[], list[pl.DataFrame | None]],
+    points_of: Callable[[dict[int, pl.DataFrame]], list[tuple[pl.DataFrame, pl.DataFrame]]],
+) -> pl.DataFrame:
+    """Every group's statistics (the in-process summary's layout) with the stretch of every
+    group with T > 0 located, whatever its p-value: for a caller whose decision comes later
+    (the engines' multicalibration, which keeps the stretches of the significant segments)."""
+    stats, joined = combine(cells_of(), keys, scale)
+    locating = flag(joined, stats, None, keys, 0.0)
+    return stats if locating is None else _located(stats, locating, keys, points_of)
 
 
 def _scale(prepared: Prepared, engine: Engine) -> float:

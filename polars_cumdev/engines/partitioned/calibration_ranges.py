@@ -119,7 +119,7 @@ def combine(
 def flag(
     joined: pl.DataFrame,
     stats: pl.DataFrame,
-    table: pl.DataFrame,
+    table: pl.DataFrame | None,
     keys: Sequence[str],
     level: float,
 ) -> Locating | None:
@@ -128,17 +128,20 @@ def flag(
     A group is flagged when T = D - 2 sigma > 0 and it is significant at
     ``level`` in ``table`` (the calibration table without the location):
     any other group's stretch would be nulled (:mod:`polars_cumdev.method.findings`).
+    ``table`` None flags every group with T > 0 (a caller deciding later,
+    e.g. multicalibration's family-wise decision).
     """
     on = _on(keys)
     limit = threshold(pl.col("kuiper"), pl.col(SIGMA_B)).alias(LIMIT)
     candidates = stats.select(*keys, limit).filter(pl.col(LIMIT) > 0.0)
-    judged = table.filter(significant(level, "ecce_r_q"))
-    if keys:
-        candidates = candidates.join(
-            judged.select(keys), on=keys, how="semi", nulls_equal=True, maintain_order="left"
-        )
-    elif not judged.height:
-        return None
+    if table is not None:
+        judged = table.filter(significant(level, "ecce_r_q"))
+        if keys:
+            candidates = candidates.join(
+                judged.select(keys), on=keys, how="semi", nulls_equal=True, maintain_order="left"
+            )
+        elif not judged.height:
+            return None
     if not candidates.height:
         return None
     flagged = candidates.with_row_index(FID).with_columns(pl.col(FID).cast(pl.Int64))

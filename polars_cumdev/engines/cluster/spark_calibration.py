@@ -31,11 +31,15 @@ from polars_cumdev.engines.cluster.range_calibration import (
     range_points,
     weight_scale,
 )
-from polars_cumdev.engines.partitioned.calibration_drivers import calibrate_ranges
+from polars_cumdev.engines.cluster.request import Request
+from polars_cumdev.engines.partitioned.calibration_drivers import (
+    calibrate_ranges,
+    located_statistics,
+)
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.method.findings import LEVEL
 
-__all__ = ["calibration_by_ranges"]
+__all__ = ["calibration_by_ranges", "segment_statistics"]
 
 
 @se._without_pandas_warning
@@ -52,13 +56,56 @@ def calibration_by_ranges(
     log: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
     """A Spark DataFrame calibrated by score ranges; see :func:`polars_cumdev.spark.calibration`."""
-    from pyspark import StorageLevel
-    from pyspark.sql import functions as sf
-
     note = steps.clock(log)
     request = se._request("calibration", sdf, by, score, response, weight, "auto")
     probe_spark(sdf.sparkSession)
     data = sdf.select(*request.columns)
+    keys, cuts, scale, shuffled, cells_of, points_of = _ranged(data, request, ranges, note)
+    try:
+        return calibrate_ranges(
+            keys,
+            cuts,
+            scale,
+            level,
+            request.prepared(),
+            cells_of,
+            se.batches(shuffled, request),
+            points_of,
+            note,
+        )
+    finally:
+        shuffled.unpersist()
+
+
+def segment_statistics(rows: Any, request: Request) -> pl.DataFrame:
+    """Every segment's statistics by score ranges, the stretch located where T > 0.
+
+    ``rows``: the Spark DataFrame of the rows repeated per segment (the key
+    ``SEGMENT``); no segment, the whole population included, has to fit in
+    one task.
+    """
+    from pyspark import StorageLevel
+
+    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)  # (read by four jobs)
+    try:
+        keys, _, scale, shuffled, cells_of, points_of = _ranged(
+            rows, request, None, steps.clock(None)
+        )
+        try:
+            return located_statistics(keys, scale, cells_of, points_of)
+        finally:
+            shuffled.unpersist()
+    finally:
+        rows.unpersist()
+
+
+def _ranged(data: Any, request: Request, ranges, note: Callable[[str], None]) -> tuple:
+    """The cuts, the checks (raised), the scale, the rows shuffled by range (kept) and
+    the two passes over them."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as sf
+
+    score = request.score
     rows = data.count()
     cuts = se._cuts(data, score, ranges, rows)
     count = len(cuts) + 1
@@ -69,7 +116,7 @@ def calibration_by_ranges(
         yield se._payload([{"range": -1, se._PAYLOAD: steps.pack(counts)}])
 
     tallies = [t for _, t in se._collect(data.mapInArrow(check, se._SPARK_SCHEMA))]
-    scale = weight_scale(request, tallies, se._count_below(data, weight))
+    scale = weight_scale(request, tallies, se._count_below(data, request.weight))
     note("pass 1: values checked")
     keys = list(request.keys)
     routes = se._routes(data.sparkSession, count)
@@ -105,17 +152,4 @@ def calibration_by_ranges(
         found = by_range(work, set(wanted))
         return [found[r] for r in wanted if r in found]
 
-    try:
-        return calibrate_ranges(
-            keys,
-            cuts,
-            scale,
-            level,
-            request.prepared(),
-            cells_of,
-            se.batches(shuffled, request),
-            points_of,
-            note,
-        )
-    finally:
-        shuffled.unpersist()
+    return keys, cuts, scale, shuffled, cells_of, points_of

@@ -22,6 +22,8 @@ pytest.importorskip("distributed", reason="the dask extra is not installed")
 
 import polars_cumdev.dask as cdask  # noqa: E402
 
+pytestmark = pytest.mark.slow  # (a LocalCluster of its own: about 10 s to start)
+
 
 @pytest.fixture(scope="module")
 def client():
@@ -51,7 +53,6 @@ def test_same_bits_as_the_in_process_ranges(client, by, ranges, soft):
         assert actual["share"].is_not_null().any()
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("ranges", [None, 1, 16])
 def test_default_and_extreme_range_counts(client, ranges):
     df = calibration_data(12)
@@ -59,7 +60,6 @@ def test_default_and_extreme_range_counts(client, ranges):
     assert_same_table(calibration(df, "s", "r", by="g"), actual)
 
 
-@pytest.mark.slow
 def test_null_score_is_the_in_process_error(client):
     df = calibration_data(13, rows=500).with_columns(
         pl.when(pl.int_range(pl.len()) == 300).then(None).otherwise(pl.col("s")).alias("s")

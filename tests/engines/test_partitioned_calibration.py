@@ -21,6 +21,14 @@ from polars_cumdev.errors import CumdevError
 from polars_cumdev.partitioned import calibration_parquet, calibration_partitioned
 
 
+def test_seven_ranges_match_calibration():
+    """The fast subset's case (the grid below is slow: about 5 s in all)."""
+    df = calibration_data(1)
+    expected = calibration(df, "s", "r", "w", by="g")
+    assert_same_table(expected, calibration_partitioned(df, "s", "r", "w", by="g", ranges=7))
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("ranges", [1, 2, 7, 16])
 @pytest.mark.parametrize(("seed", "soft", "weighted"), [(1, False, True), (2, True, False)])
 def test_ranges_match_calibration(ranges, seed, soft, weighted):
@@ -39,6 +47,7 @@ def test_the_data_cover_the_hard_cases():
     assert 0 < located < table.height
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ranges", [1, 7])
 def test_without_groups(ranges):
     df = calibration_data(3, soft=True)
@@ -65,6 +74,7 @@ def test_row_order_gives_the_same_bits():
     assert one.equals(two)
 
 
+@pytest.mark.slow
 def test_lazy_frame_and_two_keys():
     df = calibration_data(6).with_columns((pl.col("w") > 1.5).alias("heavy"))
     expected = calibration(df, "s", "r", by=["g", "heavy"])
@@ -88,6 +98,7 @@ def test_nulls_refused_as_in_process(column):
         assert_same_table(expected, calibration_partitioned(df, "s", "r", "w", by="g", ranges=3))
 
 
+@pytest.mark.slow
 def test_parquet_ranges(tmp_path):
     df = calibration_data(8)
     for i, part in enumerate(df.iter_slices(1000)):

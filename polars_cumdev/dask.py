@@ -141,9 +141,9 @@ def calibration(
     pl.DataFrame
         The in-process calibration's columns, rows and order.
     """
-    from polars_cumdev.engines.cluster import dask_engine
+    from polars_cumdev.engines.cluster import dask_calibration
 
-    return dask_engine.calibration(
+    return dask_calibration.calibration(
         source, score, response, weight, by=by, scheduler=scheduler, level=level, ranges=ranges
     )
 

@@ -19,6 +19,7 @@ import polars as pl
 
 from polars_cumdev.engines.cluster import dask_engine, steps
 from polars_cumdev.engines.cluster.batches import dask_batches
+from polars_cumdev.engines.cluster.probe import probe_dask
 from polars_cumdev.engines.cluster.range_calibration import (
     check_and_split,
     range_cells,
@@ -31,8 +32,9 @@ from polars_cumdev.engines.partitioned.calibration_drivers import (
     calibrate_ranges,
     located_statistics,
 )
+from polars_cumdev.method.findings import LEVEL
 
-__all__ = ["calibrate_by_ranges", "segment_statistics"]
+__all__ = ["calibrate_by_ranges", "calibration", "segment_statistics"]
 
 
 def _rows(*pieces: pl.DataFrame) -> pl.DataFrame:
@@ -84,6 +86,26 @@ def _ranged(client: Any, parts: list[Any], request: Request, ranges, note) -> tu
         return client.gather(tasks)
 
     return keys, cuts, scale, split, cells_of, points_of
+
+
+def calibration(
+    source: Any,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    by: str | Sequence[str] | None = None,
+    scheduler: Any = None,
+    level: float = LEVEL,
+    ranges: int | Sequence[float] | None = None,
+) -> pl.DataFrame:
+    """Calibration per group on Dask by score ranges; see :func:`polars_cumdev.dask.calibration`."""
+    make = dask_engine._request_maker("calibration", by, score, response, weight, "auto")
+    names = dask_engine._names(by, score, response, weight)
+    with dask_engine._client(scheduler) as client:
+        probe_dask(client)
+        parts, request = dask_engine._load(client, source, make, names)
+        return calibrate_by_ranges(client, parts, request, level, ranges)
 
 
 def calibrate_by_ranges(

@@ -316,16 +316,13 @@ def calibration(
     by: str | Sequence[str] | None = None,
     scheduler: Any = None,
     level: float = LEVEL,
-    ranges: int | Sequence[float] | None = None,
 ) -> pl.DataFrame:
     """Calibration per group on Dask; see :func:`polars_cumdev.dask.calibration`."""
-    from polars_cumdev.engines.cluster.dask_calibration import calibrate_by_ranges
-
     make = _request_maker("calibration", by, score, response, weight, "auto")
     with _client(scheduler) as client:
         probe_dask(client)
         parts, request = _load(client, source, make, _names(by, score, response, weight))
-        return calibrate_by_ranges(client, parts, request, level, ranges)
+        return calibrate_parts(client, parts, request, level)
 
 
 def calibrate_parts(client: Any, parts: list[Any], request: Request, level: float) -> pl.DataFrame:

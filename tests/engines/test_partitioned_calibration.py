@@ -15,6 +15,8 @@ from __future__ import annotations
 import polars as pl
 import pytest
 from calibration_cases import assert_same_table, calibration_data
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from polars_cumdev.calibration import calibration
 from polars_cumdev.errors import CumdevError
@@ -107,3 +109,24 @@ def test_parquet_ranges(tmp_path):
     actual = calibration_parquet(str(tmp_path / "*.parquet"), "s", "r", "w", by="g", ranges=7)
     assert_same_table(expected, actual)
     assert actual.equals(calibration_partitioned(df, "s", "r", "w", by="g", ranges=7))
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    rows=st.integers(7, 600),
+    soft=st.booleans(),
+    weighted=st.booleans(),
+    cuts=st.lists(
+        st.one_of(st.floats(-0.1, 1.1, allow_nan=False), st.integers(0, 64).map(lambda k: k / 64)),
+        max_size=20,
+    ),
+)
+def test_random_cuts_match_calibration(seed, rows, soft, weighted, cuts):
+    """Any cut points (on tied grid scores, between them, outside the scores) give the
+    in-process table: groups of a few rows, single points, empty ranges."""
+    df = calibration_data(seed, rows=rows, soft=soft)
+    weight = "w" if weighted else None
+    expected = calibration(df, "s", "r", weight, by="g")
+    assert_same_table(expected, calibration_partitioned(df, "s", "r", weight, by="g", ranges=cuts))

@@ -115,14 +115,17 @@ def calibration(
     by: str | Sequence[str] | None = None,
     scheduler: Any = None,
     level: float = LEVEL,
+    ranges: int | Sequence[float] | None = None,
 ) -> pl.DataFrame:
     """:func:`polars_cumdev.calibration.calibration` per group of data in a Dask cluster.
 
-    Calibration compares each group with its own predictions, so the groups
-    are independent (method.md 2): the rows are shuffled by a hash of the
-    group keys and each task calibrates whole groups; the driver adds the
-    p-values, q-values (across all groups) and the order. One group must fit
-    in one task's memory (without ``by``, the whole frame does).
+    The rows are split by score range and each range is walked by one task
+    (:mod:`polars_cumdev.engines.cluster.dask_calibration`): a group's curve
+    is the concatenation of its ranges' partial walks (method.md 2), so no
+    group, and without ``by`` not the whole frame, has to fit in one task's
+    memory. Only per-(range, group) summaries reach the driver (and the rows
+    of the few groups whose p-values are simulated); with the same cuts, the
+    bits are those of :func:`polars_cumdev.partitioned.calibration_partitioned`.
 
     Parameters
     ----------
@@ -130,16 +133,18 @@ def calibration(
         As in :func:`screen`.
     score, response, weight, by, level
         As in :func:`polars_cumdev.calibration.calibration`.
+    ranges
+        As in :func:`screen`.
 
     Returns
     -------
     pl.DataFrame
         The in-process calibration's columns, rows and order.
     """
-    from polars_cumdev.engines.cluster import dask_engine
+    from polars_cumdev.engines.cluster import dask_calibration
 
-    return dask_engine.calibration(
-        source, score, response, weight, by=by, scheduler=scheduler, level=level
+    return dask_calibration.calibration(
+        source, score, response, weight, by=by, scheduler=scheduler, level=level, ranges=ranges
     )
 
 

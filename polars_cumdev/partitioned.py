@@ -8,5 +8,9 @@ deviation; see the workflow page "Lazy and streaming use".
 from __future__ import annotations
 
 from polars_cumdev.engines.partitioned import screen_parquet, screen_partitioned
+from polars_cumdev.engines.partitioned.calibration_drivers import (
+    calibration_parquet,
+    calibration_partitioned,
+)
 
-__all__ = ["screen_parquet", "screen_partitioned"]
+__all__ = ["calibration_parquet", "calibration_partitioned", "screen_parquet", "screen_partitioned"]

@@ -104,13 +104,18 @@ def calibration(
     *,
     by: str | Sequence[str] | None = None,
     level: float = LEVEL,
+    ranges: int | Sequence[float] | None = None,
 ) -> pl.DataFrame:
     """:func:`polars_cumdev.calibration.calibration` per group of a Spark DataFrame.
 
-    The groups are independent (method.md 2): the rows are repartitioned by
-    the group keys and each task calibrates whole groups with the
-    in-process code; the driver adds p-values, q-values and the order. One
-    group must fit in one task's memory (without ``by``, the whole frame).
+    The rows are shuffled by score range and each range is walked by one
+    task (:mod:`polars_cumdev.engines.cluster.spark_calibration`): a group's
+    curve is the concatenation of its ranges' partial walks (method.md 2),
+    so no group, and without ``by`` not the whole frame, has to fit in one
+    task's memory. Only per-(range, group) summaries reach the driver (and
+    the rows of the few groups whose p-values are simulated); with the same
+    cuts, the bits are those of
+    :func:`polars_cumdev.partitioned.calibration_partitioned`.
 
     Parameters
     ----------
@@ -118,15 +123,17 @@ def calibration(
         A ``pyspark.sql.DataFrame``.
     score, response, weight, by, level
         As in :func:`polars_cumdev.calibration.calibration`.
+    ranges
+        As in :func:`screen`.
 
     Returns
     -------
     pl.DataFrame
         The in-process calibration's columns, rows and order.
     """
-    from polars_cumdev.engines.cluster import spark_engine
+    from polars_cumdev.engines.cluster.spark_calibration import calibration_by_ranges
 
-    return spark_engine.calibration(sdf, score, response, weight, by=by, level=level)
+    return calibration_by_ranges(sdf, score, response, weight, by=by, level=level, ranges=ranges)
 
 
 def local_session(master: str = "local[2]") -> Any:

@@ -2,10 +2,11 @@
 
 Four rounds over the parts, which stay on the workers: first the checks and
 value tables (the levels); second the rows repeated per segment, with the
-per-segment rows and sums; third the engine's calibration per group on those
-rows, grouped by segment (a hash shuffle: each segment whole in one task),
-then the finite-sample p-values' few rows; last, only when some significant
-segment may be an echo, that segment's rows. Only per-segment summaries and those few
+per-segment rows and sums; third those rows calibrated by segment and score
+range (:func:`.dask_calibration.segment_statistics`: no segment, the whole
+population included, has to fit in one task), then the finite-sample
+p-values' few rows; last, only when some significant segment may be an echo,
+that segment's rows. Only per-segment summaries and those few
 rows reach the driver.
 """
 
@@ -22,6 +23,7 @@ import polars as pl
 from polars_cumdev.engines.cluster import dask_engine, finite, steps
 from polars_cumdev.engines.cluster.batches import dask_parts
 from polars_cumdev.engines.cluster.checks import raise_tally, tally
+from polars_cumdev.engines.cluster.dask_calibration import segment_statistics
 from polars_cumdev.engines.cluster.probe import probe_dask
 from polars_cumdev.engines.cluster.request import Request, make_request
 from polars_cumdev.engines.cluster.segment_levels import (
@@ -150,7 +152,7 @@ def dask_multicalibration(
         frames = client.map(operator.itemgetter(0), exploded)
         del exploded
         grouped = segment_request(request)
-        stats = _calibrate(client, frames, grouped)
+        stats = segment_statistics(client, frames, grouped)
         stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
         if other == 0:
             batches = dask_parts(client, frames, grouped)
@@ -166,15 +168,3 @@ def dask_multicalibration(
             layout, segments, options, kept, stats, sums, request.prepared().labels, gather,
             weight is not None,
         )  # fmt: skip
-
-
-def _calibrate(client: Any, frames: list[Any], request: Request) -> pl.DataFrame:
-    """Each segment calibrated whole by one task (the repeated rows shuffled by segment)."""
-    buckets = max(1, sum(client.nthreads().values()))
-    split = client.map(dask_engine._by_group, frames, request=request, buckets=buckets)
-    tasks = []
-    for b in range(buckets):
-        pieces = [client.submit(operator.itemgetter(b), s) for s in split]
-        tasks.append(client.submit(dask_engine._calibrate, request, *pieces))
-    results = client.gather(tasks)
-    return pl.concat([s for _, s in results if s is not None], how="vertical_relaxed")

@@ -2,11 +2,12 @@
 
 Jobs over the rows, which stay on the executors: first the checks and value
 tables (the levels); then the per-segment rows and sums; then the rows
-repeated per segment (``mapInArrow``, Arrow batches out), repartitioned by
-segment and each partition's segments calibrated whole (the engine's
-``calibration(by=)`` step), then the finite-sample p-values' few rows; last,
-only when some significant segment may be an echo, that segment's rows. Only per-segment
-summaries and those few rows reach the driver.
+repeated per segment (``mapInArrow``, Arrow batches out), calibrated by
+segment and score range (:func:`.spark_calibration.segment_statistics`: no
+segment, the whole population included, has to fit in one task), then the
+finite-sample p-values' few rows; last, only when some significant segment
+may be an echo, that segment's rows. Only per-segment summaries and those
+few rows reach the driver.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from polars_cumdev.engines.cluster.segments import (
     kept_segments,
     segment_rows,
 )
+from polars_cumdev.engines.cluster.spark_calibration import segment_statistics
 from polars_cumdev.engines.cluster.spark_engine import (
     _SPARK_SCHEMA,
     _collect,
@@ -122,15 +124,7 @@ def spark_multicalibration(
             yield from out.to_arrow().to_batches()
 
     rows = data.mapInArrow(repeated, schema)
-    parallel = data.sparkSession.sparkContext.defaultParallelism
-    by_segment = rows.repartition(parallel, SEGMENT)
-
-    def calibrate(batches: Iterator[Any]) -> Iterator[Any]:
-        part = steps.calibrate_part(_frame(batches, grouped), grouped)
-        yield _payload([{"range": -1, "payload": steps.pack(part)}])
-
-    parts = [p for _, p in _collect(by_segment.mapInArrow(calibrate, _SPARK_SCHEMA))]
-    stats = pl.concat([s for _, s in parts if s is not None], how="vertical_relaxed")
+    stats = segment_statistics(rows, grouped)  # by score ranges: no segment held whole
     stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
     if other == 0:
         gather_rows = spark_engine.batches(rows, grouped)

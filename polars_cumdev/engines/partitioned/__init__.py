@@ -69,6 +69,13 @@ column names), :mod:`.cuts` (the ranges), :mod:`.cells` (steps 1 and 2),
 :mod:`.step` (step 3), :mod:`.joining` (step 4), :mod:`.locating` and
 :mod:`.points` (step 5) and :mod:`.drivers` (running the steps in one
 process).
+
+Calibration by group (method.md 2) uses the same cuts and is simpler: each
+point is compared with its own score, so no bin reaches across ranges and a
+range's step is the calibration kernel's walk over its rows
+(:mod:`.calibration_step`); the driver chains each group's partial walks in
+range order (:mod:`.calibration_ranges`) and :mod:`.calibration_drivers`
+runs it in one process.
 """
 
 from __future__ import annotations

@@ -1,0 +1,136 @@
+"""``calibration(by=)`` on Dask by score ranges: the tasks of :mod:`.range_calibration`.
+
+1. each part's distinct scores are sampled (the cut points: the data's alone);
+2. each part is checked and its standardized rows split by range (kept on
+   its worker); the tallies reach the driver, which raises a failed check;
+3. each range's pieces go to one task, which walks them into cells;
+4. the driver combines the cells, adds the finite-sample p-values (the
+   chosen groups' rows only reach it) and, when some significant group has
+   D > 2 sigma, sends the ranges holding it once more, for those groups.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import polars as pl
+
+from polars_cumdev.engines.cluster import dask_engine, steps
+from polars_cumdev.engines.cluster.batches import dask_batches
+from polars_cumdev.engines.cluster.probe import probe_dask
+from polars_cumdev.engines.cluster.range_calibration import (
+    check_and_split,
+    range_cells,
+    range_points,
+    weight_scale,
+)
+from polars_cumdev.engines.cluster.request import Request
+from polars_cumdev.engines.partitioned import cuts as cutting
+from polars_cumdev.engines.partitioned.calibration_drivers import (
+    calibrate_ranges,
+    located_statistics,
+)
+from polars_cumdev.method.findings import LEVEL
+
+__all__ = ["calibrate_by_ranges", "calibration", "segment_statistics"]
+
+
+def _rows(*pieces: pl.DataFrame) -> pl.DataFrame:
+    found = [p for p in pieces if p.height]
+    return pl.concat(found, how="vertical_relaxed") if found else pieces[0]
+
+
+def _cells_task(keys, cuts, scale, r, *pieces):
+    return range_cells(_rows(*pieces), keys, cuts, scale, r)
+
+
+def _points_task(keys, cuts, scale, r, cells, *pieces):
+    return range_points(_rows(*pieces), keys, cuts, scale, r, cells)
+
+
+def _piece(split: tuple, r: int) -> pl.DataFrame:
+    return split[1][r]
+
+
+def _ranged(client: Any, parts: list[Any], request: Request, ranges, note) -> tuple:
+    """Rounds 1 to 3 prepared: the cuts, the scale, the split parts and the two passes."""
+    size = cutting.SAMPLE_SIZE
+    rows, merged = 0, cutting.merge_samples([])
+    futures = client.map(dask_engine._sample, parts, request=request, size=size, pure=False)
+    for count, sample in dask_engine._samples(futures):
+        rows, merged = rows + count, cutting.merge_samples([merged, sample], size)
+    del futures
+    cuts = cutting.quantile_cuts(merged, steps.default_ranges(rows) if ranges is None else ranges)
+    count = len(cuts) + 1
+    note(f"round 1: {len(parts)} parts sampled; {count} score ranges")
+    split = client.map(check_and_split, parts, request=request, cuts=cuts)
+    tallies = client.gather(client.map(operator.itemgetter(0), split))
+    scale = weight_scale(request, tallies, dask_engine._count_below(client, parts, request.weight))
+    keys = list(request.keys)
+    note("round 2: values checked, rows split by range")
+
+    def pieces(r: int) -> list[Any]:
+        return [client.submit(_piece, s, r) for s in split]
+
+    def cells_of() -> list[pl.DataFrame | None]:
+        tasks = [client.submit(_cells_task, keys, cuts, scale, r, *pieces(r)) for r in range(count)]
+        return client.gather(tasks)
+
+    def points_of(wanted: dict[int, pl.DataFrame]) -> list:
+        tasks = [
+            client.submit(_points_task, keys, cuts, scale, r, cells, *pieces(r))
+            for r, cells in wanted.items()
+        ]
+        return client.gather(tasks)
+
+    return keys, cuts, scale, split, cells_of, points_of
+
+
+def calibration(
+    source: Any,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    by: str | Sequence[str] | None = None,
+    scheduler: Any = None,
+    level: float = LEVEL,
+    ranges: int | Sequence[float] | None = None,
+) -> pl.DataFrame:
+    """Calibration per group on Dask by score ranges; see :func:`polars_cumdev.dask.calibration`."""
+    make = dask_engine._request_maker("calibration", by, score, response, weight, "auto")
+    names = dask_engine._names(by, score, response, weight)
+    with dask_engine._client(scheduler) as client:
+        probe_dask(client)
+        parts, request = dask_engine._load(client, source, make, names)
+        return calibrate_by_ranges(client, parts, request, level, ranges)
+
+
+def calibrate_by_ranges(
+    client: Any,
+    parts: list[Any],
+    request: Request,
+    level: float,
+    ranges: int | Sequence[float] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """The calibration table of parts (futures of Polars frames) already on the workers."""
+    note = steps.clock(log)
+    keys, cuts, scale, split, cells_of, points_of = _ranged(client, parts, request, ranges, note)
+    batches = dask_batches(client, split)
+    prepared = request.prepared()
+    return calibrate_ranges(keys, cuts, scale, level, prepared, cells_of, batches, points_of, note)
+
+
+def segment_statistics(client: Any, frames: list[Any], request: Request) -> pl.DataFrame:
+    """Every segment's statistics by score ranges, the stretch located where T > 0.
+
+    ``frames``: futures of the rows repeated per segment (the key ``SEGMENT``);
+    no segment, the whole population included, has to fit in one task.
+    """
+    keys, _, scale, _, cells_of, points_of = _ranged(
+        client, frames, request, None, steps.clock(None)
+    )
+    return located_statistics(keys, scale, cells_of, points_of)

@@ -1,0 +1,155 @@
+"""``calibration(by=)`` on Spark by score ranges: the tasks of :mod:`.range_calibration`.
+
+- cut points as for the screen (:func:`polars_cumdev.engines.cluster.spark_engine._cuts`:
+  the data's alone);
+- pass 1 (``mapInArrow``): each partition's check counts, one small row each;
+  the driver raises a failed check with the in-process message;
+- pass 2: each row is routed by its score range (an index computed in the
+  JVM), ``repartition`` shuffles the columns the calibration reads, and
+  ``mapInArrow`` walks each range into its cells;
+- pass 3, only when some significant group has D > 2 sigma: the same
+  shuffled rows (kept), walked again for those groups in the ranges holding
+  them (their located stretch).
+
+No group has to fit in one task's memory; with the same cuts the bits are
+those of :func:`polars_cumdev.partitioned.calibration_partitioned`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import polars as pl
+
+from polars_cumdev.engines.cluster import spark_engine as se
+from polars_cumdev.engines.cluster import steps
+from polars_cumdev.engines.cluster.failures import spark_errors
+from polars_cumdev.engines.cluster.probe import probe_spark
+from polars_cumdev.engines.cluster.range_calibration import (
+    range_cells,
+    range_points,
+    weight_scale,
+)
+from polars_cumdev.engines.cluster.request import Request
+from polars_cumdev.engines.partitioned.calibration_drivers import (
+    calibrate_ranges,
+    located_statistics,
+)
+from polars_cumdev.errors import CumdevError
+from polars_cumdev.method.findings import LEVEL
+
+__all__ = ["calibration_by_ranges", "segment_statistics"]
+
+
+@se._without_pandas_warning
+@spark_errors
+def calibration_by_ranges(
+    sdf: Any,
+    score: str,
+    response: str,
+    weight: str | None = None,
+    *,
+    by: str | Sequence[str] | None = None,
+    level: float = LEVEL,
+    ranges: int | Sequence[float] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """A Spark DataFrame calibrated by score ranges; see :func:`polars_cumdev.spark.calibration`."""
+    note = steps.clock(log)
+    request = se._request("calibration", sdf, by, score, response, weight, "auto")
+    probe_spark(sdf.sparkSession)
+    data = sdf.select(*request.columns)
+    keys, cuts, scale, shuffled, cells_of, points_of = _ranged(data, request, ranges, note)
+    try:
+        return calibrate_ranges(
+            keys,
+            cuts,
+            scale,
+            level,
+            request.prepared(),
+            cells_of,
+            se.batches(shuffled, request),
+            points_of,
+            note,
+        )
+    finally:
+        shuffled.unpersist()
+
+
+def segment_statistics(rows: Any, request: Request) -> pl.DataFrame:
+    """Every segment's statistics by score ranges, the stretch located where T > 0.
+
+    ``rows``: the Spark DataFrame of the rows repeated per segment (the key
+    ``SEGMENT``); no segment, the whole population included, has to fit in
+    one task.
+    """
+    from pyspark import StorageLevel
+
+    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)  # (read by four jobs)
+    try:
+        keys, _, scale, shuffled, cells_of, points_of = _ranged(
+            rows, request, None, steps.clock(None)
+        )
+        try:
+            return located_statistics(keys, scale, cells_of, points_of)
+        finally:
+            shuffled.unpersist()
+    finally:
+        rows.unpersist()
+
+
+def _ranged(data: Any, request: Request, ranges, note: Callable[[str], None]) -> tuple:
+    """The cuts, the checks (raised), the scale, the rows shuffled by range (kept) and
+    the two passes over them."""
+    from pyspark import StorageLevel
+    from pyspark.sql import functions as sf
+
+    score = request.score
+    rows = data.count()
+    cuts = se._cuts(data, score, ranges, rows)
+    count = len(cuts) + 1
+    note(f"{rows} rows; {count} score ranges")
+
+    def check(batches: Iterator[Any]) -> Iterator[Any]:
+        counts, _ = steps._checked(se._frame(batches, request), request)
+        yield se._payload([{"range": -1, se._PAYLOAD: steps.pack(counts)}])
+
+    tallies = [t for _, t in se._collect(data.mapInArrow(check, se._SPARK_SCHEMA))]
+    scale = weight_scale(request, tallies, se._count_below(data, request.weight))
+    note("pass 1: values checked")
+    keys = list(request.keys)
+    routes = se._routes(data.sparkSession, count)
+    index = se._range_of(sf.col(score).cast("double"), cuts)
+    route = sf.element_at(sf.array(*[sf.lit(k) for k in routes]), index + 1)
+    shuffled = data.withColumn(se._ROUTE, route).repartition(count, se._ROUTE).drop(se._ROUTE)
+    shuffled = shuffled.persist(StorageLevel.MEMORY_AND_DISK)
+
+    def by_range(work: Callable[[int, pl.DataFrame], object], wanted=None) -> dict[int, Any]:
+        def task(batches: Iterator[Any]) -> Iterator[Any]:
+            chunk = se._frame(batches, request)
+            if not chunk.height:
+                return
+            for r, rows_r in enumerate(steps.split_part(chunk, request, cuts)):
+                if rows_r.height and (wanted is None or r in wanted):
+                    yield se._payload([{"range": r, se._PAYLOAD: steps.pack(work(r, rows_r))}])
+
+        found: dict[int, Any] = {}
+        for r, result in se._collect(shuffled.mapInArrow(task, se._SPARK_SCHEMA)):
+            if r in found:
+                raise CumdevError(f"internal error: score range {r} was split between two tasks")
+            found[r] = result
+        return found
+
+    def cells_of() -> list[pl.DataFrame | None]:
+        found = by_range(lambda r, rows_r: range_cells(rows_r, keys, cuts, scale, r))
+        return [found.get(r) for r in range(count)]
+
+    def points_of(wanted: dict[int, pl.DataFrame]) -> list:
+        def work(r: int, rows_r: pl.DataFrame) -> object:
+            return range_points(rows_r, keys, cuts, scale, r, wanted[r])
+
+        found = by_range(work, set(wanted))
+        return [found[r] for r in wanted if r in found]
+
+    return keys, cuts, scale, shuffled, cells_of, points_of

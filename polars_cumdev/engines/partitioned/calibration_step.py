@@ -1,0 +1,248 @@
+"""Calibration by score ranges: what one range contributes (pure functions of its rows).
+
+Calibration compares each merged point with its own score (method.md 2,
+equations (44)-(47) of M. Tygert, "Cumulative deviation of a subpopulation
+from the full population"): the term of point k of a group is
+W'_k (R'_k - S'_k), and sigma^2 sums W'_k^2 f_k S'_k (1 - S'_k). Nothing
+reaches across points, so a range (cut between distinct scores:
+:mod:`.cuts`, no tie is split) holds whole points, and one walk of the
+calibration kernel (:func:`polars_cumdev.kernel.calibration_walk`, the
+in-process walk) over the range's rows gives every (range, group) *cell*
+its partial walk: its sums, and the largest and smallest partial sum with
+the places of their first occurrences. The driver shifts each cell's
+partial sums by the sums of the group's earlier cells
+(:mod:`.calibration_ranges`).
+
+:func:`calibration_cells` is the first pass's step; :func:`calibration_points`
+the second's, for the groups whose stretch is located: their points with
+absolute A and C, the range's best stretch and the candidates for
+stretches crossing ranges, in the layout of
+:func:`polars_cumdev.engines.partitioned.points.range_points`, so that
+:func:`polars_cumdev.engines.partitioned.locating.stitch` finishes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+
+from polars_cumdev.engines.partitioned.columns import GID, TOTAL_WEIGHT
+from polars_cumdev.engines.partitioned.locating import FID, SIGN
+from polars_cumdev.engines.partitioned.points import _bests
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method import compiled as _engines
+from polars_cumdev.method.node_columns import group_ids
+
+__all__ = ["CELL_SUMS", "calibration_cells", "calibration_points", "empty_cells"]
+
+#: The cell's sums, in the kernel's units (weights times the plan's scale), undivided.
+CELL_SUMS = ("weight", "c_last", "s_b", "s_e", "e_c", "e_b", "e_e")
+#: Every column of a cell after the keys.
+CELL_COLUMNS = (
+    "n",
+    "n_scores",
+    *CELL_SUMS,
+    "c_max",
+    "c_min",
+    "at_max",
+    "at_min",
+    "lo",
+    "overflows",
+)
+
+
+def empty_cells(keys: Sequence[str], key_types: dict[str, pl.DataType]) -> pl.DataFrame:
+    """A frame of cells with no row (the schema of :func:`calibration_cells`)."""
+    ints = ("n", "n_scores", "at_max", "at_min", "overflows")
+    schema = {k: key_types[k] for k in keys}
+    schema |= {c: (pl.Int64 if c in ints else pl.Float64) for c in CELL_COLUMNS}
+    return pl.DataFrame(schema=schema)
+
+
+def _walk(frame: pl.DataFrame, keys: Sequence[str], scale: float):
+    """The kernel's calibration walk over ``frame``'s rows in canonical order.
+
+    Returns ``(out, first, curves, starts, order)``: the kernel's per-group
+    sums (undivided), each group's first row in the order, the points'
+    running weight, running C and score, the groups' offsets in ``curves``
+    and the source row of each place of the order.
+    """
+    kernel = _engines.kernel()
+    ids, offset, count = group_ids(frame, keys)
+    s, r, w = (
+        np.ascontiguousarray(frame.get_column(c).cast(pl.Float64).to_numpy())
+        for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
+    )
+    s, order, (r, w, ids) = kernel.bucketsort.bucket_sort(s, r, w, ids, True)
+    starts = np.zeros(count + 1, dtype=np.int64)
+    np.cumsum(kernel.tie_counts(ids, offset, s, count), out=starts[1:])
+    out, first, curves = kernel.calibration_walk(
+        ids, offset, s, r, w, True, scale, count, starts, 1, divided=False
+    )
+    return out, first, curves, starts, order
+
+
+def _first_places(values: np.ndarray, extremes: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per group, the place (1, 2, ...) of the first point whose value equals its extreme."""
+    counts = np.diff(starts)
+    owner = np.repeat(np.arange(counts.shape[0]), counts)
+    hits = np.flatnonzero(values == extremes[owner])
+    groups, at = np.unique(owner[hits], return_index=True)
+    places = np.zeros(counts.shape[0], dtype=np.int64)
+    places[groups] = hits[at] - starts[groups] + 1
+    return places
+
+
+def calibration_cells(frame: pl.DataFrame, keys: Sequence[str], scale: float) -> pl.DataFrame:
+    """Range ``r``'s cells: one row per group present in ``frame`` (the range's rows).
+
+    Parameters
+    ----------
+    frame
+        The standardized rows of one range (keys, ``SCORE``, ``RESPONSE``,
+        ``WEIGHT``), in any order: the walk reads them in canonical order
+        (score, weight, response), so the result does not depend on it.
+    keys
+        The grouping columns (possibly none).
+    scale
+        The power of two the weights are multiplied by (the whole data's,
+        :func:`polars_cumdev.method.weights.scale_factor` of the largest
+        weight), so that every range's sums are in the same units.
+
+    Returns
+    -------
+    pl.DataFrame
+        The keys, ``n``, ``n_scores``, the sums :data:`CELL_SUMS` (the
+        cell's weight, its partial sum of W'_k (R'_k - S'_k), the sigma sums
+        and error bounds), ``c_max`` and ``c_min`` (the largest and smallest
+        partial sum over the cell's points), ``at_max`` and ``at_min`` (the
+        places of their first occurrences, from 1), ``lo`` (the cell's
+        first score) and ``overflows``.
+    """
+    from polars_cumdev import kernel as k
+
+    if not frame.height:
+        return empty_cells(keys, dict(frame.schema))
+    out, first, curves, starts, order = _walk(frame, keys, scale)
+    present = first >= 0
+    at_max = _first_places(curves[:, 1], out[:, k.C_MAX], starts)
+    at_min = _first_places(curves[:, 1], out[:, k.C_MIN], starts)
+    lo = curves[np.minimum(starts[:-1], max(curves.shape[0] - 1, 0)), 2]
+    columns = {
+        "n": out[:, k.N_ROWS].astype(np.int64),
+        "n_scores": out[:, k.N_SCORES].astype(np.int64),
+        "weight": out[:, k.WEIGHT],
+        "c_last": out[:, k.C_LAST],
+        "s_b": out[:, k.SIGMA_B],
+        "s_e": out[:, k.SIGMA_E],
+        "e_c": out[:, k.ERR_C],
+        "e_b": out[:, k.ERR_B],
+        "e_e": out[:, k.ERR_E],
+        "c_max": out[:, k.C_MAX],
+        "c_min": out[:, k.C_MIN],
+        "at_max": at_max,
+        "at_min": at_min,
+        "lo": lo,
+        "overflows": out[:, k.OVERFLOWS].astype(np.int64),
+    }
+    body = pl.DataFrame({c: v[present] for c, v in columns.items()})
+    if not keys:
+        return body
+    named = frame.select(keys)[pl.Series(order[first[present]])]
+    return pl.concat([named, body], how="horizontal")
+
+
+def calibration_points(
+    frame: pl.DataFrame, keys: Sequence[str], scale: float, cells: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The second pass of one range, for the flagged groups' cells ``cells`` only.
+
+    ``cells`` are the range's rows of
+    :attr:`polars_cumdev.engines.partitioned.Locating.cells` (``FID``, the keys,
+    ``SIGN``, ``LIMIT``, ``c_base``, ``TOTAL_WEIGHT``, ``prior_w``,
+    ``prior_n``, ``next_score``, ``lo_level``, ``hi_level``). Each flagged
+    group's points get their place on the whole curve: A_k = (weight
+    before the cell + running weight) / W and C_k = C before the cell +
+    (running sum) / W. Returns ``(bests, candidates)`` as
+    :func:`polars_cumdev.engines.partitioned.points.range_points` does.
+    """
+    from polars_cumdev.engines.partitioned.locating import empty_outputs
+
+    keys = list(keys)
+    if keys:
+        frame = frame.join(
+            cells.select(keys), on=keys, how="semi", nulls_equal=True, maintain_order="left"
+        )
+    if not frame.height:
+        return empty_outputs()
+    _, first, curves, starts, order = _walk(frame, keys, scale)
+    present = np.flatnonzero(first >= 0)
+    groups = pl.DataFrame({GID: present})
+    if keys:
+        named = frame.select(keys)[pl.Series(order[first[present]])]
+        groups = pl.concat([named, groups], how="horizontal")
+        groups = groups.join(cells, on=keys, how="inner", nulls_equal=True).drop(keys)
+    else:
+        groups = groups.join(cells, how="cross")
+    groups = groups.sort(GID)
+    ids = groups.get_column(GID).to_numpy()
+    counts = np.diff(starts)[ids]
+    group_starts = np.zeros(ids.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=group_starts[1:])
+    inside = np.arange(group_starts[-1]) - np.repeat(group_starts[:-1], counts)
+    rows = np.repeat(starts[ids], counts) + inside
+    local_a, local_c, score = curves[rows, 0], curves[rows, 1], curves[rows, 2]
+
+    def per_point(name: str) -> np.ndarray:
+        return np.repeat(groups.get_column(name).cast(pl.Float64).to_numpy(), counts)
+
+    total = per_point(TOTAL_WEIGHT)
+    a = (per_point("prior_w") + local_a) / total
+    c = per_point("c_base") + local_c / total
+    place = inside + 1
+    position = per_point("prior_n") + place
+    nxt = np.empty_like(score)
+    nxt[:-1] = score[1:]
+    nxt[group_starts[1:] - 1] = (
+        groups.get_column("next_score").cast(pl.Float64).fill_null(np.nan).to_numpy()
+    )
+    # Candidates (:mod:`.locating`): a strict prefix maximum of v = sign C after the
+    # point before the range, reaching the band, or a strict suffix minimum below it.
+    sign = per_point(SIGN)
+    v = pl.col("v")
+    earlier = v.cum_max().shift(1).over("g").fill_null(-np.inf)
+    later = v.reverse().cum_min().reverse().shift(-1).over("g").fill_null(np.inf)
+    points = pl.DataFrame(
+        {
+            "g": np.repeat(np.arange(ids.shape[0]), counts),
+            "v": sign * c,
+            "before": sign * per_point("c_base"),
+            "hi": per_point("hi_level"),
+            "lo": per_point("lo_level"),
+        }
+    )
+    marks = points.select(
+        ((v > pl.max_horizontal(pl.col("before"), earlier)) & (v >= pl.col("hi"))).alias("end"),
+        ((v < later) & (v <= pl.col("lo"))).alias("start"),
+    )
+    values = {
+        "score": score,
+        "a": a,
+        "c": c,
+        "position": position.astype(np.float64),
+        "next": nxt,
+        "end": marks.get_column("end").to_numpy(),
+        "start": marks.get_column("start").to_numpy(),
+    }
+    picked = values["end"] | values["start"]
+    candidates = pl.DataFrame(
+        {
+            FID: np.repeat(groups.get_column(FID).to_numpy(), counts)[picked],
+            "position": position[picked].astype(np.int64),
+            **{name: values[name][picked] for name in ("a", "c", "score", "next")},
+        },
+        schema_overrides={FID: groups.schema[FID]},
+    ).with_columns(pl.col("next").fill_nan(None))
+    return _bests(group_starts, groups, values, True), candidates

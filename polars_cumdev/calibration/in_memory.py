@@ -13,7 +13,7 @@ rows (``benchmarks/small_calibration.py``).
 
 The numbers are the plan's, bit for bit (``tests/analyses/test_calibration_in_memory.py``):
 the same checks (:func:`polars_cumdev.method.compiled.checked`), the rows in
-the canonical order (:func:`polars_cumdev.method.numpy_order.canonical_order`),
+the canonical order (:func:`polars_cumdev.method.numpy_order.canonical_sort`),
 the ties merged by the plan's own sums
 (:func:`polars_cumdev.method.ties.tie_points`), then the accumulation and the
 summary of :func:`polars_cumdev.method.accumulate.accumulate`,
@@ -38,7 +38,7 @@ from polars_cumdev.method.findings import check_level
 from polars_cumdev.method.finite_groups import SIMULATED, any_candidate, with_simulated
 from polars_cumdev.method.location import located, searched
 from polars_cumdev.method.node_columns import numbers
-from polars_cumdev.method.numpy_order import canonical_order
+from polars_cumdev.method.numpy_order import canonical_sort
 from polars_cumdev.method.prepare import Prepared
 from polars_cumdev.method.summary_columns import (
     C_ERROR,
@@ -62,10 +62,11 @@ def _columns(frame: pl.DataFrame, prepared: Prepared) -> tuple[np.ndarray, ...]:
     score, response, weight = prepared.names
     largest = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64).max()
     (scale,) = checked(frame, prepared, scale_factor(largest))
-    # (as the plan's standardized score: -0.0 becomes 0.0, every other value stays)
-    s = numbers(frame.get_column(score)).astype(np.float64) + 0.0
-    r = numbers(frame.get_column(response)).astype(np.float64)
-    w = None if weight is None else numbers(frame.get_column(weight)).astype(np.float64)
+    # (as the plan's standardized score: -0.0 becomes 0.0, every other value stays; one
+    # pass: the others are read as they are when they are doubles already)
+    s = np.add(numbers(frame.get_column(score)), 0.0, dtype=np.float64)
+    r = np.asarray(numbers(frame.get_column(response)), dtype=np.float64)
+    w = None if weight is None else np.asarray(numbers(frame.get_column(weight)), np.float64)
     return s, r, w, float(scale)
 
 
@@ -81,33 +82,48 @@ def overall_summary(
     """
     level = check_level(level)
     s, r, w, scale = _columns(frame, prepared)
-    order = canonical_order(s, w, r)
-    s, r = s[order], r[order]
-    w = np.full(s.shape[0], scale) if w is None else w[order] * scale
-    first = np.ones(s.shape[0], dtype=bool)
-    first[1:] = s[1:] != s[:-1]
-    _, counts, points = tie_points(first, w, {nm.RESPONSE: r})
-    score = s[first]
-    weight, response, tie = points[nm.WEIGHT], points[nm.RESPONSE], points[nm.TIE]
+    order, s, first, distinct = canonical_sort(s, w, r)
+    r = r[order]
+    if w is None:
+        w = np.full(s.shape[0], scale)
+    else:
+        w = w[order]
+        w *= scale
+    if distinct:  # every row its own point: the merged points are the rows, each f = 1
+        n, score, weight, response, tie = s.shape[0], s, w, r, None
+    else:
+        _, counts, points = tie_points(first, w, {nm.RESPONSE: r})
+        n, score = int(counts.sum()), s[first]
+        weight, response, tie = points[nm.WEIGHT], points[nm.RESPONSE], points[nm.TIE]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        # The plan's expressions, in its order of operations, into few arrays (each new
+        # array of 134,094 doubles costs its pages' faults again).
         running = np.cumsum(weight)
         total = running[-1]
         inverse = 1.0 / total  # (Polars divides a column by a scalar as a product by 1 / x)
         step = weight * inverse
-        a = running * inverse
-        c = np.cumsum(step * (response - score))
-        term = step**2 * tie * score * (1.0 - score)
-        sigma2 = np.cumsum(term)[-1]
-        kuiper = max(c.max(), 0.0) - min(c.min(), 0.0)
-        ks = np.abs(c).max()
+        c = np.subtract(response, score)
+        c *= step  # step * (R' - S'), the product of the same two numbers
+        np.cumsum(c, out=c)
+        term = step**2
+        if tie is not None:  # (times f = 1 leaves a number as it is)
+            term *= tie
+        term *= score
+        term *= np.subtract(1.0, score, out=step)  # (step is not read again)
+        sigma2 = np.cumsum(term, out=term)[-1]
+        top, bottom = c.max(), c.min()
+        kuiper = max(top, 0.0) - min(bottom, 0.0)
+        # max |C_k|: at the largest or the smallest C_k (NaN: NumPy's own answer)
+        ks = np.abs(c).max() if np.isnan(top) else max(abs(top), abs(bottom))
         sigma = np.sqrt(max(sigma2, 0.0))
         threshold = kuiper - 2.0 * sigma
     location = dict.fromkeys(("from_score", "to_score", "share", "deviation"), np.full(1, np.nan))
     if searched(*(np.array([x]) for x in (kuiper, ks, sigma, threshold)), level)[0]:
         starts = np.array([0, score.shape[0]], dtype=np.int64)
+        a = running * inverse
         location = located(starts, a, c, score, np.array([threshold]))
     values = {
-        "n": int(counts.sum()),
+        "n": n,
         "n_scores": int(score.shape[0]),
         "weight": total / scale,  # (in the user's units: exact, a power of two)
         "kuiper": kuiper,

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["canonical_order"]
+__all__ = ["canonical_order", "canonical_sort"]
 
 
 def canonical_order(s: np.ndarray, w: np.ndarray | None, r: np.ndarray) -> np.ndarray:
@@ -40,12 +40,28 @@ def canonical_order(s: np.ndarray, w: np.ndarray | None, r: np.ndarray) -> np.nd
     than the sort by the three keys are interchangeable in every sum over a
     tie (see the module's docstring).
     """
+    return canonical_sort(s, w, r)[0]
+
+
+def canonical_sort(
+    s: np.ndarray, w: np.ndarray | None, r: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+    """:func:`canonical_order`, with what it found on the way: the scores in that order,
+    where each run of equal scores starts (a boolean per row), and whether every score
+    is distinct (a caller then need not look for ties again)."""
     order = np.argsort(s)
     ordered = s[order]
     first = np.ones(s.shape[0], dtype=bool)
-    first[1:] = ordered[1:] != ordered[:-1]
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
     if first.all():
-        return order
+        return order, ordered, first, True
+    return _within_runs(order, ordered, first, w, r), ordered, first, False
+
+
+def _within_runs(
+    order: np.ndarray, ordered: np.ndarray, first: np.ndarray, w: np.ndarray | None, r: np.ndarray
+) -> np.ndarray:
+    """The order by score ``order`` with each run of equal scores put in canonical order."""
     binary = bool(np.all((r == 0.0) | (r == 1.0))) and not bool(np.signbit(r).any())
     if w is None and binary:
         return order

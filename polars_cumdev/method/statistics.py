@@ -92,6 +92,8 @@ Variance = Literal["auto", "bernoulli", "empirical"]
 
 # Statistics that must be finite whenever they are not null.
 _FINITE = ("kuiper", "ks", "delta", "sigma", "kuiper_z", "ks_z")
+# normalize's columns of two rules read by several of its steps (dropped by its last select)
+_TINY, _UNDEFINED = f"{nm.PREFIX}tiny", f"{nm.PREFIX}undefined"
 
 
 def check_variance(variance: str) -> str:
@@ -339,8 +341,11 @@ def _normalize_steps(
     sigma = pl.col("sigma")
     c_ok, c_floor, sigma_ok = (pl.col(f"_{name}_ok") for name in Resolved._fields)
     single = pl.col("n_scores") < min_scores
-    tiny = (pl.col(RMAX) > 0.0) & (pl.col(RMAX) < TINY_RESPONSES)
-    undefined = ~normalized(pl.col("n_scores"), sigma, min_scores) | ~c_ok | ~sigma_ok | tiny
+    # (each held in a column of its own, read by the steps after it: written into each of
+    # them, the expressions cost the plan's conversion about a millisecond more)
+    tiny, undefined = pl.col(_TINY), pl.col(_UNDEFINED)
+    tiny_rule = (pl.col(RMAX) > 0.0) & (pl.col(RMAX) < TINY_RESPONSES)
+    undefined_rule = ~normalized(pl.col("n_scores"), sigma, min_scores) | ~c_ok | ~sigma_ok | tiny
     note = (
         pl.when(tiny)
         .then(pl.lit(TOO_SMALL))
@@ -382,6 +387,8 @@ def _normalize_steps(
                 for name, flag in zip(Resolved._fields, flags, strict=True)
             ),
         ),
+        ("with_columns", (tiny_rule.alias(_TINY),)),
+        ("with_columns", (undefined_rule.alias(_UNDEFINED),)),
         (
             "with_columns",
             (

@@ -55,25 +55,31 @@ def canonical_sort(
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
     if first.all():
         return order, ordered, first, True
-    return _within_runs(order, ordered, first, w, r), ordered, first, False
+    return _within_runs(order, first, w, r), ordered, first, False
 
 
 def _within_runs(
-    order: np.ndarray, ordered: np.ndarray, first: np.ndarray, w: np.ndarray | None, r: np.ndarray
+    order: np.ndarray, first: np.ndarray, w: np.ndarray | None, r: np.ndarray
 ) -> np.ndarray:
-    """The order by score ``order`` with each run of equal scores put in canonical order."""
+    """The order by score ``order`` with each run of equal scores put in canonical order.
+
+    The keys are read in the rows' own order (no copy of them in the order by
+    score): the rows sorted by key, then stably by their run of equal scores.
+    """
     binary = bool(np.all((r == 0.0) | (r == 1.0))) and not bool(np.signbit(r).any())
     if w is None and binary:
         return order
-    run = np.cumsum(first) - 1  # each row's run of equal scores, in the order by score
+    count = np.cumsum(first)
+    run = np.empty(order.shape[0], dtype=np.int64)  # each row's run of equal scores
+    run[order] = count - 1
     if w is None:
-        key = r[order]
+        key = r
     elif binary:
-        key = (w[order].view(np.uint64) << np.uint64(1)) | r[order].astype(np.uint64)
+        key = (w.view(np.uint64) << np.uint64(1)) | r.astype(np.uint64)
     else:
-        return order[np.lexsort((r[order], w[order], run))]
+        return np.lexsort((r, w, run))
     by_key = np.argsort(key)
     runs = run[by_key]
-    if run[-1] < 1 << 16:
+    if count[-1] <= 1 << 16:
         runs = runs.astype(np.uint16)
-    return order[by_key[np.argsort(runs, kind="stable")]]
+    return by_key[np.argsort(runs, kind="stable")]

@@ -84,32 +84,39 @@ def overall_summary(
     s, r, w, scale = _columns(frame, prepared)
     order, s, first, distinct = canonical_sort(s, w, r)
     r = r[order]
-    if w is None:
-        w = np.full(s.shape[0], scale)
-    else:
+    rows = s.shape[0]
+    if w is not None:
         w = w[order]
         w *= scale
     if distinct:  # every row its own point: the merged points are the rows, each f = 1
-        n, score, weight, response, tie = s.shape[0], s, w, r, None
+        n, score, weight, response, tie = rows, s, w, r, None
     else:
+        w = np.full(rows, scale) if w is None else w
         _, counts, points = tie_points(first, w, {nm.RESPONSE: r})
         n, score = int(counts.sum()), s[first]
         weight, response, tie = points[nm.WEIGHT], points[nm.RESPONSE], points[nm.TIE]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         # The plan's expressions, in its order of operations, into few arrays (each new
         # array of 134,094 doubles costs its pages' faults again).
-        running = np.cumsum(weight)
-        total = running[-1]
+        if weight is None:  # every weight 2^-e: the running sums k 2^-e are exact
+            running, total = None, rows * scale
+        else:
+            running = np.cumsum(weight)
+            total = running[-1]
         inverse = 1.0 / total  # (Polars divides a column by a scalar as a product by 1 / x)
-        step = weight * inverse
+        step = scale * inverse if weight is None else weight * inverse  # (one step: W' / W)
         c = np.subtract(response, score)
         c *= step  # step * (R' - S'), the product of the same two numbers
         np.cumsum(c, out=c)
-        term = step**2
+        if weight is None:
+            term = np.multiply(score, step * step)  # (step**2 of an array is step * step)
+        else:
+            term = step**2
         if tie is not None:  # (times f = 1 leaves a number as it is)
             term *= tie
-        term *= score
-        term *= np.subtract(1.0, score, out=step)  # (step is not read again)
+        if weight is not None:
+            term *= score
+        term *= np.subtract(1.0, score)
         sigma2 = np.cumsum(term, out=term)[-1]
         top, bottom = c.max(), c.min()
         kuiper = max(top, 0.0) - min(bottom, 0.0)
@@ -120,7 +127,7 @@ def overall_summary(
     location = dict.fromkeys(("from_score", "to_score", "share", "deviation"), np.full(1, np.nan))
     if searched(*(np.array([x]) for x in (kuiper, ks, sigma, threshold)), level)[0]:
         starts = np.array([0, score.shape[0]], dtype=np.int64)
-        a = running * inverse
+        a = (np.cumsum(np.full(rows, scale)) if running is None else running) * inverse
         location = located(starts, a, c, score, np.array([threshold]))
     values = {
         "n": n,
@@ -146,7 +153,8 @@ def overall_summary(
     schema = {**SUMMARY_SCHEMA, **FACTS_SCHEMA, **dict.fromkeys(SIMULATED, pl.Float64())}
     summary = pl.DataFrame([values], schema=schema)
     if finite_sample and any_candidate(summary, level):
-        rows = pl.LazyFrame({nm.SCORE: s, nm.RESPONSE: r, nm.WEIGHT: w / scale})
-        found = with_simulated(summary.drop(SIMULATED).lazy(), rows, [], {}, level)
+        weights = np.ones(rows) if w is None else w / scale  # (2^-e / 2^-e is 1)
+        points = pl.LazyFrame({nm.SCORE: s, nm.RESPONSE: r, nm.WEIGHT: weights})
+        found = with_simulated(summary.drop(SIMULATED).lazy(), points, [], {}, level)
         summary = found.collect(engine="in-memory")
     return summary

@@ -69,17 +69,19 @@ def _within_runs(
     binary = bool(np.all((r == 0.0) | (r == 1.0))) and not bool(np.signbit(r).any())
     if w is None and binary:
         return order
-    count = np.cumsum(first)
-    run = np.empty(order.shape[0], dtype=np.int64)  # each row's run of equal scores
-    run[order] = count - 1
+    # Each row's run of equal scores, as 16-bit numbers when they fit (a radix sort then;
+    # and each array of 134,094 rows fewer, or smaller, is its pages' faults saved).
+    small = int(np.count_nonzero(first)) <= 1 << 16
+    count = np.cumsum(first, dtype=np.uint16 if small else np.int64)
+    count -= 1  # (16 bits: 65,536 runs wrap to 0, less 1 is 65,535, the last run's number)
+    run = np.empty(order.shape[0], dtype=count.dtype)
+    run[order] = count
     if w is None:
         key = r
     elif binary:
-        key = (w.view(np.uint64) << np.uint64(1)) | r.astype(np.uint64)
+        key = w.view(np.uint64) << np.uint64(1)
+        key |= r != 0.0  # (the response, 0 or 1, after the weight's bits)
     else:
         return np.lexsort((r, w, run))
     by_key = np.argsort(key)
-    runs = run[by_key]
-    if count[-1] <= 1 << 16:
-        runs = runs.astype(np.uint16)
-    return by_key[np.argsort(runs, kind="stable")]
+    return by_key[np.argsort(run[by_key], kind="stable")]

@@ -116,7 +116,7 @@ def overall_summary(
             term *= tie
         if weight is not None:
             term *= score
-        term *= np.subtract(1.0, score)
+        term *= np.subtract(1.0, score, out=None if weight is None else step)  # (not read again)
         sigma2 = np.cumsum(term, out=term)[-1]
         top, bottom = c.max(), c.min()
         kuiper = max(top, 0.0) - min(bottom, 0.0)

@@ -379,7 +379,6 @@ def _normalize_steps(
                 .alias("variance"),
             ),
         ),
-        ("filter", (verdict(("weight",), keys, labels, overflows=OVERFLOWS),)),
         (
             "with_columns",
             tuple(
@@ -400,7 +399,9 @@ def _normalize_steps(
                 *[pl.when(~undefined).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
             ),
         ),
-        ("filter", (verdict(_FINITE, keys, labels),)),
+        # One check of all: the overflows, then the weight (which no step changes), then
+        # the statistics, each raising as its own check did before the steps between.
+        ("filter", (verdict(("weight", *_FINITE), keys, labels, overflows=OVERFLOWS),)),
         ("with_columns", tuple(pvalue_columns(simulated))),
         (
             "with_columns",

@@ -21,8 +21,8 @@ equal or when every sum over the tie is exact):
 * otherwise by weight, then response (``np.lexsort``).
 
 One key is a sort of that column followed by a stable sort of the runs'
-numbers (a radix sort when fewer than 65,536 distinct scores, as NumPy
-sorts 16-bit integers).
+numbers (a radix sort with at most 65,536 distinct scores, as NumPy sorts
+16-bit integers), both read in the rows' own order.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ rows (``benchmarks/small_calibration.py``).
 
 The numbers are the plan's, bit for bit (``tests/analyses/test_calibration_in_memory.py``):
 the same checks (:func:`polars_cumdev.method.compiled.checked`), the rows in
-the canonical order (:func:`polars_cumdev.method.numpy_order.canonical_order`),
+the canonical order (:func:`polars_cumdev.method.numpy_order.canonical_sort`),
 the ties merged by the plan's own sums
 (:func:`polars_cumdev.method.ties.tie_points`), then the accumulation and the
 summary of :func:`polars_cumdev.method.accumulate.accumulate`,
@@ -25,6 +25,9 @@ by the plan's search (:func:`polars_cumdev.method.location.located`), run
 only where the p-value can pass (:func:`polars_cumdev.method.location.searched`,
 as the compiled engine does). Finite-sample p-values are computed only when
 the summary is a candidate (:func:`polars_cumdev.method.finite_groups.any_candidate`).
+Where those formulas meet known values (a weight of 2^-e in every row, a tie
+factor of 1 where no score repeats), the same numbers come without the arrays
+that would hold them: each new array of 134,094 doubles costs its pages' faults.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from polars_cumdev.method.findings import check_level
 from polars_cumdev.method.finite_groups import SIMULATED, any_candidate, with_simulated
 from polars_cumdev.method.location import located, searched
 from polars_cumdev.method.node_columns import numbers
-from polars_cumdev.method.numpy_order import canonical_order
+from polars_cumdev.method.numpy_order import canonical_sort
 from polars_cumdev.method.prepare import Prepared
 from polars_cumdev.method.summary_columns import (
     C_ERROR,
@@ -62,10 +65,11 @@ def _columns(frame: pl.DataFrame, prepared: Prepared) -> tuple[np.ndarray, ...]:
     score, response, weight = prepared.names
     largest = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64).max()
     (scale,) = checked(frame, prepared, scale_factor(largest))
-    # (as the plan's standardized score: -0.0 becomes 0.0, every other value stays)
-    s = numbers(frame.get_column(score)).astype(np.float64) + 0.0
-    r = numbers(frame.get_column(response)).astype(np.float64)
-    w = None if weight is None else numbers(frame.get_column(weight)).astype(np.float64)
+    # (as the plan's standardized score: -0.0 becomes 0.0, every other value stays; one
+    # pass: the others are read as they are when they are doubles already)
+    s = np.add(numbers(frame.get_column(score)), 0.0, dtype=np.float64)
+    r = np.asarray(numbers(frame.get_column(response)), dtype=np.float64)
+    w = None if weight is None else np.asarray(numbers(frame.get_column(weight)), np.float64)
     return s, r, w, float(scale)
 
 
@@ -81,33 +85,55 @@ def overall_summary(
     """
     level = check_level(level)
     s, r, w, scale = _columns(frame, prepared)
-    order = canonical_order(s, w, r)
-    s, r = s[order], r[order]
-    w = np.full(s.shape[0], scale) if w is None else w[order] * scale
-    first = np.ones(s.shape[0], dtype=bool)
-    first[1:] = s[1:] != s[:-1]
-    _, counts, points = tie_points(first, w, {nm.RESPONSE: r})
-    score = s[first]
-    weight, response, tie = points[nm.WEIGHT], points[nm.RESPONSE], points[nm.TIE]
+    order, s, first, distinct = canonical_sort(s, w, r)
+    r = r[order]
+    rows = s.shape[0]
+    if w is not None:
+        w = w[order]
+        w *= scale
+    if distinct:  # every row its own point: the merged points are the rows, each f = 1
+        n, score, weight, response, tie = rows, s, w, r, None
+    else:
+        w = np.full(rows, scale) if w is None else w
+        _, counts, points = tie_points(first, w, {nm.RESPONSE: r})
+        n, score = int(counts.sum()), s[first]
+        weight, response, tie = points[nm.WEIGHT], points[nm.RESPONSE], points[nm.TIE]
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        running = np.cumsum(weight)
-        total = running[-1]
+        # The plan's expressions, in its order of operations, into few arrays (each new
+        # array of 134,094 doubles costs its pages' faults again).
+        if weight is None:  # every weight 2^-e: the running sums k 2^-e are exact
+            running, total = None, rows * scale
+        else:
+            running = np.cumsum(weight)
+            total = running[-1]
         inverse = 1.0 / total  # (Polars divides a column by a scalar as a product by 1 / x)
-        step = weight * inverse
-        a = running * inverse
-        c = np.cumsum(step * (response - score))
-        term = step**2 * tie * score * (1.0 - score)
-        sigma2 = np.cumsum(term)[-1]
-        kuiper = max(c.max(), 0.0) - min(c.min(), 0.0)
-        ks = np.abs(c).max()
+        step = scale * inverse if weight is None else weight * inverse  # (one step: W' / W)
+        c = np.subtract(response, score)
+        c *= step  # step * (R' - S'), the product of the same two numbers
+        np.cumsum(c, out=c)
+        if weight is None:
+            term = np.multiply(score, step * step)  # (step**2 of an array is step * step)
+        else:
+            term = step**2
+        if tie is not None:  # (times f = 1 leaves a number as it is)
+            term *= tie
+        if weight is not None:
+            term *= score
+        term *= np.subtract(1.0, score, out=None if weight is None else step)  # (not read again)
+        sigma2 = np.cumsum(term, out=term)[-1]
+        top, bottom = c.max(), c.min()
+        kuiper = max(top, 0.0) - min(bottom, 0.0)
+        # max |C_k|: at the largest or the smallest C_k (NaN: NumPy's own answer)
+        ks = np.abs(c).max() if np.isnan(top) else max(abs(top), abs(bottom))
         sigma = np.sqrt(max(sigma2, 0.0))
         threshold = kuiper - 2.0 * sigma
     location = dict.fromkeys(("from_score", "to_score", "share", "deviation"), np.full(1, np.nan))
     if searched(*(np.array([x]) for x in (kuiper, ks, sigma, threshold)), level)[0]:
         starts = np.array([0, score.shape[0]], dtype=np.int64)
+        a = (np.cumsum(np.full(rows, scale)) if running is None else running) * inverse
         location = located(starts, a, c, score, np.array([threshold]))
     values = {
-        "n": int(counts.sum()),
+        "n": n,
         "n_scores": int(score.shape[0]),
         "weight": total / scale,  # (in the user's units: exact, a power of two)
         "kuiper": kuiper,
@@ -130,7 +156,8 @@ def overall_summary(
     schema = {**SUMMARY_SCHEMA, **FACTS_SCHEMA, **dict.fromkeys(SIMULATED, pl.Float64())}
     summary = pl.DataFrame([values], schema=schema)
     if finite_sample and any_candidate(summary, level):
-        rows = pl.LazyFrame({nm.SCORE: s, nm.RESPONSE: r, nm.WEIGHT: w / scale})
-        found = with_simulated(summary.drop(SIMULATED).lazy(), rows, [], {}, level)
+        weights = np.ones(rows) if w is None else w / scale  # (2^-e / 2^-e is 1)
+        points = pl.LazyFrame({nm.SCORE: s, nm.RESPONSE: r, nm.WEIGHT: weights})
+        found = with_simulated(summary.drop(SIMULATED).lazy(), points, [], {}, level)
         summary = found.collect(engine="in-memory")
     return summary

@@ -345,9 +345,11 @@ def _flipped(
     )
 
 
+@functools.lru_cache(maxsize=16)
 def candidate(level: float, screen: bool) -> pl.Expr:
     """Whether a row of :func:`~polars_cumdev.method.statistics.summarize`'s layout is a
-    candidate: its asymptotic Kuiper or KS p-value at most the cutoff, sigma positive."""
+    candidate: its asymptotic Kuiper or KS p-value at most the cutoff, sigma positive.
+    (Built once per level: an expression is not changed by its use.)"""
     kuiper_z, ks_z = _critical(fs.cutoff(level))
     sigma = pl.col(SIGMA_B).clip(lower_bound=0.0).sqrt()
     small = (pl.col("kuiper") >= kuiper_z * sigma) | (pl.col("ks") >= ks_z * sigma)

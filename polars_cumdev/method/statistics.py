@@ -92,6 +92,8 @@ Variance = Literal["auto", "bernoulli", "empirical"]
 
 # Statistics that must be finite whenever they are not null.
 _FINITE = ("kuiper", "ks", "delta", "sigma", "kuiper_z", "ks_z")
+# normalize's columns of two rules read by several of its steps (dropped by its last select)
+_TINY, _UNDEFINED = f"{nm.PREFIX}tiny", f"{nm.PREFIX}undefined"
 
 
 def check_variance(variance: str) -> str:
@@ -339,8 +341,11 @@ def _normalize_steps(
     sigma = pl.col("sigma")
     c_ok, c_floor, sigma_ok = (pl.col(f"_{name}_ok") for name in Resolved._fields)
     single = pl.col("n_scores") < min_scores
-    tiny = (pl.col(RMAX) > 0.0) & (pl.col(RMAX) < TINY_RESPONSES)
-    undefined = ~normalized(pl.col("n_scores"), sigma, min_scores) | ~c_ok | ~sigma_ok | tiny
+    # (each held in a column of its own, read by the steps after it: written into each of
+    # them, the expressions cost the plan's conversion about a millisecond more)
+    tiny, undefined = pl.col(_TINY), pl.col(_UNDEFINED)
+    tiny_rule = (pl.col(RMAX) > 0.0) & (pl.col(RMAX) < TINY_RESPONSES)
+    undefined_rule = ~normalized(pl.col("n_scores"), sigma, min_scores) | ~c_ok | ~sigma_ok | tiny
     note = (
         pl.when(tiny)
         .then(pl.lit(TOO_SMALL))
@@ -374,7 +379,6 @@ def _normalize_steps(
                 .alias("variance"),
             ),
         ),
-        ("filter", (verdict(("weight",), keys, labels, overflows=OVERFLOWS),)),
         (
             "with_columns",
             tuple(
@@ -382,6 +386,8 @@ def _normalize_steps(
                 for name, flag in zip(Resolved._fields, flags, strict=True)
             ),
         ),
+        ("with_columns", (tiny_rule.alias(_TINY),)),
+        ("with_columns", (undefined_rule.alias(_UNDEFINED),)),
         (
             "with_columns",
             (
@@ -393,7 +399,9 @@ def _normalize_steps(
                 *[pl.when(~undefined).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
             ),
         ),
-        ("filter", (verdict(_FINITE, keys, labels),)),
+        # One check of all: the overflows, then the weight (which no step changes), then
+        # the statistics, each raising as its own check did before the steps between.
+        ("filter", (verdict(("weight", *_FINITE), keys, labels, overflows=OVERFLOWS),)),
         ("with_columns", tuple(pvalue_columns(simulated))),
         (
             "with_columns",

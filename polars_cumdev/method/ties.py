@@ -225,9 +225,10 @@ def _tie_sums(
     for name, values in averaged.items():
         # No change of response inside a tie (after its first row): the tie keeps
         # its first row's response exactly.
-        changed = np.zeros(w.shape[0], dtype=np.int64)
-        changed[1:] = (values[1:] != values[:-1]) & ~first[1:]
-        same = np.add.reduceat(changed, starts) == 0
+        changed = np.zeros(w.shape[0], dtype=bool)
+        np.not_equal(values[1:], values[:-1], out=changed[1:])
+        changed[first] = False
+        same = ~np.logical_or.reduceat(changed, starts)
         with np.errstate(invalid="ignore", over="ignore"):
             mean = np.add.reduceat(w * values, starts) / sw
         columns[name] = np.where(same, values[starts], mean)

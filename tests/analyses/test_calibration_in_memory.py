@@ -57,8 +57,10 @@ def test_in_memory_equals_the_plan(decimals: int | None, response: str, weight: 
     _same(_frame(7, 1500, decimals), response, weight)
 
 
-def test_located_stretch_equals_the_plan() -> None:
-    out = _same(_frame(8, 1500, 2, shift=0.15), "y", "w")
+@pytest.mark.parametrize(("decimals", "weight"), [(2, "w"), (None, None)])
+def test_located_stretch_equals_the_plan(decimals: int | None, weight: str | None) -> None:
+    """Also without weights and ties: every weight 2^-e, no array of them built."""
+    out = _same(_frame(8, 1500, decimals, shift=0.15), "y", weight)
     assert out["significant"].to_list() == [True]
     assert out["from_score"].is_not_null().all()
 

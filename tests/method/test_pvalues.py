@@ -467,3 +467,28 @@ def test_the_default_finite_sample_cutoff_is_the_solved_critical_values() -> Non
 
     assert finite_groups._KUIPER_01 == kuiper_critical(0.1)
     assert finite_groups._KS_01 == ks_critical(0.1)
+
+
+def test_erfc_one_by_one_equals_polars_erfc() -> None:
+    """A few arguments take Python's erfc, many Polars': the same numbers, bit for bit
+    (both the C library's), so that a p-value does not depend on how many are computed
+    at once. Fails where the platform's two differ."""
+    import polars as pl
+
+    from polars_cumdev.method import normal_tail
+
+    rng = np.random.default_rng(5)
+    t = np.concatenate(
+        [
+            rng.uniform(0.0, 30.0, 20_000),
+            rng.exponential(2.0, 20_000),
+            rng.uniform(-6.0, 0.0, 2_000),
+            [0.0, -0.0, 1e-300, 5e-324, 26.5, 27.3, 1e8, np.inf, -np.inf, np.nan],
+        ]
+    )
+    polars = pl.Series(t, dtype=pl.Float64).erfc().to_numpy()
+    small = np.concatenate([normal_tail._erfc(chunk) for chunk in np.array_split(t, 1000)])
+    assert small.shape == t.shape
+    np.testing.assert_array_equal(small, polars)  # (NaN where NaN)
+    assert (np.signbit(small) == np.signbit(polars)).all()
+    assert np.array_equal(normal_tail._erfc(t), polars, equal_nan=True)  # (Polars' pass)

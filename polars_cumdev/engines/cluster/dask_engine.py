@@ -40,7 +40,7 @@ from polars_cumdev.engines.partitioned import cuts as cutting
 from polars_cumdev.errors import InvalidParameterError, first_line
 from polars_cumdev.method.findings import LEVEL
 
-__all__ = ["calibration", "local_cluster", "screen"]
+__all__ = ["calibrate_parts", "local_cluster", "screen"]
 
 #: Rows of a Parquet part (row groups are gathered up to about this many rows).
 PART_ROWS = 1_000_000
@@ -305,24 +305,6 @@ def _by_group(chunk: pl.DataFrame, request: Request, buckets: int) -> list[pl.Da
     split = indexed.partition_by("__bucket", as_dict=True)
     out = {k[0]: p.drop("__bucket") for k, p in split.items()}
     return [out.get(b, chunk.clear()) for b in range(buckets)]
-
-
-def calibration(
-    source: Any,
-    score: str,
-    response: str,
-    weight: str | None = None,
-    *,
-    by: str | Sequence[str] | None = None,
-    scheduler: Any = None,
-    level: float = LEVEL,
-) -> pl.DataFrame:
-    """Calibration per group on Dask; see :func:`polars_cumdev.dask.calibration`."""
-    make = _request_maker("calibration", by, score, response, weight, "auto")
-    with _client(scheduler) as client:
-        probe_dask(client)
-        parts, request = _load(client, source, make, _names(by, score, response, weight))
-        return calibrate_parts(client, parts, request, level)
 
 
 def calibrate_parts(client: Any, parts: list[Any], request: Request, level: float) -> pl.DataFrame:

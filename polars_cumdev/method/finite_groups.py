@@ -28,6 +28,7 @@ import polars as pl
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import finite_bound, finite_resampled
 from polars_cumdev.method import finite_sample as fs
+from polars_cumdev.method.finite_bins import bin_means, midpoints
 from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.pvalues import ks_critical, kuiper_critical, pvalue_pairs
 from polars_cumdev.method.summary_columns import SIGMA_B, SIGMA_E
@@ -37,8 +38,6 @@ __all__ = [
     "TESTS",
     "any_candidate",
     "candidate",
-    "midpoints",
-    "prefix_means",
     "resample_groups",
     "simulate_groups",
     "tests_expr",
@@ -80,61 +79,6 @@ def _nan_safe(frame: pl.LazyFrame, floats: Sequence[str]) -> pl.LazyFrame:
     )
 
 
-def _bin_means(
-    full: pl.DataFrame, s: np.ndarray, group: np.ndarray, starts: np.ndarray
-) -> np.ndarray:
-    """Per row of the sorted groups, Rt of its merged point (method.md 1.2-1.3): the full
-    population's weighted mean response over the bin between the midpoints to the group's
-    neighbouring distinct scores (a score on a midpoint in the lower bin)."""
-    fs_, fr, fw = (full[c].to_numpy() for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
-    order = np.argsort(fs_, kind="stable")
-    return prefix_means(
-        fs_[order], np.cumsum(fw[order]), np.cumsum((fw * fr)[order]), s, group, starts
-    )
-
-
-def midpoints(
-    s: np.ndarray, group: np.ndarray, starts: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per merged point of the sorted groups: the row-to-point map, and the point's lower
-    and upper midpoints (-inf / +inf at a group's ends)."""
-    first = np.ones(s.shape[0], dtype=bool)
-    first[1:] = s[1:] != s[:-1]
-    first[starts[:-1][starts[:-1] < s.shape[0]]] = True
-    point = np.cumsum(first) - 1
-    ps, pg = s[first], group[first]
-    same_next = np.append(pg[1:] == pg[:-1], False)
-    upper = np.where(same_next, (ps + np.append(ps[1:], np.inf)) / 2.0, np.inf)
-    lower = np.where(
-        np.insert(same_next[:-1], 0, False), np.insert(upper[:-1], 0, -np.inf), -np.inf
-    )
-    return point, lower, upper
-
-
-def prefix_means(
-    scores: np.ndarray,
-    cw: np.ndarray,
-    cwr: np.ndarray,
-    s: np.ndarray,
-    group: np.ndarray,
-    starts: np.ndarray,
-) -> np.ndarray:
-    """:func:`_bin_means` from the full population's running sums: ``cw[j]`` and ``cwr[j]``
-    sum the weights and weighted responses of the rows with score at most ``scores[j]``
-    (sorted). Only their values at the groups' midpoints (:func:`midpoints`) and at +inf
-    are read, so a population summed between those midpoints gives the same means."""
-    point, lower, upper = midpoints(s, group, starts)
-
-    def below(x: np.ndarray, c: np.ndarray) -> np.ndarray:
-        at = np.searchsorted(scores, x, side="right") - 1
-        return np.where(at >= 0, c[np.maximum(at, 0)], 0.0)
-
-    weight = below(upper, cw) - below(lower, cw)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = (below(upper, cwr) - below(lower, cwr)) / weight
-    return np.clip(np.nan_to_num(mean, nan=0.0), 0.0, 1.0)[point]
-
-
 def _simulate(
     batch: pl.DataFrame, keys: list[str], level: float, screen: bool, null: Null = "score"
 ) -> pl.DataFrame:
@@ -150,7 +94,7 @@ def _simulate(
     population = full[nm.RESPONSE].to_numpy()
     if not np.all((population == 0.0) | (population == 1.0)):  # real responses, soft labels
         return resample_groups(batch.filter(pl.col(_TAG) == 1), keys, level, full)
-    means = functools.partial(_bin_means, full)
+    means = functools.partial(bin_means, full)
     return simulate_groups(batch.filter(pl.col(_TAG) == 1), keys, level, means)
 
 

@@ -74,7 +74,7 @@ def resampled(
     them: which groups meet the criterion, and their resampled p-values (positive).
 
     ``point``, ``lower``, ``upper``: each row's merged point and each point's midpoints
-    (``finite_groups.midpoints``); ``full``: the population's scores, responses, weights.
+    (``finite_bins.midpoints``); ``full``: the population's scores, responses, weights.
     """
     from polars_cumdev.kernel.resampled import bin_moments, resampled_pvalues
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from polars_cumdev.method import finite_resampled
 from polars_cumdev.method import finite_sample as fs
-from polars_cumdev.method.finite_groups import midpoints, prefix_means
+from polars_cumdev.method.finite_bins import midpoints, prefix_means
 from polars_cumdev.method.pvalues import pvalue_pairs
 from polars_cumdev.multicalibration.family import Coded, marginals, subset_ids
 

@@ -18,7 +18,7 @@ things reach the driver, both after the per-range steps:
 2. the full population's weight and weighted response summed between the
    groups' midpoints (:func:`interval_sums`, mergeable over batches by
    addition), from which :func:`simulated` rebuilds each bin mean
-   (:func:`~polars_cumdev.method.finite_groups.prefix_means`).
+   (:func:`~polars_cumdev.method.finite_bins.prefix_means`).
 
 The draws are seeded by the group's scores alone, so they are those of the
 in-process call; the bin means agree with it up to rounding (the population
@@ -38,6 +38,7 @@ from polars_cumdev.engines.partitioned.cells import Plan
 from polars_cumdev.engines.partitioned.columns import WMAX
 from polars_cumdev.engines.partitioned.cuts import range_index
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method import finite_bins as fb
 from polars_cumdev.method import finite_groups as fg
 from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.finite_groups import SIMULATED, TESTS
@@ -144,7 +145,7 @@ def _sorted(rows: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, ...]:
 def edges(rows: pl.DataFrame, keys: Sequence[str]) -> np.ndarray:
     """The sorted distinct finite midpoints between the chosen groups' consecutive scores."""
     s, group, starts = _sorted(rows, keys)
-    _, _, upper = fg.midpoints(s, group, starts)
+    _, _, upper = fb.midpoints(s, group, starts)
     return np.unique(upper[np.isfinite(upper)])
 
 
@@ -194,7 +195,7 @@ def simulated(
     cwr = np.cumsum(sums[WR_SUM].to_numpy())
 
     def means(s: np.ndarray, group: np.ndarray, starts: np.ndarray) -> np.ndarray:
-        return fg.prefix_means(scores, cw, cwr, s, group, starts)
+        return fb.prefix_means(scores, cw, cwr, s, group, starts)
 
     tests = int(picked[TESTS][0])
     batch = rows.with_columns(pl.lit(tests, dtype=pl.Int64).alias(TESTS))

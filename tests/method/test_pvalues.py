@@ -492,3 +492,18 @@ def test_erfc_one_by_one_equals_polars_erfc() -> None:
     np.testing.assert_array_equal(small, polars)  # (NaN where NaN)
     assert (np.signbit(small) == np.signbit(polars)).all()
     assert np.array_equal(normal_tail._erfc(t), polars, equal_nan=True)  # (Polars' pass)
+
+
+@pytest.mark.parametrize("p", [1.0, 0.5, 0.049999999999999996, 2.2e-308, 5e-324, 0.0, None])
+def test_benjamini_hochberg_of_one_p_value_is_that_p_value(p: float | None) -> None:
+    # normalize takes q = p without keys (one row: a family of one) instead of running BH;
+    # the two must be the same bits, a null included
+    import polars as pl
+
+    from polars_cumdev.method.significance import benjamini_hochberg
+
+    frame = pl.DataFrame({"p": [p]}, schema={"p": pl.Float64})
+    q = frame.select(benjamini_hochberg(pl.col("p")))["p"]
+    assert q.to_list() == frame["p"].to_list()
+    if p is not None:
+        assert np.float64(q[0]).tobytes() == np.float64(p).tobytes()

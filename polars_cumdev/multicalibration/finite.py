@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from polars_cumdev.method import finite_resampled
+from polars_cumdev.method import finite_bound, finite_resampled
 from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.finite_bins import midpoints, prefix_means
 from polars_cumdev.method.pvalues import pvalue_pairs
@@ -152,9 +152,23 @@ def segment_pvalues(
     where, group, rows = found
     order, bounds = fs.grouped(group, s[rows], w[rows], r[rows])
     rows = rows[order]
-    found_k, found_ks, _ = fs.simulate(bounds, s[rows], w[rows], s[rows], r[rows], tests, level)
-    sim_k[where] = found_k
-    sim_ks[where] = found_ks
+    gs, gw, gr = s[rows], w[rows], r[rows]
+    sizes = np.diff(bounds)
+    other = (gr != 0.0) & (gr != 1.0)
+    soft = np.bincount(np.repeat(np.arange(sizes.shape[0]), sizes), other, sizes.shape[0]) > 0
+    for chosen, bounded in ((~soft, False), (soft, True)):
+        if not chosen.any():
+            continue
+        keep = np.repeat(chosen, sizes)
+        starts = np.concatenate([[0], np.cumsum(sizes[chosen])]).astype(np.int64)
+        ps, pw, pr = gs[keep], gw[keep], gr[keep]
+        if bounded:  # soft labels: the conservative bound, KS negated ("bound")
+            found_k, found_ks = finite_bound.bound_pvalues(starts, ps, pw, pr)
+            found_ks = -found_ks
+        else:  # 0/1 responses: redrawn as Bernoulli of the scores
+            found_k, found_ks, _ = fs.simulate(starts, ps, pw, ps, pr, tests, level)
+        sim_k[where[chosen]] = found_k
+        sim_ks[where[chosen]] = found_ks
     return sim_k, sim_ks
 
 

@@ -169,16 +169,15 @@ def _finite(
     prefix: object,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Simulated p-values where the asymptotic tail is not trusted
-    (:mod:`~polars_cumdev.multicalibration.finite`: calibration, 0/1 responses only, or with
-    ``prefix`` the screen against the full population, resampled for other responses), NaN
-    elsewhere."""
+    (:mod:`~polars_cumdev.multicalibration.finite`: calibration, redrawn for a segment of 0/1
+    responses and bounded for one of soft labels, or with ``prefix`` the screen against the
+    full population, resampled for other responses), NaN elsewhere."""
     from polars_cumdev import kernel as k
     from polars_cumdev.multicalibration.finite import screen_segment_pvalues, segment_pvalues
 
     none = np.full(z.shape, np.nan)
     r = np.asarray(rows.r, dtype=np.float64)
-    binary = bool(np.all((r == 0.0) | (r == 1.0)))
-    if not options.finite_sample or (prefix is None and not binary):
+    if not options.finite_sample:
         return none, none.copy()
     with np.errstate(invalid="ignore", divide="ignore"):
         g = np.maximum(stacked[:, k.C_MAX], -stacked[:, k.C_MIN])

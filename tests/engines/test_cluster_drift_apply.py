@@ -172,9 +172,17 @@ def test_apply_missing_column_is_the_in_process_error(client, spark):
 
 def test_dask_multicalibration_equals_in_process(client):
     """Weighted rows with nulls, NaN and a continuous feature (a segment's p simulated);
-    the echo test's data (echoes named); responses not 0/1 (no simulation); parts of
-    different counts give the same table."""
-    from segment_cases import ECHOING, MIXED, assert_family_same, echoing_cell, expected
+    the echo test's data (echoes named); soft labels (bounded); parts of different counts
+    give the same table."""
+    from segment_cases import (
+        ECHOING,
+        MIXED,
+        SOFT,
+        assert_family_same,
+        echoing_cell,
+        expected,
+        soft_labels,
+    )
     from segment_cases import mixed_features as mixed
 
     import polars_cumdev.dask as cdask
@@ -191,14 +199,17 @@ def test_dask_multicalibration_equals_in_process(client):
     assert "echo" in want["finding"].to_list()
     got = cdask.multicalibration(to_dask(df, 4), "s", "y", segments=ECHOING, scheduler=client)
     assert_family_same(want, got)
-    df = mixed(4, rows=1500).with_columns(pl.col("y") * 0.5 + pl.col("s") * 0.25)
-    got = cdask.multicalibration(to_dask(df, 2), "s", "y", "w", segments=MIXED, scheduler=client)
-    assert_family_same(expected(df, MIXED), got)
+    df = soft_labels(1)  # soft labels: the small candidates bounded, as in process
+    want = expected(df, SOFT)
+    assert "bound" in want["p_method"].to_list()
+    got = cdask.multicalibration(to_dask(df, 2), "s", "y", "w", segments=SOFT, scheduler=client)
+    assert_family_same(want, got)
 
 
 def test_spark_multicalibration_equals_in_process(spark):
-    """The Dask test's first case (the echoes and the driver's steps are shared code)."""
-    from segment_cases import MIXED, assert_family_same, expected
+    """The Dask test's first and soft-label cases (the echoes and the driver's steps are
+    shared code)."""
+    from segment_cases import MIXED, SOFT, assert_family_same, expected, soft_labels
     from segment_cases import mixed_features as mixed
 
     import polars_cumdev.spark as cspark
@@ -208,6 +219,11 @@ def test_spark_multicalibration_equals_in_process(spark):
     want = expected(df, MIXED)
     assert "simulated" in want["p_method"].to_list()
     assert_family_same(want, cspark.multicalibration(source, "s", "y", "w", segments=MIXED))
+    df = soft_labels(2)  # soft labels: the small candidates bounded, as in process
+    want = expected(df, SOFT)
+    assert "bound" in want["p_method"].to_list()
+    source = spark.createDataFrame(df.to_arrow()).repartition(2)
+    assert_family_same(want, cspark.multicalibration(source, "s", "y", "w", segments=SOFT))
 
 
 def test_multicalibration_refuses_what_in_process_refuses(client, spark):

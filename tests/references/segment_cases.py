@@ -48,6 +48,22 @@ def echoing_cell(seed: int = 1, rows: int = 6000) -> pl.DataFrame:
 ECHOING = pc.segments(["a", "b", "c"], depth=2, levels=6, min_rows=10)
 
 
+def soft_labels(seed: int, rows: int = 3000) -> pl.DataFrame:
+    """Soft labels (Beta, mean the score, or 0.2 more in ``a = '3'``) on scores near 0, log-normal
+    weights, two string features: small segments with few effective events, so candidates get
+    the conservative bound (``p_method`` "bound", docs/method.md "Soft labels")."""
+    rng = np.random.default_rng(seed)
+    s = rng.beta(1.0, 12.0, rows)
+    a, b = rng.integers(0, 12, rows).astype(str), rng.integers(0, 3, rows).astype(str)
+    m = np.clip(s + 0.2 * (a == "3"), 1e-6, 1 - 1e-6)
+    y = rng.beta(0.5 * m, 0.5 * (1 - m))
+    return pl.DataFrame({"s": s, "y": y, "w": rng.lognormal(0.0, 0.5, rows), "a": a, "b": b})
+
+
+#: The soft labels' family: 12 x 3 levels, depth 2.
+SOFT = pc.segments(categorical=["a", "b"], depth=2, levels=12, min_rows=10)
+
+
 def expected(frame: pl.DataFrame, family, weight: str | None = "w", **options) -> pl.DataFrame:
     return multicalibration(frame, "s", "y", weight, segments=family, **options)
 

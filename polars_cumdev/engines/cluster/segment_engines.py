@@ -41,7 +41,6 @@ from polars_cumdev.engines.cluster.segments import (
     segment_rows,
 )
 from polars_cumdev.errors import InvalidParameterError
-from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.multicalibration.api import MULTICALIBRATION_COLUMNS, check_options
 from polars_cumdev.multicalibration.family import Segments
 from polars_cumdev.multicalibration.walk import Options
@@ -93,19 +92,12 @@ def _explode(chunk: pl.DataFrame, request: Request, layout: Layout) -> tuple:
     return explode(request.conform(chunk), request, layout)
 
 
-def _sums(exploded: tuple) -> tuple[np.ndarray, int]:
-    return exploded[1], exploded[2]
+def _sums(exploded: tuple) -> np.ndarray:
+    return exploded[1]
 
 
 def _rows(chunk: pl.DataFrame, request: Request, layout: Layout, wanted: list[int]):
     return segment_rows(request.conform(chunk), request, layout, wanted)
-
-
-def without_simulation(stats: pl.DataFrame) -> pl.DataFrame:
-    """The statistics with null simulated p-values (the responses are not all 0 or 1)."""
-    return stats.with_columns(
-        pl.lit(None, dtype=pl.Float64).alias(c) for c in (fs.SIM_KUIPER, fs.SIM_KS)
-    )
 
 
 def dask_multicalibration(
@@ -144,21 +136,17 @@ def dask_multicalibration(
         layout = Layout.of(levels, segments)
         exploded = client.map(_explode, parts, request=request, layout=layout)
         sums = np.zeros((layout.total, 3))
-        other = 0
-        for part_sums, part_other in client.gather(client.map(_sums, exploded)):
+        for part_sums in client.gather(client.map(_sums, exploded)):
             sums += part_sums
-            other += part_other
         kept = kept_segments(layout, segments, sums)
         frames = client.map(operator.itemgetter(0), exploded)
         del exploded
         grouped = segment_request(request)
         stats = segment_statistics(client, frames, grouped)
         stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
-        if other == 0:
-            batches = dask_parts(client, frames, grouped)
-            stats = finite.calibration_simulated(stats, [SEGMENT], options.level, batches)
-        else:
-            stats = without_simulation(stats)
+        # (0/1 segments redrawn, soft-label segments bounded: as in process)
+        batches = dask_parts(client, frames, grouped)
+        stats = finite.calibration_simulated(stats, [SEGMENT], options.level, batches)
 
         def gather(wanted: Sequence[int]) -> pl.DataFrame:
             rows = client.map(_rows, parts, request=request, layout=layout, wanted=list(wanted))

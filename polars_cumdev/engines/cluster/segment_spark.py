@@ -27,7 +27,6 @@ from polars_cumdev.engines.cluster.segment_engines import (
     options_of,
     prepare_request,
     segment_request,
-    without_simulation,
 )
 from polars_cumdev.engines.cluster.segment_levels import (
     levels_from_tables,
@@ -103,14 +102,12 @@ def spark_multicalibration(
     levels = levels_from_tables(tables, segments, pl.Schema(dict(request.schema)))
     layout = Layout.of(levels, segments)
 
-    def sums_of(chunk: pl.DataFrame) -> tuple[np.ndarray, int]:
-        _, sums, other = explode(chunk, request, layout)
-        return sums, other
+    def sums_of(chunk: pl.DataFrame) -> np.ndarray:
+        return explode(chunk, request, layout)[1]
 
-    sums, other = np.zeros((layout.total, 3)), 0
-    for part_sums, part_other in _each(data, request, sums_of):
+    sums = np.zeros((layout.total, 3))
+    for part_sums in _each(data, request, sums_of):
         sums += part_sums
-        other += part_other
     kept = kept_segments(layout, segments, sums)
     grouped = segment_request(request)
     fields = [StructField(SEGMENT, LongType(), False)]
@@ -126,11 +123,9 @@ def spark_multicalibration(
     rows = data.mapInArrow(repeated, schema)
     stats = segment_statistics(rows, grouped)  # by score ranges: no segment held whole
     stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
-    if other == 0:
-        gather_rows = spark_engine.batches(rows, grouped)
-        stats = finite.calibration_simulated(stats, [SEGMENT], options.level, gather_rows)
-    else:
-        stats = without_simulation(stats)
+    # (0/1 segments redrawn, soft-label segments bounded: as in process)
+    gather_rows = spark_engine.batches(rows, grouped)
+    stats = finite.calibration_simulated(stats, [SEGMENT], options.level, gather_rows)
 
     def gather(wanted: Sequence[int]) -> pl.DataFrame:
         found = _each(data, request, lambda c: segment_rows(c, request, layout, list(wanted)))

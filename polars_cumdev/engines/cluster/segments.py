@@ -85,9 +85,9 @@ def _numbers(rows: pl.DataFrame, layout: Layout) -> list[np.ndarray]:
 
 def explode(
     chunk: pl.DataFrame, request: Request, layout: Layout
-) -> tuple[pl.DataFrame, np.ndarray, int]:
-    """A checked part's rows repeated once per subset with their segment number (``SEGMENT``);
-    its rows, W and W R per segment number (total x 3); its rows with a response not 0 or 1."""
+) -> tuple[pl.DataFrame, np.ndarray]:
+    """A checked part's rows repeated once per subset with their segment number (``SEGMENT``),
+    and its rows, W and W R per segment number (total x 3)."""
     standard = request.standardize(chunk)
     w = standard.get_column(nm.WEIGHT).to_numpy()
     r = standard.get_column(nm.RESPONSE).to_numpy()
@@ -104,8 +104,7 @@ def explode(
         sums[:, 2] += np.bincount(ids, weights=w * r, minlength=layout.total)
         pieces.append(payload.with_columns(pl.Series(SEGMENT, ids, dtype=pl.Int64)))
     out = pl.concat(pieces) if pieces else payload.with_columns(pl.lit(0).alias(SEGMENT))
-    other = int(np.count_nonzero((r != 0.0) & (r != 1.0)))
-    return out, sums, other
+    return out, sums
 
 
 def segment_rows(

@@ -76,6 +76,24 @@ def _ranges(s: F64, w: F64, p: F64, r: F64, a: int, b: int) -> tuple[float, floa
     return high - low, max(high, -low)
 
 
+@njit(**JIT)
+def _tally(hit: int, stop: int, exceeds: bool, h: int, t: int) -> tuple[int, int]:
+    """Besag and Clifford's count of one statistic after redraw ``t``: its exceedances so far
+    and the redraw of the ``h``-th (0 until then; nothing more is counted after it)."""
+    if stop == 0 and exceeds:
+        hit += 1
+        if hit == h:
+            stop = t
+    return hit, stop
+
+
+@njit(**JIT)
+def _besag_clifford(hit: int, stop: int, h: int, t: int) -> float:
+    """The p-value of :func:`_tally`'s count after ``t`` redraws: ``h`` over the redraw of the
+    ``h``-th exceedance when it came, else (exceedances + 1) / (redraws + 1)."""
+    return h / stop if stop > 0 else (hit + 1.0) / (t + 1.0)
+
+
 @njit(**JIT, parallel=True)
 def simulated_pvalues(
     starts: I64,
@@ -125,16 +143,10 @@ def simulated_pvalues(
                 if i == b - 1 or s[i + 1] != s[i]:
                     high = max(high, c)
                     low = min(low, c)
-            if stop_d == 0 and high - low >= d0 - slack:
-                hit_d += 1
-                if hit_d == h:
-                    stop_d = t
-            if stop_g == 0 and max(high, -low) >= g0 - slack:
-                hit_g += 1
-                if hit_g == h:
-                    stop_g = t
-        p_d[g] = h / stop_d if stop_d > 0 else (hit_d + 1.0) / (t + 1.0)
-        p_g[g] = h / stop_g if stop_g > 0 else (hit_g + 1.0) / (t + 1.0)
+            hit_d, stop_d = _tally(hit_d, stop_d, high - low >= d0 - slack, h, t)
+            hit_g, stop_g = _tally(hit_g, stop_g, max(high, -low) >= g0 - slack, h, t)
+        p_d[g] = _besag_clifford(hit_d, stop_d, h, t)
+        p_g[g] = _besag_clifford(hit_g, stop_g, h, t)
         used[g] = t
     return p_d, p_g, used
 
@@ -204,16 +216,10 @@ def flipped_pvalues(
                 if i == b - 1 or s[i + 1] != s[i]:
                     high = max(high, c)
                     low = min(low, c)
-            if stop_d == 0 and high - low >= d0 - slack:
-                hit_d += 1
-                if hit_d == h:
-                    stop_d = t
-            if stop_g == 0 and max(high, -low) >= g0 - slack:
-                hit_g += 1
-                if hit_g == h:
-                    stop_g = t
-        p_d[g] = h / stop_d if stop_d > 0 else (hit_d + 1.0) / (t + 1.0)
-        p_g[g] = h / stop_g if stop_g > 0 else (hit_g + 1.0) / (t + 1.0)
+            hit_d, stop_d = _tally(hit_d, stop_d, high - low >= d0 - slack, h, t)
+            hit_g, stop_g = _tally(hit_g, stop_g, max(high, -low) >= g0 - slack, h, t)
+        p_d[g] = _besag_clifford(hit_d, stop_d, h, t)
+        p_g[g] = _besag_clifford(hit_g, stop_g, h, t)
         used[g] = t
     return p_d, p_g, used
 

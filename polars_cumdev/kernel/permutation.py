@@ -36,7 +36,9 @@ from polars_cumdev.kernel.finite_sample import (  # the redraws' generator, shar
     _S11,
     _TOLERANCE,
     _UNIT,
+    _besag_clifford,
     _mix,
+    _tally,
 )
 from polars_cumdev.kernel.prefix import F64, I64, JIT
 
@@ -131,15 +133,9 @@ def permutation_pvalues(
                         rr[j], rr[k] = rr[k], rr[j]
                     end = i
             zd, zg = _z(rr, bl, ww, bw_g, sign_g, v_g, sigma[g], sums)
-            if stop_d == 0 and zd >= d0 - slack_d:
-                hit_d += 1
-                if hit_d == h:
-                    stop_d = t
-            if stop_g == 0 and zg >= g0 - slack_g:
-                hit_g += 1
-                if hit_g == h:
-                    stop_g = t
-        p_d[g] = h / stop_d if stop_d > 0 else (hit_d + 1.0) / (t + 1.0)
-        p_g[g] = h / stop_g if stop_g > 0 else (hit_g + 1.0) / (t + 1.0)
+            hit_d, stop_d = _tally(hit_d, stop_d, zd >= d0 - slack_d, h, t)
+            hit_g, stop_g = _tally(hit_g, stop_g, zg >= g0 - slack_g, h, t)
+        p_d[g] = _besag_clifford(hit_d, stop_d, h, t)
+        p_g[g] = _besag_clifford(hit_g, stop_g, h, t)
         used[g] = t
     return z_d, z_g, p_d, p_g, used

@@ -33,9 +33,11 @@ from polars_cumdev.kernel.finite_sample import (  # the redraws' generator, shar
     _S11,
     _TOLERANCE,
     _UNIT,
+    _besag_clifford,
     _mix,
     _ranges,
     _seed,
+    _tally,
 )
 from polars_cumdev.kernel.prefix import F64, I64, JIT
 
@@ -173,15 +175,9 @@ def resampled_pvalues(
                     if i == n - 1 or s[a + i + 1] != s[a + i]:
                         high = max(high, c)
                         low = min(low, c)
-                if stop_d == 0 and high - low >= d0 - slack:
-                    hit_d += 1
-                    if hit_d == h:
-                        stop_d = t
-                if stop_g == 0 and max(high, -low) >= g0 - slack:
-                    hit_g += 1
-                    if hit_g == h:
-                        stop_g = t
-        p_d[g] = h / stop_d if stop_d > 0 else (hit_d + 1.0) / (t + 1.0)
-        p_g[g] = h / stop_g if stop_g > 0 else (hit_g + 1.0) / (t + 1.0)
+                hit_d, stop_d = _tally(hit_d, stop_d, high - low >= d0 - slack, h, t)
+                hit_g, stop_g = _tally(hit_g, stop_g, max(high, -low) >= g0 - slack, h, t)
+        p_d[g] = _besag_clifford(hit_d, stop_d, h, t)
+        p_g[g] = _besag_clifford(hit_g, stop_g, h, t)
         used[g] = t
     return p_d, p_g, used

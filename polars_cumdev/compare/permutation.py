@@ -29,6 +29,20 @@ responses. Comparisons below the share keep the asymptotic p-value: the
 permutation holds the unshared rows fixed, so there it would lose most of its
 power; the asymptotic value is not guaranteed where a sizeable minority of the
 weight sits at a few shared scores far from any other (docs/method.md).
+
+A small side with distinct scores. With the empirical sigma, where the smaller
+subpopulation has fewer than :data:`SMALL_ROWS` effective rows, the asymptotic
+tail is too light even without shared scores: sigma rests on a few centred
+differences, each resting on one skewed row of the small side (measured
+7-10% of null comparisons significant at 5% at 5 + 5 and 10 + 100 rows,
+``benchmarks/null_rates/compare_small.py``). There the candidates (asymptotic
+p-value at most :func:`polars_cumdev.method.finite_sample.cutoff`) take the
+same permutation null with strata of :data:`STRATUM` consecutive rows of the
+pooled score order, set from the ranks alone (a tie kept whole), so that each
+row of the small side is shuffled with its nearest neighbours. Under the null
+(the same law of the response at each score on both sides, moving smoothly
+with the score) the responses within such a stratum are nearly exchangeable,
+and every draw carries the few-term sigma and the skew of the small side.
 """
 
 from __future__ import annotations
@@ -53,7 +67,7 @@ __all__ = [
 #: The least share of weight at shared scores for which the p-values are permuted.
 MIN_SHARED = 0.5
 #: Below this many effective rows on the smaller side, distinct scores are permuted too.
-SMALL_ROWS = 100.0
+SMALL_ROWS = 200.0
 #: Rows per stratum (consecutive in the pooled score order) for distinct scores.
 STRATUM = 8
 #: ``p_method`` of a permuted row.

@@ -176,11 +176,12 @@ def test_the_curve_follows_the_table_s_decision() -> None:
     assert kuiper_pvalue(row["kuiper_z"]) < 1e-20
     curve = compare_curve(frame, A, B, "s", "r", ties="dither", seed=5)
     assert not curve["located"].any()
-    shared, pm.MIN_SHARED = pm.MIN_SHARED, 2.0  # never permute: the old decision
+    shared, small = pm.MIN_SHARED, pm.SMALL_ROWS
+    pm.MIN_SHARED, pm.SMALL_ROWS = 2.0, 0.0  # never permute: the old decision
     try:
         old = compare_curve(frame, A, B, "s", "r", ties="dither", seed=5)
     finally:
-        pm.MIN_SHARED = shared
+        pm.MIN_SHARED, pm.SMALL_ROWS = shared, small
     assert old["located"].any()
 
 
@@ -206,10 +207,10 @@ def test_a_small_side_with_distinct_scores_is_permuted() -> None:
     out = permutation_batch(_batch(frame), _options("empirical", "error", 0), LEVEL)
     np.testing.assert_allclose(out[_ZK][0], row["kuiper_z"], rtol=1e-9)
     np.testing.assert_allclose(out[_ZG][0], row["ks_z"], rtol=1e-9)
-    # The Bernoulli sigma (conservative at these sizes) and a large side keep the tail.
+    # The Bernoulli sigma (conservative at these sizes) and larger sides keep the tail.
     row = frame.cumdev.compare(A, B, "s", "r", variance="score").row(0, named=True)
     assert row["p_method"] == "asymptotic"
-    row = _distinct(2, 150, 150, 0.5).cumdev.compare(A, B, "s", "r").row(0, named=True)
+    row = _distinct(2, 250, 250, 0.5).cumdev.compare(A, B, "s", "r").row(0, named=True)
     assert row["p_method"] == "asymptotic" and row["significant"]
 
 

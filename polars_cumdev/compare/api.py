@@ -202,7 +202,10 @@ def compare(
         ``kuiper_z``, ``ks_z``, ``kuiper_p``, ``ks_p``, ``kuiper_log10p``,
         ``ks_log10p``, ``p_method`` (``"permutation"`` where the scores both
         selections share carry at least half the weight under
-        ``ties="dither"``: p-values from a stratified permutation null,
+        ``ties="dither"``, or, with ``variance="empirical"``, where the
+        smaller selection has fewer than 200 effective rows and the
+        asymptotic p-value is at most max(0.1, level): p-values from a
+        stratified permutation null,
         :mod:`polars_cumdev.compare.permutation`; else ``"asymptotic"``),
         ``effect`` (the
         weighted average treatment effect, "first minus second"),

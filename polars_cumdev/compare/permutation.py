@@ -29,6 +29,20 @@ responses. Comparisons below the share keep the asymptotic p-value: the
 permutation holds the unshared rows fixed, so there it would lose most of its
 power; the asymptotic value is not guaranteed where a sizeable minority of the
 weight sits at a few shared scores far from any other (docs/method.md).
+
+A small side with distinct scores. With the empirical sigma, where the smaller
+subpopulation has fewer than :data:`SMALL_ROWS` effective rows, the asymptotic
+tail is too light even without shared scores: sigma rests on a few centred
+differences, each resting on one skewed row of the small side (measured
+7-10% of null comparisons significant at 5% at 5 + 5 and 10 + 100 rows,
+``benchmarks/null_rates/compare_small.py``). There the candidates (asymptotic
+p-value at most :func:`polars_cumdev.method.finite_sample.cutoff`) take the
+same permutation null with strata of :data:`STRATUM` consecutive rows of the
+pooled score order, set from the ranks alone (a tie kept whole), so that each
+row of the small side is shuffled with its nearest neighbours. Under the null
+(the same law of the response at each score on both sides, moving smoothly
+with the score) the responses within such a stratum are nearly exchangeable,
+and every draw carries the few-term sigma and the skew of the small side.
 """
 
 from __future__ import annotations
@@ -41,10 +55,21 @@ from polars_cumdev.compare.dither import _splitmix64, dither_scores
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import finite_sample as fs
 
-__all__ = ["MIN_SHARED", "PERMUTATION", "permutation_batch", "with_permutation"]
+__all__ = [
+    "MIN_SHARED",
+    "PERMUTATION",
+    "SMALL_ROWS",
+    "STRATUM",
+    "permutation_batch",
+    "with_permutation",
+]
 
 #: The least share of weight at shared scores for which the p-values are permuted.
 MIN_SHARED = 0.5
+#: Below this many effective rows on the smaller side, distinct scores are permuted too.
+SMALL_ROWS = 200.0
+#: Rows per stratum (consecutive in the pooled score order) for distinct scores.
+STRATUM = 8
 #: ``p_method`` of a permuted row.
 PERMUTATION = "permutation"
 
@@ -131,7 +156,11 @@ def permutation_batch(batch: pl.DataFrame, options: _Options, level: float) -> p
     with np.errstate(invalid="ignore", divide="ignore"):
         v = v / v_total[b_group]
     blocks = np.diff(block_starts)
-    ok = (shared_w >= MIN_SHARED * total) & (blocks >= 3)
+    shared = shared_w >= MIN_SHARED * total
+    # The smaller side's effective rows (Kish): below SMALL_ROWS, distinct scores too.
+    eff = fs.effective_rows(gid * 2 + src, w, 2 * keys.size).reshape(-1, 2).min(axis=1)
+    small = ~shared & (eff < SMALL_ROWS) & (options.variance == "empirical")
+    ok = (shared | small) & (blocks >= 3)
     if options.variance == "score":
         t = np.clip(bt, 0.0, 1.0)
         sigma = 2.0 * np.sqrt(np.bincount(b_group, weights=v * v * t * (1.0 - t)))
@@ -147,7 +176,13 @@ def permutation_batch(batch: pl.DataFrame, options: _Options, level: float) -> p
     sizes = np.diff(starts)[ok]
     row_starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     kept_blocks = np.concatenate([[0], np.cumsum(blocks[ok])]).astype(np.int64)
-    opens = new_group | np.concatenate([[True], s[1:] != s[:-1]])
+    # Strata: one distinct score; or, where `small`, STRATUM rows by pooled rank (a
+    # tie kept whole in the stratum of its first row, so the responses never matter).
+    new_score = new_group | np.concatenate([[True], s[1:] != s[:-1]])
+    tie_rank = np.maximum.accumulate(np.where(new_score, np.arange(g.size), 0)) - starts[gid]
+    bucket = tie_rank // STRATUM
+    new_bucket = new_group | np.concatenate([[True], bucket[1:] != bucket[:-1]])
+    opens = np.where(small[gid], new_bucket, new_score)
     seeds = _seeds(s, src, starts, options.seed)[ok]
     draws = fs.redraws(sizes, tests, level)
     from polars_cumdev.kernel.permutation import permutation_pvalues  # only when needed
@@ -184,19 +219,25 @@ def with_permutation(
 
     ``first`` holds the group id, score, response and weight of the first
     subpopulation; ``second`` the same without the group id (crossed with
-    every candidate). Only comparisons with a p-value and a shared score are
-    candidates; :func:`permutation_batch` keeps those meeting :data:`MIN_SHARED`.
+    every candidate). Candidates: comparisons with a p-value and a shared score
+    (``ties="dither"``), or, with the empirical sigma, an asymptotic p-value at
+    most :func:`~polars_cumdev.method.finite_sample.cutoff`;
+    :func:`permutation_batch` keeps those meeting :data:`MIN_SHARED` or
+    :data:`SMALL_ROWS`.
     """
     method = pl.lit("asymptotic").alias(fs.P_METHOD)
-    if options.ties != "dither":
+    dither, empirical = options.ties == "dither", options.variance == "empirical"
+    if not (dither or empirical):
         return stats.with_columns(method)
     from polars_cumdev.compare.columns import _N_SHARED
 
+    low = pl.min_horizontal("kuiper_p", "ks_p") <= fs.cutoff(level)
+    wanted = ((pl.col(_N_SHARED) > 0) & dither) | (low & empirical)
     stats = stats.cache()
     # Candidates numbered 0.. (the group ids of compare_all are the `by` values).
     candidates = (
         stats.with_columns(pl.col("kuiper_p").is_not_null().sum().alias(_TESTS))
-        .filter(pl.col("kuiper_p").is_not_null() & (pl.col(_N_SHARED) > 0))
+        .filter(pl.col("kuiper_p").is_not_null() & wanted)
         .select(_G, pl.col(_TESTS).cast(pl.Int64))
         .with_row_index(_GID)
         .with_columns(pl.col(_GID).cast(pl.Int64))

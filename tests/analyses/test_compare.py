@@ -19,7 +19,7 @@ from numpy.testing import assert_allclose
 from polars.testing import assert_frame_equal
 from reference_location import expected_location
 
-from polars_cumdev.compare import compare, compare_all, compare_curve, dither_scores
+from polars_cumdev.compare import compare, compare_all, compare_curve, dither_scores, permutation
 from polars_cumdev.errors import (
     ColumnNotFoundError,
     ColumnTypeError,
@@ -124,7 +124,9 @@ def check_location(row: dict, expect: dict, what: str) -> None:
 @pytest.mark.parametrize("variance", ["empirical", "score"])
 @pytest.mark.parametrize("weight", [None, "w"])
 @pytest.mark.slow
-def test_compare_matches_reference(owner, variance, weight):
+def test_compare_matches_reference(monkeypatch, owner, variance, weight):
+    # The spec's asymptotic p-value (70 + 55 rows would take the permuted one).
+    monkeypatch.setattr(permutation, "SMALL_ROWS", 0.0)
     df = pair_frame(3 + (owner == "second"), owner=owner)
     out = compare(df.lazy(), FIRST, SECOND, "s", "r", weight, variance=variance, level=1.0)
     assert isinstance(out, pl.LazyFrame)
@@ -285,7 +287,8 @@ def test_shared_scores_raise_by_default():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variance", ["empirical", "score"])
-def test_dither_matches_reference_on_dithered_scores(variance):
+def test_dither_matches_reference_on_dithered_scores(monkeypatch, variance):
+    monkeypatch.setattr(permutation, "SMALL_ROWS", 0.0)  # the spec's asymptotic p-value
     df = tied_frame()
     seed = 7
     out = compare(
@@ -314,7 +317,8 @@ def test_dither_matches_reference_on_dithered_scores(variance):
 
 def test_dither_is_a_no_op_without_shared_scores():
     df = pair_frame(13)
-    a = compare(df, FIRST, SECOND, "s", "r", "w")
+    # The same seed: it also seeds the permutation null of a small comparison.
+    a = compare(df, FIRST, SECOND, "s", "r", "w", seed=99)
     b = compare(df, FIRST, SECOND, "s", "r", "w", ties="dither", seed=99)
     assert_frame_equal(a, b, rel_tol=1e-13, abs_tol=0.0)
 

@@ -176,9 +176,49 @@ def test_the_curve_follows_the_table_s_decision() -> None:
     assert kuiper_pvalue(row["kuiper_z"]) < 1e-20
     curve = compare_curve(frame, A, B, "s", "r", ties="dither", seed=5)
     assert not curve["located"].any()
-    shared, pm.MIN_SHARED = pm.MIN_SHARED, 2.0  # never permute: the old decision
+    shared, small = pm.MIN_SHARED, pm.SMALL_ROWS
+    pm.MIN_SHARED, pm.SMALL_ROWS = 2.0, 0.0  # never permute: the old decision
     try:
         old = compare_curve(frame, A, B, "s", "r", ties="dither", seed=5)
     finally:
-        pm.MIN_SHARED = shared
+        pm.MIN_SHARED, pm.SMALL_ROWS = shared, small
     assert old["located"].any()
+
+
+def _distinct(seed: int, first: int, second: int, shift: float) -> pl.DataFrame:
+    """All-distinct uniform scores; the first subpopulation's success rate moved by ``shift``."""
+    rng = np.random.default_rng(seed)
+    g = np.repeat(["a", "b"], [first, second])
+    s = rng.uniform(0.05, 0.95, first + second)
+    p = np.clip(s + shift * (g == "a"), 0.0, 1.0)
+    return pl.DataFrame({"g": g, "s": s, "r": (rng.uniform(size=s.size) < p).astype(float)})
+
+
+def test_a_small_side_with_distinct_scores_is_permuted() -> None:
+    """Issue 36: fewer than SMALL_ROWS effective rows on a side and an asymptotic p-value
+    at most the cutoff: the p-value is permuted (strata of consecutive rows), the same
+    whatever the row order; it still finds a real gap; the table's z is the kernel's."""
+    frame = _distinct(2, 15, 150, 0.5)
+    one = frame.cumdev.compare(A, B, "s", "r")
+    two = frame.sample(fraction=1.0, shuffle=True, seed=3).cumdev.compare(A, B, "s", "r")
+    assert one.equals(two)
+    row = one.row(0, named=True)
+    assert row["p_method"] == "permutation" and row["kuiper_p"] <= 0.01 and row["significant"]
+    out = permutation_batch(_batch(frame), _options("empirical", "error", 0), LEVEL)
+    np.testing.assert_allclose(out[_ZK][0], row["kuiper_z"], rtol=1e-9)
+    np.testing.assert_allclose(out[_ZG][0], row["ks_z"], rtol=1e-9)
+    # The Bernoulli sigma (conservative at these sizes) and larger sides keep the tail.
+    row = frame.cumdev.compare(A, B, "s", "r", variance="score").row(0, named=True)
+    assert row["p_method"] == "asymptotic"
+    row = _distinct(2, 250, 250, 0.5).cumdev.compare(A, B, "s", "r").row(0, named=True)
+    assert row["p_method"] == "asymptotic" and row["significant"]
+
+
+def test_only_candidates_are_permuted() -> None:
+    """A small comparison whose asymptotic p-value exceeds the cutoff keeps it."""
+    rows = [_distinct(k, 10, 100, 0.0).cumdev.compare(A, B, "s", "r") for k in range(12)]
+    out = pl.concat(rows)
+    high = out.filter(pl.col("p_method") == "asymptotic")
+    low = out.filter(pl.col("p_method") == "permutation")
+    assert high.height > 0 and (high["kuiper_p"] > 0.1).all() and (high["ks_p"] > 0.1).all()
+    assert low.height + high.height == 12

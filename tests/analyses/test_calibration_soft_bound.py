@@ -33,6 +33,7 @@ def _layout(seed: int, sizes: list[int], distinct: int | None = None):
     return starts, s[order], w[order], r[order]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_bound_equals_the_naive_transcription(seed):
     sizes = [1, 2, 5, 13, 30]
@@ -103,6 +104,7 @@ def _soft(seed: int, groups: int = 120, k: float = 0.1, planted: float = 0.0) ->
     return pl.DataFrame({"g": [f"g{x:03d}" for x in g], "s": s, "r": r, "w": w})
 
 
+@pytest.mark.slow
 def test_calibration_by_groups_bounds_soft_labels_in_both_engines_and_any_order():
     frame = _soft(5, planted=0.3)
     polars = calibration(frame, "s", "r", "w", by="g", engine="polars").select(COLUMNS)
@@ -132,6 +134,7 @@ def test_calibration_by_groups_bounds_soft_labels_in_both_engines_and_any_order(
     assert np.allclose(polars["ecce_r_q"].to_numpy()[order], np.minimum(bh, 1.0), rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_overall_calibration_bounds_a_small_soft_label_sample():
     frame = _soft(6, planted=0.3).filter(pl.col("g") == "g000")
     for engine in ("auto", "polars", "kernel"):

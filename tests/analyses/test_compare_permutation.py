@@ -163,6 +163,7 @@ def test_the_same_check_fails_on_the_asymptotic_null(rows: int) -> None:
     assert null_level.rejects(int((p <= LEVEL).sum()), out.height, LEVEL), (p <= LEVEL).mean()
 
 
+@pytest.mark.slow
 def test_the_curve_follows_the_table_s_decision() -> None:
     """compare_curve's ``located`` follows the table's (permuted) p-value: on this null
     set the asymptotic p-value is 1e-28 (the dither's drift) and the permuted one 0.18,
@@ -194,6 +195,7 @@ def _distinct(seed: int, first: int, second: int, shift: float) -> pl.DataFrame:
     return pl.DataFrame({"g": g, "s": s, "r": (rng.uniform(size=s.size) < p).astype(float)})
 
 
+@pytest.mark.slow
 def test_a_small_side_with_distinct_scores_is_permuted() -> None:
     """Issue 36: fewer than SMALL_ROWS effective rows on a side and an asymptotic p-value
     at most the cutoff: the p-value is permuted (strata of consecutive rows), the same
@@ -214,6 +216,7 @@ def test_a_small_side_with_distinct_scores_is_permuted() -> None:
     assert row["p_method"] == "asymptotic" and row["significant"]
 
 
+@pytest.mark.slow
 def test_only_candidates_are_permuted() -> None:
     """A small comparison whose asymptotic p-value exceeds the cutoff keeps it."""
     rows = [_distinct(k, 10, 100, 0.0).cumdev.compare(A, B, "s", "r") for k in range(12)]

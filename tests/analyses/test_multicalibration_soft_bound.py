@@ -29,6 +29,7 @@ def _rows(frame: pl.DataFrame, row: dict) -> pl.DataFrame:
     return frame
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_small_soft_label_segments_get_the_reference_bound(seed: int) -> None:
     frame = soft_labels(seed)

@@ -83,6 +83,11 @@ def main(expected: str | None = None) -> None:
     # A predicted mean's small groups, off by 0.5: their residuals' signs are redrawn.
     biased = data.head(2000).with_columns(pl.col("y") + 0.5)
     calibration(biased, "s", "y", by="g", target="mean")
+    # Soft labels in small groups, scores near 0, every other group off: half of them get
+    # the conservative bound (issue 36).
+    soft = data.head(3000).with_columns(pl.col("s") / 10.0)
+    soft = soft.with_columns(((0.5 * pl.col("y") + pl.col("s")) * (pl.col("g") % 2)).alias("y"))
+    calibration(soft, "s", "y", "w", by="g")
     # Two halves on coarse scores: compare's permutation p-values (issue 36).
     coarse = data.head(600).with_columns((pl.col("s") * 4).round() / 4)
     half = pl.int_range(pl.len()) % 2 == 0

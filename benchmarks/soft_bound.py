@@ -6,8 +6,12 @@ log-normal (sigma 1); the share of groups with ``ecce_r_p`` at most 0.05 and at
 most 0.05 / 150 (Benjamini-Hochberg's smallest threshold over 150 groups), on the
 asymptotic p-values alone (before) and with the bound (now). Time: ``calibration(
 by=)`` of 150 such groups a data set, 400 data sets, before and now, in one process.
+The grid (``--grid``): the same before/now ratio on 1.2e6 rows of soft labels with
+continuous scores (every one distinct) and 2-decimal ones, in 60,000 groups of 20
+rows or in 6,000 groups of Zipf-skewed sizes (a few of 100,000 rows and more, most
+of a few rows); the worst cell is the headline.
 
-    python benchmarks/soft_bound.py
+    python benchmarks/soft_bound.py [--grid]
 """
 
 from __future__ import annotations
@@ -60,6 +64,54 @@ def timing() -> None:
     print(f"  asymptotic only {before:.2f} s, with the bound {now:.2f} s ({now / before:.2f}x)")
 
 
+def skewed(seed: int, rows: int, count: int, decimals: int | None) -> pl.DataFrame:
+    """``rows`` soft labels in ``count`` groups of Zipf-like sizes (exponent 1.1)."""
+    rng = np.random.default_rng(seed)
+    share = 1.0 / np.arange(1, count + 1) ** 1.1
+    g = rng.choice(count, rows, p=share / share.sum())
+    s = rng.beta(1.0, 12.0, rows)
+    if decimals is not None:
+        s = np.round(s, decimals)
+    r = rng.beta(0.1 * s + 1e-3, 0.1 * (1.0 - s) + 1e-3)
+    return pl.DataFrame({"g": g, "s": s, "r": r, "w": rng.lognormal(0.0, 1.0, rows)})
+
+
+def grid(rows: int = 1_200_000, repeat: int = 3) -> None:
+    print(f"calibration(by=) of {rows:,} rows of soft labels: asymptotic only against the bound")
+    head = f"{'scores':>11} {'groups':>14} {'bounded':>8} {'before s':>9} {'now s':>7}"
+    print(f"{head} {'now/before':>10}")
+    worst = (0.0, "")
+    for decimals in (None, 2):
+        for layout in ("20 rows", "Zipf-skewed"):
+            if layout == "20 rows":
+                frame = groups(3, rows // 20, 0.0, 1.0)
+                if decimals is not None:
+                    frame = frame.with_columns(pl.col("s").round(decimals))
+            else:
+                frame = skewed(4, rows, 6000, decimals)
+            calibration(frame.head(3000), "s", "r", "w", by="g")  # (compiled once)
+            found: dict[bool, list[float]] = {False: [], True: []}
+            for _ in range(repeat):
+                for finite in (False, True):
+                    start = time.perf_counter()
+                    table = calibration(frame, "s", "r", "w", by="g", _finite_sample=finite)
+                    found[finite].append(time.perf_counter() - start)
+            bounded = int((table["p_method"] == "bound").sum())
+            before, now = min(found[False]), min(found[True])
+            label = "continuous" if decimals is None else f"{decimals}-decimal"
+            print(
+                f"{label:>11} {layout:>14} {bounded:>8,} {before:>9.2f} {now:>7.2f}"
+                f" {now / before:>10.2f}"
+            )
+            worst = max(worst, (now / before, f"{label}, {layout}"))
+    print(f"worst: {worst[0]:.2f}x ({worst[1]})")
+
+
 if __name__ == "__main__":
-    power()
-    timing()
+    import sys
+
+    if "--grid" in sys.argv:
+        grid()
+    else:
+        power()
+        timing()

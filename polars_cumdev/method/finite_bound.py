@@ -46,13 +46,19 @@ t under the null, for every law of the responses on [0, 1] with those means.
 It is conservative: a deviation must be larger than the asymptotic test needs
 (docs/method.md gives the cost). Every engine brings the group's rows to the
 driver and calls the same function on them in the same order: the same bits.
+The loops over the rows and the grids are compiled (:mod:`polars_cumdev.kernel.bound`).
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
-__all__ = ["LAMBDAS", "RESTARTS", "bound_pvalues", "cumulants", "log_tail", "running_sums"]
+from polars_cumdev.kernel import bound
+from polars_cumdev.kernel.split import on_threads
+
+__all__ = ["GRID", "LAMBDAS", "RESTARTS", "bound_pvalues", "summer"]
 
 #: The grid of lambda times the group's largest weight (Chernoff's parameter).
 LAMBDAS = np.geomspace(1e-2, 64.0, 96)
@@ -60,32 +66,16 @@ LAMBDAS = np.geomspace(1e-2, 64.0, 96)
 GRID = 129
 #: Groups of at most this many distinct scores also get the restart bound.
 RESTARTS = 1000
-#: Groups whose split bound is computed at once (memory: CHUNK x GRID x 96 doubles).
-CHUNK = 256
 #: The smallest p-value reported (a bound that underflows is reported as this).
 TINY = float(np.finfo(np.float64).tiny)
 
 
-def cumulants(s: np.ndarray, w: np.ndarray, lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the Bernoulli cumulants psi_up and psi_down at that row's ``lam`` (>= 0):
-    log E exp(lam w (B - s)) and log E exp(lam w (s - B)), B ~ Bernoulli(s)."""
-    x = lam * w
-    with np.errstate(over="ignore", invalid="ignore"):
-        up = np.log1p(s * np.expm1(x)) - x * s
-        down = np.log1p(s * np.expm1(-x)) + x * s
-    return np.maximum(up, 0.0), np.maximum(down, 0.0)  # (>= 0 by Jensen; rounding up)
-
-
-def running_sums(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Each group's running sum of ``values`` (rows sorted by group; ``starts``: G + 1
-    offsets), added in row order from the group's first row: the same bits whatever the
-    other groups. Groups of similar sizes (within a factor of two) are summed together as
-    the rows of one padded array (at most twice their rows), one pass per size class."""
-    return summer(starts)(values)
-
-
 def summer(starts: np.ndarray):
-    """:func:`running_sums` for the groups ``starts``, the layout worked out once."""
+    """Each group's running sum, as a function of the values (rows sorted by group;
+    ``starts``: G + 1 offsets), added in row order from the group's first row: the same
+    bits whatever the other groups. Groups of similar sizes (within a factor of two) are
+    summed together as the rows of one padded array (at most twice their rows), one pass
+    per size class; the layout is worked out once."""
     sizes = np.diff(starts)
     within = np.arange(int(starts[-1])) - np.repeat(starts[:-1], sizes)
     kind = np.ceil(np.log2(np.maximum(sizes, 1))).astype(np.int64)
@@ -107,13 +97,6 @@ def summer(starts: np.ndarray):
         return out
 
     return run
-
-
-def log_tail(a: np.ndarray, psi: np.ndarray, lam: np.ndarray) -> np.ndarray:
-    """log of the Chernoff-Ville bound min(0, min_l Psi_l - lam_l a): ``a`` (..., T),
-    ``psi`` and ``lam`` (..., L) broadcast over the leading axes."""
-    found = psi[..., None, :] - lam[..., None, :] * a[..., :, None]
-    return np.minimum(found.min(axis=-1), 0.0)
 
 
 def bound_pvalues(
@@ -144,30 +127,24 @@ def bound_pvalues(
     again[starts[1:] - 1] = False
     at = group[again]
     psi_up, psi_down = np.empty((groups, LAMBDAS.size)), np.empty((groups, LAMBDAS.size))
-    # the exponents min over lambda of Psi - lambda a, folded in as lambda runs: at g (KS),
-    # at d from j = 0 and from each restart point (Kuiper's restart bound)
-    ks_up, ks_down, zero_up, zero_down = (np.zeros(groups) for _ in range(4))
-    rest_up, rest_down = np.zeros(at.size), np.zeros(at.size)
-    for col in range(LAMBDAS.size):  # (a loop over the grid of lambda: rows x 1 each)
-        up, down = cumulants(s, w, lam[group, col])
-        for psi, part, ks_, zero, rest in (
-            (psi_up, up, ks_up, zero_up, rest_up),
-            (psi_down, down, ks_down, zero_down, rest_down),
-        ):
-            psi[:, col] = np.bincount(group, weights=part, minlength=groups)
-            np.minimum(ks_, psi[:, col] - lam[:, col] * g, out=ks_)
-            np.minimum(zero, psi[:, col] - lam[:, col] * d, out=zero)
-            after = np.maximum(psi[at, col] - sums(part)[again], 0.0)
-            np.minimum(rest, after - lam[at, col] * d[at], out=rest)
+    # two threads, each half the lambdas of every group; each its own minima, then the
+    # smaller of the two (the same whatever the split)
+    half = LAMBDAS.size // 2
+    jobs = []
+    rows = (np.ascontiguousarray(s, dtype=np.float64), np.ascontiguousarray(w, dtype=np.float64))
+    arrays = (np.asarray(starts, dtype=np.int64), *rows, lam, g, d, again)
+    for columns in ((0, half), (half, LAMBDAS.size)):
+        mins = (np.zeros((groups, 4)), np.zeros(at.size), np.zeros(at.size))
+        jobs.append((*arrays, np.array(columns), psi_up, psi_down, *mins))
+    with ThreadPoolExecutor(1) as pool:
+        on_threads(pool, bound.exponents, jobs)
+    first, second = jobs[0][-3:], jobs[1][-3:]
+    folded, rest_up, rest_down = (np.minimum(a, b) for a, b in zip(first, second, strict=True))
+    ks_up, ks_down, zero_up, zero_down = folded.T
     ks = np.exp(ks_up) + np.exp(ks_down)
     restart = np.exp(zero_up) + np.exp(zero_down)
     restart += np.bincount(at, weights=np.exp(rest_up) + np.exp(rest_down), minlength=groups)
-    t = np.linspace(0.0, 1.0, GRID)[None, :]
     kuiper = np.empty(groups)
-    for first in range(0, groups, CHUNK):  # (chunks of groups: CHUNK x GRID x 96 doubles)
-        part = slice(first, first + CHUNK)
-        split = np.exp(log_tail(d[part, None] * t, psi_up[part], lam[part]))
-        split += np.exp(log_tail(d[part, None] * (1.0 - t), psi_down[part], lam[part]))
-        kuiper[part] = split.min(axis=1)
+    bound.split(psi_up, psi_down, lam, d, np.linspace(0.0, 1.0, GRID), kuiper)
     kuiper = np.where(few, np.minimum(kuiper, restart), kuiper)
     return (np.clip(kuiper, TINY, 1.0), np.clip(ks, TINY, 1.0))

@@ -71,6 +71,7 @@ A compilation (a cache miss, not a load from the cache) is said once per process
 on stderr unless logging is configured otherwise).
 """
 
+from polars_cumdev.kernel import bound as _bound
 from polars_cumdev.kernel import boundaries as _boundaries
 from polars_cumdev.kernel import bucketsort, curve, gather, keysort, radix, ranks, tieorder
 from polars_cumdev.kernel import cells as _cells
@@ -142,6 +143,7 @@ tolerate_damage(
     ranks,
     tieorder,
     _boundaries,
+    _bound,
     _cells,
     _curves,
     _events,

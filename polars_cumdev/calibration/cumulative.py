@@ -274,10 +274,10 @@ def calibration(
             )
         choice = "polars"
     if choice == "polars" and _in_memory(frame, engine, keys, target):
-        # One small calibration in memory: its summary from arrays, then normalized. (One
-        # plan of the one row: its collection costs less than the steps run one by one.)
+        # One small calibration in memory: its summary from arrays, then normalized in
+        # memory (the steps that run Python functions call them without a query).
         stats = in_memory.overall_summary(frame, prepared, level, _finite_sample)
-        return _normalized(stats.lazy(), keys, None, None, prepared, target, level)
+        return _normalized(stats, keys, None, None, prepared, target, level)
     if choice == "polars":
         ordered, scale = _rows(prepared, target)
         stats = _polars_summary(ordered, keys, target)
@@ -304,15 +304,16 @@ def calibration(
 
 
 def _normalized(
-    stats: pl.LazyFrame,
+    stats: pl.LazyFrame | pl.DataFrame,
     keys: Sequence[str],
     bernoulli: pl.LazyFrame | None,
     scale: pl.LazyFrame | None,
     prepared: Prepared,
     target: Target,
     level: float,
-) -> pl.LazyFrame:
-    """The statistics' table: :func:`normalize`, in calibration's names."""
+) -> pl.LazyFrame | pl.DataFrame:
+    """The statistics' table: :func:`normalize`, in calibration's names (of the kind of
+    ``stats``: a frame in memory is normalized now)."""
     out = normalize(
         stats,
         keys,

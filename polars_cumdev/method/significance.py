@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -48,13 +49,18 @@ def pvalue_columns(
             is_elementwise=True,
         )
         found = [both.struct.unnest()]
-    if not simulated:
-        return found
+    return [*found, _p_method()] if simulated else found
+
+
+@functools.cache
+def _p_method() -> pl.Expr:
+    """``p_method`` of :func:`pvalue_columns` (built once: an expression is not changed by
+    its use, and building it cost a small call about 0.3 ms)."""
     chosen = pl.col(fs.SIM_KUIPER).is_not_null() | pl.col(fs.SIM_KS).is_not_null()
     chosen = chosen & pl.col("kuiper_z").is_not_null()  # (a null z keeps a null p)
     resampled = pl.col(fs.SIM_KUIPER) < 0.0  # (both negated: finite_resampled.py)
     bound = pl.col(fs.SIM_KS) < 0.0  # (KS alone negated: finite_bound.py)
-    return [*found, fs.method_column(chosen, resampled, bound)]
+    return fs.method_column(chosen, resampled, bound)
 
 
 _PVALUE_NAMES = ("kuiper_p", "ks_p", "kuiper_log10p", "ks_log10p")

@@ -74,6 +74,7 @@ __all__ = [
     "SIGMA_ZERO",
     "STATISTIC_COLUMNS",
     "SUMMARY_SCHEMA",
+    "UNOPTIMIZED",
     "Resolved",
     "Variance",
     "benjamini_hochberg",
@@ -98,6 +99,9 @@ _TINY, _UNDEFINED = f"{nm.PREFIX}tiny", f"{nm.PREFIX}undefined"
 # A step of normalize: the frame's method, its expressions, and the step as a function of a
 # frame in memory when it runs a Python function (which it then calls without a query).
 _Step = tuple[str, tuple[pl.Expr, ...], "Callable[[pl.DataFrame], pl.DataFrame] | None"]
+#: How a plan of a few rows in memory is collected: without the optimizer's passes, which
+#: cost a one-row normalization more than they save (types are still coerced and checked).
+UNOPTIMIZED = pl.QueryOptFlags.none()
 
 
 def check_variance(variance: str) -> str:
@@ -251,7 +255,7 @@ SIGMA_ZERO = "sigma is 0 (no spread of responses within the bins): z undefined"
 
 
 def normalize(
-    stats: pl.LazyFrame,
+    stats: pl.LazyFrame | pl.DataFrame,
     keys: Sequence[str],
     binary: pl.LazyFrame | None,
     *,
@@ -268,7 +272,11 @@ def normalize(
     Parameters
     ----------
     stats
-        Output of :func:`summarize`.
+        Output of :func:`summarize`. A DataFrame (a small summary in memory,
+        with ``binary`` and ``scale`` None) is normalized by the same steps,
+        those that run a Python function on the frame seen whole calling it
+        directly instead of inside a plan (the plan of the other steps is
+        then returned, to be collected).
     keys
         Grouping columns (used to break ties in the ordering).
     binary
@@ -314,6 +322,8 @@ def normalize(
         Collecting it raises :class:`~polars_cumdev.errors.InvalidValuesError`
         when a statistic is not finite: no NaN or infinity is ever returned.
     """
+    if isinstance(stats, pl.DataFrame) and (binary is not None or scale is not None):
+        stats = stats.lazy()  # (joined with frames of a plan: normalized in the plan)
     out = stats if binary is None else stats.join(binary, how="cross", maintain_order="left")
     if scale is not None:
         out = out.join(scale, how="cross", maintain_order="left").with_columns(
@@ -324,14 +334,17 @@ def normalize(
     steps = _normalize_steps(tuple(keys), min_scores, labels, sigma_zero, level, decide, simulated)
     # A frame in memory (joined with frames in memory): the steps that run a Python function
     # on the frame seen whole call it directly on the frame collected so far, without a
-    # query around it; the steps between run as one plan each.
+    # query around it; the steps between run as one plan each, not optimized (a plan of a
+    # few rows in memory: nothing to push down, and the passes cost more than they save).
     direct = isinstance(out, pl.DataFrame)
-    out = out.lazy()
     for method, exprs, run in steps:
         if direct and run is not None:
-            out = run(out.collect(engine="in-memory")).lazy()
+            if isinstance(out, pl.LazyFrame):
+                out = out.collect(engine="in-memory", optimizations=UNOPTIMIZED)
+            out = run(out)
         else:
-            out = getattr(out, method)(*exprs)
+            out = getattr(out.lazy(), method)(*exprs)
+    out = out.lazy()
     if keys:  # (without keys, one row: nothing to sort)
         out = out.sort(
             ["kuiper_z", *keys], descending=[True] + [False] * len(keys), nulls_last=True

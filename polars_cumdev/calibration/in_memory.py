@@ -135,10 +135,12 @@ def overall_summary(
         starts = np.array([0, score.shape[0]], dtype=np.int64)
         a = (np.cumsum(np.full(rows, scale)) if running is None else running) * inverse
         location = located(starts, a, c, score, np.array([threshold]))
+    with np.errstate(over="ignore"):  # (beyond the largest double: normalize's check says so)
+        weight_total = total / scale  # (in the user's units: exact, a power of two)
     values = {
         "n": n,
         "n_scores": int(score.shape[0]),
-        "weight": total / scale,  # (in the user's units: exact, a power of two)
+        "weight": weight_total,
         "kuiper": kuiper,
         "ks": ks,
         "delta": c[-1],

@@ -266,7 +266,6 @@ def calibration(
     """
     prepared = _prepare(frame, score, response, weight, by, target, reserved)
     keys = prepared.keys
-    bernoulli = pl.LazyFrame([_BERNOULLI])
     choice = compiled.choose(engine, frame)
     held = None  # the kernel's statistics, computed at once for a frame in memory
     if not target.compiled:
@@ -283,6 +282,7 @@ def calibration(
         stats = in_memory.overall_summary(frame, prepared, level, _finite_sample)
         out = _normalized(stats, keys, None, None, prepared, target, level)
         return out.collect(engine="in-memory", optimizations=UNOPTIMIZED)
+    bernoulli = pl.LazyFrame([_BERNOULLI])
     if choice == "polars":
         ordered, scale = _rows(prepared, target)
         stats = _polars_summary(ordered, keys, target)

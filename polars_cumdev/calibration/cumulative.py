@@ -43,6 +43,7 @@ from polars_cumdev.method.statistics import (
     SIGMA_ZERO,
     STATISTIC_COLUMNS,
     SUMMARY_SCHEMA,
+    UNOPTIMIZED,
     normalize,
     summarize,
     with_location,
@@ -209,7 +210,7 @@ def calibration(
     reserved: Sequence[str] = (),
     level: float = LEVEL,
     _finite_sample: bool = True,
-) -> pl.LazyFrame:
+) -> pl.LazyFrame | pl.DataFrame:
     """ECCE-R and ECCE-MAD with sigma and p-values, overall or per group.
 
     Parameters
@@ -249,7 +250,9 @@ def calibration(
 
     Returns
     -------
-    pl.LazyFrame
+    pl.LazyFrame or pl.DataFrame
+        A DataFrame where :mod:`polars_cumdev.calibration.in_memory` computed
+        it (already collected), else a LazyFrame.
         One row (per group): ``n``, ``n_scores``, ``weight``, ``ecce_r``
         (Kuiper range of C, (49) of M. Tygert, "Cumulative deviation of a
         subpopulation from the full population"), ``ecce_mad`` (max |C_k|,
@@ -263,7 +266,6 @@ def calibration(
     """
     prepared = _prepare(frame, score, response, weight, by, target, reserved)
     keys = prepared.keys
-    bernoulli = pl.LazyFrame([_BERNOULLI])
     choice = compiled.choose(engine, frame)
     held = None  # the kernel's statistics, computed at once for a frame in memory
     if not target.compiled:
@@ -274,10 +276,13 @@ def calibration(
             )
         choice = "polars"
     if choice == "polars" and _in_memory(frame, engine, keys, target):
-        # One small calibration in memory: its summary from arrays, then normalized. (One
-        # plan of the one row: its collection costs less than the steps run one by one.)
+        # One small calibration in memory: its summary from arrays, then normalized in
+        # memory (the steps that run Python functions call them without a query), and the
+        # table collected at once, without the optimizer (a plan of one row in memory).
         stats = in_memory.overall_summary(frame, prepared, level, _finite_sample)
-        return _normalized(stats.lazy(), keys, None, None, prepared, target, level)
+        out = _normalized(stats, keys, None, None, prepared, target, level)
+        return out.collect(engine="in-memory", optimizations=UNOPTIMIZED)
+    bernoulli = pl.LazyFrame([_BERNOULLI])
     if choice == "polars":
         ordered, scale = _rows(prepared, target)
         stats = _polars_summary(ordered, keys, target)
@@ -304,7 +309,7 @@ def calibration(
 
 
 def _normalized(
-    stats: pl.LazyFrame,
+    stats: pl.LazyFrame | pl.DataFrame,
     keys: Sequence[str],
     bernoulli: pl.LazyFrame | None,
     scale: pl.LazyFrame | None,
@@ -312,7 +317,8 @@ def _normalized(
     target: Target,
     level: float,
 ) -> pl.LazyFrame:
-    """The statistics' table: :func:`normalize`, in calibration's names."""
+    """The statistics' table: :func:`normalize`, in calibration's names (a summary in
+    memory is normalized as :func:`normalize` says)."""
     out = normalize(
         stats,
         keys,
@@ -324,7 +330,8 @@ def _normalized(
         level=level,
         simulated=True,
     )
-    return out.drop("variance").rename(_RENAME)
+    named = [pl.col(c).alias(_RENAME.get(c, c)) for c in STATISTIC_COLUMNS if c != "variance"]
+    return out.select(*keys, *named, "p_method")  # (one step: without variance, renamed)
 
 
 def calibration_curve(

@@ -4,7 +4,10 @@
 no ``by`` runs the Polars stages' arithmetic on NumPy arrays read once, then
 the one normalization every analysis shares
 (:func:`polars_cumdev.method.statistics.normalize`: notes, resolution, p-
-and q-values, the decision) on the one-row summary. The lazy plan of
+and q-values, the decision) on the one-row summary, handed over as a DataFrame
+(normalize then calls its two Python functions, the finiteness check and the
+p-values, directly on it, and collects its other steps without the optimizer).
+The lazy plan of
 :func:`polars_cumdev.calibration.cumulative.calibration` builds and
 optimizes some 130 nodes and runs about a dozen Python functions inside
 them, a fixed cost of about 15 ms whatever the number of rows, which is five
@@ -132,10 +135,12 @@ def overall_summary(
         starts = np.array([0, score.shape[0]], dtype=np.int64)
         a = (np.cumsum(np.full(rows, scale)) if running is None else running) * inverse
         location = located(starts, a, c, score, np.array([threshold]))
+    with np.errstate(over="ignore"):  # (beyond the largest double: normalize's check says so)
+        weight_total = total / scale  # (in the user's units: exact, a power of two)
     values = {
         "n": n,
         "n_scores": int(score.shape[0]),
-        "weight": total / scale,  # (in the user's units: exact, a power of two)
+        "weight": weight_total,
         "kuiper": kuiper,
         "ks": ks,
         "delta": c[-1],

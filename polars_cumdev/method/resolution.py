@@ -10,7 +10,7 @@ The notes explaining a null statistic are here too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -30,6 +30,7 @@ __all__ = [
     "uneven_means",
     "unresolved_sigma",
     "verdict",
+    "verdict_check",
 ]
 
 #: A statistic is reported only when its proven error bound is below this
@@ -80,10 +81,32 @@ def verdict(
         responses (checked first).
     """
     extra = [c for c in (resolved, overflows) if c]
-    names = [*keys, *columns, *extra]
+    check = verdict_check(columns, keys, labels, resolved=resolved, overflows=overflows)
 
-    def check(batch: pl.Series) -> pl.Series:
-        rows = batch.struct.unnest()
+    def checked(batch: pl.Series) -> pl.Series:
+        check(batch.struct.unnest())
+        return pl.Series(_VERDICT, [True] * batch.len(), dtype=pl.Boolean)
+
+    return (
+        pl.struct([*keys, *columns, *extra])
+        .map_batches(checked, return_dtype=pl.Boolean)
+        .alias(_VERDICT)
+    )
+
+
+def verdict_check(
+    columns: Sequence[str],
+    keys: Sequence[str],
+    labels: Labels,
+    *,
+    resolved: str | None = None,
+    overflows: str | None = None,
+) -> Callable[[pl.DataFrame], None]:
+    """The function :func:`verdict`'s column runs on the frame it sees whole: it raises
+    as :func:`verdict` says, or returns None. Called directly on a frame in memory
+    (one small table: no query around it), it is the same check."""
+
+    def check(rows: pl.DataFrame) -> None:
         if overflows and (rows.get_column(overflows).sum() or 0) > 0:
             bad = rows.get_column(overflows).fill_null(0) > 0
             first = ", ".join(f"{k} = {rows.filter(bad).get_column(k)[0]!r}" for k in keys)
@@ -114,9 +137,8 @@ def verdict(
                     f"result{f' (first: {first})' if first else ''}; its values are too large "
                     "to be summed in double precision: rescale the column"
                 )
-        return pl.Series(_VERDICT, [True] * rows.height, dtype=pl.Boolean)
 
-    return pl.struct(names).map_batches(check, return_dtype=pl.Boolean).alias(_VERDICT)
+    return check
 
 
 def _not_finite(column: pl.Series) -> bool:

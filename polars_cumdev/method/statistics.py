@@ -13,7 +13,7 @@ p-values, and Benjamini-Hochberg adjusted p-values across the groups.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 import polars as pl
@@ -39,6 +39,7 @@ from polars_cumdev.method.resolution import (
     uneven_means,
     unresolved_sigma,
     verdict,
+    verdict_check,
 )
 from polars_cumdev.method.sigma_terms import chosen_sigma, error_terms, sigma_terms
 from polars_cumdev.method.significance import benjamini_hochberg, pvalue, pvalue_columns
@@ -73,6 +74,7 @@ __all__ = [
     "SIGMA_ZERO",
     "STATISTIC_COLUMNS",
     "SUMMARY_SCHEMA",
+    "UNOPTIMIZED",
     "Resolved",
     "Variance",
     "benjamini_hochberg",
@@ -94,6 +96,12 @@ Variance = Literal["auto", "bernoulli", "empirical"]
 _FINITE = ("kuiper", "ks", "delta", "sigma", "kuiper_z", "ks_z")
 # normalize's columns of two rules read by several of its steps (dropped by its last select)
 _TINY, _UNDEFINED = f"{nm.PREFIX}tiny", f"{nm.PREFIX}undefined"
+# A step of normalize: the frame's method, its expressions, and the step as a function of a
+# frame in memory when it runs a Python function (which it then calls without a query).
+_Step = tuple[str, tuple[pl.Expr, ...], "Callable[[pl.DataFrame], pl.DataFrame] | None"]
+#: How a plan of a few rows in memory is collected: without the optimizer's passes, which
+#: cost a one-row normalization more than they save (types are still coerced and checked).
+UNOPTIMIZED = pl.QueryOptFlags.none()
 
 
 def check_variance(variance: str) -> str:
@@ -247,7 +255,7 @@ SIGMA_ZERO = "sigma is 0 (no spread of responses within the bins): z undefined"
 
 
 def normalize(
-    stats: pl.LazyFrame,
+    stats: pl.LazyFrame | pl.DataFrame,
     keys: Sequence[str],
     binary: pl.LazyFrame | None,
     *,
@@ -264,7 +272,11 @@ def normalize(
     Parameters
     ----------
     stats
-        Output of :func:`summarize`.
+        Output of :func:`summarize`. A DataFrame (a small summary in memory,
+        with ``binary`` and ``scale`` None) is normalized by the same steps,
+        those that run a Python function on the frame seen whole calling it
+        directly instead of inside a plan (the plan of the other steps is
+        then returned, to be collected).
     keys
         Grouping columns (used to break ties in the ordering).
     binary
@@ -310,6 +322,8 @@ def normalize(
         Collecting it raises :class:`~polars_cumdev.errors.InvalidValuesError`
         when a statistic is not finite: no NaN or infinity is ever returned.
     """
+    if isinstance(stats, pl.DataFrame) and (binary is not None or scale is not None):
+        stats = stats.lazy()  # (joined with frames of a plan: normalized in the plan)
     out = stats if binary is None else stats.join(binary, how="cross", maintain_order="left")
     if scale is not None:
         out = out.join(scale, how="cross", maintain_order="left").with_columns(
@@ -318,11 +332,24 @@ def normalize(
     level = check_level(level) if decide else level  # (refused before the cache's look-up)
     labels = labels if labels is not None else Labels()
     steps = _normalize_steps(tuple(keys), min_scores, labels, sigma_zero, level, decide, simulated)
-    for method, exprs in steps:
-        out = getattr(out, method)(*exprs)
-    return out.sort(
-        ["kuiper_z", *keys], descending=[True] + [False] * len(keys), nulls_last=True
-    ).select(*keys, *STATISTIC_COLUMNS, *(["p_method"] if simulated else []))
+    # A frame in memory (joined with frames in memory): the steps that run a Python function
+    # on the frame seen whole call it directly on the frame collected so far, without a
+    # query around it; the steps between run as one plan each, not optimized (a plan of a
+    # few rows in memory: nothing to push down, and the passes cost more than they save).
+    direct = isinstance(out, pl.DataFrame)
+    for method, exprs, run in steps:
+        if direct and run is not None:
+            if isinstance(out, pl.LazyFrame):
+                out = out.collect(engine="in-memory", optimizations=UNOPTIMIZED)
+            out = run(out)
+        else:
+            out = getattr(out.lazy(), method)(*exprs)
+    out = out.lazy()
+    if keys:  # (without keys, one row: nothing to sort)
+        out = out.sort(
+            ["kuiper_z", *keys], descending=[True] + [False] * len(keys), nulls_last=True
+        )
+    return out.select(*keys, *STATISTIC_COLUMNS, *(["p_method"] if simulated else []))
 
 
 @functools.lru_cache(maxsize=64)
@@ -334,10 +361,12 @@ def _normalize_steps(
     level: float,
     decide: bool,
     simulated: bool,
-) -> tuple[tuple[str, tuple[pl.Expr, ...]], ...]:
+) -> tuple[_Step, ...]:
     """:func:`normalize`'s steps after the joins: (``"with_columns"`` or ``"filter"``, the
-    expressions), built once per set of arguments (building them cost a small call about
-    2 ms, as much as running them on one row) and applied to each frame in turn."""
+    expressions, and for a step whose expression runs a Python function on the frame seen
+    whole, that step run on a frame in memory by calling the function itself, or None),
+    built once per set of arguments (building them cost a small call about 2 ms, as much as
+    running them on one row) and applied to each frame in turn."""
     sigma = pl.col("sigma")
     c_ok, c_floor, sigma_ok = (pl.col(f"_{name}_ok") for name in Resolved._fields)
     single = pl.col("n_scores") < min_scores
@@ -368,7 +397,17 @@ def _normalize_steps(
     flags = resolved(
         pl.col("kuiper"), pl.col("ks"), sigma, pl.col(C_ERROR), sigma2_error, pl.col(RMAX)
     )
-    steps: list[tuple[str, tuple[pl.Expr, ...]]] = [
+    checked = ("weight", *_FINITE)
+    check = verdict_check(checked, keys, labels, overflows=OVERFLOWS)
+
+    def verified(frame: pl.DataFrame) -> pl.DataFrame:  # (the filter keeps every row)
+        check(frame)
+        return frame
+
+    def with_pvalues(frame: pl.DataFrame) -> pl.LazyFrame:
+        return frame.lazy().with_columns(pvalue_columns(simulated, rows=frame))
+
+    steps: list[_Step] = [
         (
             "with_columns",
             (
@@ -378,16 +417,20 @@ def _normalize_steps(
                 .otherwise(pl.lit("empirical"))
                 .alias("variance"),
             ),
+            None,
         ),
         (
             "with_columns",
-            tuple(
-                flag.alias(f"_{name}_ok")
-                for name, flag in zip(Resolved._fields, flags, strict=True)
+            (
+                *[
+                    flag.alias(f"_{name}_ok")
+                    for name, flag in zip(Resolved._fields, flags, strict=True)
+                ],
+                tiny_rule.alias(_TINY),
             ),
+            None,
         ),
-        ("with_columns", (tiny_rule.alias(_TINY),)),
-        ("with_columns", (undefined_rule.alias(_UNDEFINED),)),
+        ("with_columns", (undefined_rule.alias(_UNDEFINED),), None),
         (
             "with_columns",
             (
@@ -398,25 +441,30 @@ def _normalize_steps(
                 pl.when(c_floor & sigma_ok & ~tiny).then(sigma).alias("sigma"),
                 *[pl.when(~undefined).then(pl.col(c)).alias(c) for c in LOCATION_COLUMNS],
             ),
+            None,
         ),
         # One check of all: the overflows, then the weight (which no step changes), then
         # the statistics, each raising as its own check did before the steps between.
-        ("filter", (verdict(("weight", *_FINITE), keys, labels, overflows=OVERFLOWS),)),
-        ("with_columns", tuple(pvalue_columns(simulated))),
-        (
-            "with_columns",
-            tuple(
-                # (without keys the frame is one row, a family of one: BH's q is p itself,
-                # min(1, p * 1 / 1), bit for bit, without the sorts that cost a small call
-                # about 2 ms of planning)
-                (benjamini_hochberg(pl.col(p)) if keys else pl.col(p)).alias(q)
-                for p, q in (("kuiper_p", "kuiper_q"), ("ks_p", "ks_q"))
-            ),
-        ),
+        ("filter", (verdict(checked, keys, labels, overflows=OVERFLOWS),), verified),
+        ("with_columns", tuple(pvalue_columns(simulated)), with_pvalues),
     ]
+    # (without keys the frame is one row, a family of one: BH's q is p itself, min(1, p * 1
+    # / 1), bit for bit, without the sorts that cost a small call about 2 ms of planning;
+    # the decision then reads p, in the same step)
+    q_values = tuple(
+        (benjamini_hochberg(pl.col(p)) if keys else pl.col(p)).alias(q)
+        for p, q in (("kuiper_p", "kuiper_q"), ("ks_p", "ks_q"))
+    )
     if not decide:
-        steps.append(("with_columns", (pl.lit(None, dtype=pl.Boolean).alias("significant"),)))
+        undecided = pl.lit(None, dtype=pl.Boolean).alias("significant")
+        steps.append(("with_columns", (*q_values, undecided), None))
     else:
-        decision, stated = finding_steps(level, symbol="q" if keys else "p")
-        steps += [("with_columns", (decision,)), ("with_columns", stated)]
+        decision, stated = finding_steps(
+            level, p="kuiper_q" if keys else "kuiper_p", symbol="q" if keys else "p"
+        )
+        if keys:
+            steps += [("with_columns", q_values, None), ("with_columns", (decision,), None)]
+        else:
+            steps.append(("with_columns", (*q_values, decision), None))
+        steps.append(("with_columns", stated, None))
     return tuple(steps)

@@ -94,6 +94,17 @@ def test_bad_values_named_in_memory() -> None:
     assert str(fast.value) == str(plan.value)
 
 
+def test_statistic_not_finite_named_in_memory() -> None:
+    """normalize's finiteness check, called directly on the one-row summary in memory,
+    raises what the plan's check raises (a total weight beyond the largest double)."""
+    df = _frame(5, 200, None).with_columns(w=pl.lit(1e308))
+    with pytest.raises(polars_cumdev.InvalidValuesError, match="weight") as fast:
+        polars_cumdev.calibration(df, "p", "y", "w")
+    with pytest.raises(polars_cumdev.InvalidValuesError) as plan:
+        polars_cumdev.calibration(df.lazy(), "p", "y", "w", engine="polars").collect()
+    assert str(fast.value) == str(plan.value)
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("binary", [False, True])
 def test_canonical_order_sorts_ties_by_weight_then_response(weighted: bool, binary: bool):

@@ -168,6 +168,7 @@ def calibration_drift(
     alpha: float = 0.05,
     adjustment: str = "holm",
     scheduler: Any = None,
+    ranges: int | Sequence[float] | None = None,
 ) -> pl.DataFrame:
     """:func:`polars_cumdev.drift.calibration_drift` of data that lives in Dask.
 
@@ -175,10 +176,11 @@ def calibration_drift(
     times and finds its first and last window (the driver raises the
     in-process error for a null time), a second replaces each row's time by
     its window start (repeating a row once per window when ``period`` makes
-    them overlap); then the calibration of each (group, window) runs as
-    :func:`calibration` runs it, and only its one row per window reaches the
-    driver, which adjusts across the windows (Holm or Bonferroni,
-    :func:`polars_cumdev.drift.family_wise`).
+    them overlap); then the windowed rows are calibrated as :func:`calibration`
+    calibrates them, by score ranges with the window start as one more key
+    beside ``by`` (no (group, window) has to fit in one task), and only the
+    one row per (group, window) reaches the driver, which adjusts across the
+    windows (Holm or Bonferroni, :func:`polars_cumdev.drift.family_wise`).
 
     Parameters
     ----------
@@ -189,13 +191,18 @@ def calibration_drift(
         only, no expressions).
     scheduler
         As in :func:`screen`.
+    ranges
+        As in :func:`calibration`; the default counts the windowed rows (a
+        row repeated per window it falls in counts once per window).
 
     Returns
     -------
     pl.DataFrame
         The in-process table: its columns, rows and order, its statistics to
         1e-12 relative and the same ``significant``/``flagged`` decision per
-        window (the engines' p-values are :func:`calibration`'s).
+        window (the engines' p-values are :func:`calibration`'s); with the
+        same cuts, the bits of :func:`polars_cumdev.partitioned.calibration_partitioned`
+        of the windowed rows keyed by (group, window), adjusted as in process.
 
     Raises
     ------
@@ -207,7 +214,7 @@ def calibration_drift(
 
     return dask_drift(
         source, score, response, weight, time=time, every=every, period=period, by=by,
-        alpha=alpha, adjustment=adjustment, scheduler=scheduler,
+        alpha=alpha, adjustment=adjustment, scheduler=scheduler, ranges=ranges,
     )  # fmt: skip
 
 

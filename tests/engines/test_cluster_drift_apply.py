@@ -2,10 +2,11 @@
 
 ``calibration_drift`` on Spark (``local[2]``) and Dask (a ``LocalCluster`` of two processes)
 gives the in-process table: same rows, order and ``flagged`` decision, statistics to 1e-12
-relative (the engines calibrate each window with the compiled kernel, in process the plan
-may run the Polars stages); ``apply`` gives the in-process recalibrated scores bit for bit,
-the other columns untouched. The same calls against clusters of separate processes:
-tests/engines/test_real_clusters.py. Slow: each starts a cluster.
+relative (the engines calibrate the windows by score ranges, in process one pass; the bits
+of the in-process ranges: test_cluster_drift_ranges.py); ``apply`` gives the in-process
+recalibrated scores bit for bit, the other columns untouched. The same calls against
+clusters of separate processes: tests/engines/test_real_clusters.py. Slow: each starts a
+cluster.
 """
 
 from __future__ import annotations

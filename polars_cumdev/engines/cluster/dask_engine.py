@@ -31,7 +31,7 @@ from typing import Any
 import polars as pl
 
 from polars_cumdev.engines.cluster import finite, require, steps
-from polars_cumdev.engines.cluster.batches import dask_batches, dask_parts
+from polars_cumdev.engines.cluster.batches import dask_batches
 from polars_cumdev.engines.cluster.checks import count_below
 from polars_cumdev.engines.cluster.probe import probe_dask
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
@@ -40,7 +40,7 @@ from polars_cumdev.engines.partitioned import cuts as cutting
 from polars_cumdev.errors import InvalidParameterError, first_line
 from polars_cumdev.method.findings import LEVEL
 
-__all__ = ["calibrate_parts", "local_cluster", "screen"]
+__all__ = ["local_cluster", "screen"]
 
 #: Rows of a Parquet part (row groups are gathered up to about this many rows).
 PART_ROWS = 1_000_000
@@ -288,36 +288,3 @@ def screen(
         out = steps.finish_screen(plan, stats, locating, outputs)
         note("combined")
         return out
-
-
-def _calibrate(request: Request, *pieces: pl.DataFrame) -> tuple:
-    chunk = pl.concat(list(pieces), how="vertical_relaxed") if pieces else request.empty()
-    return steps.calibrate_part(chunk, request)
-
-
-def _by_group(chunk: pl.DataFrame, request: Request, buckets: int) -> list[pl.DataFrame]:
-    """A part's rows in ``buckets`` pieces by a hash of the group keys (groups stay whole)."""
-    chunk = request.conform(chunk)
-    if not request.keys:
-        return [chunk]
-    bucket = pl.struct(list(request.keys)).hash(seed=0) % buckets
-    indexed = chunk.with_columns(bucket.alias("__bucket"))
-    split = indexed.partition_by("__bucket", as_dict=True)
-    out = {k[0]: p.drop("__bucket") for k, p in split.items()}
-    return [out.get(b, chunk.clear()) for b in range(buckets)]
-
-
-def calibrate_parts(client: Any, parts: list[Any], request: Request, level: float) -> pl.DataFrame:
-    """Calibration per group of parts (futures of Polars frames) already on the workers."""
-    buckets = max(1, sum(client.nthreads().values())) if request.keys else 1
-    split = client.map(_by_group, parts, request=request, buckets=buckets)
-    tasks = []
-    for b in range(buckets):
-        pieces = [client.submit(operator.itemgetter(b), s) for s in split]
-        tasks.append(client.submit(_calibrate, request, *pieces))
-    results = client.gather(tasks)
-    batches = dask_parts(client, parts, request)  # the finite-sample p-values' rows
-    return steps.finish_calib(
-        request, results, _count_below(client, parts, request.weight), level,
-        lambda st: finite.calibration_simulated(st, request.keys, level, batches),
-    )  # fmt: skip

@@ -1,8 +1,10 @@
 """Calibration drift on Spark and on Dask: the windows made on the workers, small results back.
 
-Two passes over the rows, then the engine's calibration per (group, window)
-(:func:`polars_cumdev.engines.cluster.spark_engine.calibration`,
-:func:`polars_cumdev.engines.cluster.dask_engine.calibrate_parts`):
+Two passes over the rows make the windows, then the calibration by score
+ranges (:func:`polars_cumdev.engines.cluster.spark_calibration.calibrate_rows`,
+:func:`polars_cumdev.engines.cluster.dask_calibration.calibrate_by_ranges`)
+runs with the window start as one more key beside the groups, so that no
+(group, window) has to fit in one task:
 
 1. per part, one tally row: its rows, its null times (the in-process check)
    and its first and last ``every``-window (:func:`.windows.tally_part`);
@@ -12,9 +14,14 @@ Two passes over the rows, then the engine's calibration per (group, window)
    repeated once per window holding it when the windows overlap
    (:func:`.windows.window_rows`); on Spark only the time column goes
    through Polars, the other columns of each Arrow batch are taken as they
-   are;
-3. the calibration of each (group, window), whose one row per window comes
-   to the driver, which adds the family-wise columns (:func:`.windows.finish_drift`).
+   are, and the windowed rows are kept (the range calibration reads them
+   in several jobs);
+3. the calibration by score ranges of the windowed rows, keyed by (group,
+   window): each range's rows walked by one task, the cells combined on the
+   driver (the bits of :func:`polars_cumdev.partitioned.calibration_partitioned`
+   of the windowed rows with the same cuts); one row per (group, window)
+   comes to the driver, which adds the family-wise columns
+   (:func:`.windows.finish_drift`).
 """
 
 from __future__ import annotations
@@ -58,27 +65,32 @@ def spark_drift(
     by: str | Sequence[str] | None,
     alpha: float,
     adjustment: str,
+    ranges: int | Sequence[float] | None = None,
 ) -> pl.DataFrame:
     """Calibration drift of a Spark DataFrame; see :func:`polars_cumdev.spark.calibration_drift`."""
     from polars_cumdev.engines.cluster import spark_engine
 
     run = spark_engine._without_pandas_warning(spark_engine.spark_errors(_spark_drift))
-    return run(sdf, score, response, weight, time, every, period, by, alpha, adjustment)
+    return run(sdf, score, response, weight, time, every, period, by, alpha, adjustment, ranges)
 
 
-def _spark_drift(sdf, score, response, weight, time, every, period, by, alpha, adjustment):
+def _spark_drift(sdf, score, response, weight, time, every, period, by, alpha, adjustment, ranges):
     from polars_cumdev.engines.cluster import spark_engine
     from polars_cumdev.engines.cluster.probe import probe_spark
+    from polars_cumdev.engines.cluster.spark_calibration import calibrate_rows
     from polars_cumdev.engines.cluster.spark_files import check_spark_files
 
     require("pyspark", "spark")
     require("pyarrow", "spark")
+    from pyspark import StorageLevel
+
     names = _names(by, time, score, response, weight)
     check_spark_files(sdf, names)
     data = sdf.select(*[c for c in names if c in sdf.columns])
     # Every column by name (a missing one: the in-process error, listing them); only
     # those read are typed (an unread column's Spark type may have no Arrow form).
-    schema = {c: pl.Null for c in sdf.columns} | dict(spark_engine._polars_schema(data))
+    types = dict(spark_engine._polars_schema(data))
+    schema = {c: pl.Null for c in sdf.columns} | types
     request = drift_request(
         schema, score, response, weight, time=time, every=every, period=period, by=by,
         alpha=alpha, adjustment=adjustment,
@@ -99,8 +111,13 @@ def _spark_drift(sdf, score, response, weight, time, every, period, by, alpha, a
         for batch in batches:
             yield _window_batch(batch, request, first, last)
 
-    rows = data.mapInArrow(window, data.schema)
-    table = spark_engine.calibration(rows, score, response, weight, by=request.keys, level=alpha)
+    calib = make_request("calibration", types, request.keys, score, response, weight)
+    rows = data.mapInArrow(window, data.schema).select(*calib.columns)
+    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)  # (read by the range calibration's jobs)
+    try:
+        table = calibrate_rows(rows, calib, alpha, ranges)
+    finally:
+        rows.unpersist()
     return finish_drift(request, table)
 
 
@@ -142,9 +159,11 @@ def dask_drift(
     alpha: float,
     adjustment: str,
     scheduler: Any,
+    ranges: int | Sequence[float] | None = None,
 ) -> pl.DataFrame:
     """Calibration drift on Dask; see :func:`polars_cumdev.dask.calibration_drift`."""
     from polars_cumdev.engines.cluster import dask_engine
+    from polars_cumdev.engines.cluster.dask_calibration import calibrate_by_ranges
     from polars_cumdev.engines.cluster.probe import probe_dask
 
     found: dict[str, DriftRequest] = {}
@@ -166,5 +185,5 @@ def dask_drift(
         first, last = bounds(request, tallies)
         rows = client.map(windowed, parts, request=request, first=first, last=last)
         del parts
-        table = dask_engine.calibrate_parts(client, rows, calib, alpha)
+        table = calibrate_by_ranges(client, rows, calib, alpha, ranges)
         return finish_drift(request, table)

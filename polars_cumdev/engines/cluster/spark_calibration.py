@@ -39,7 +39,7 @@ from polars_cumdev.engines.partitioned.calibration_drivers import (
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.method.findings import LEVEL
 
-__all__ = ["calibration_by_ranges", "segment_statistics"]
+__all__ = ["calibrate_rows", "calibration_by_ranges", "segment_statistics"]
 
 
 @se._without_pandas_warning
@@ -56,10 +56,21 @@ def calibration_by_ranges(
     log: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
     """A Spark DataFrame calibrated by score ranges; see :func:`polars_cumdev.spark.calibration`."""
-    note = steps.clock(log)
     request = se._request("calibration", sdf, by, score, response, weight, "auto")
     probe_spark(sdf.sparkSession)
-    data = sdf.select(*request.columns)
+    return calibrate_rows(sdf.select(*request.columns), request, level, ranges, log)
+
+
+def calibrate_rows(
+    data: Any,
+    request: Request,
+    level: float,
+    ranges: int | Sequence[float] | None = None,
+    log: Callable[[str], None] | None = None,
+) -> pl.DataFrame:
+    """The calibration table of a Spark DataFrame already checked against ``request``
+    (its columns those of ``request``): the steps of :func:`calibration_by_ranges`."""
+    note = steps.clock(log)
     keys, cuts, scale, shuffled, cells_of, points_of = _ranged(data, request, ranges, note)
     try:
         return calibrate_ranges(

@@ -41,7 +41,7 @@ from polars_cumdev.engines.partitioned import cuts as cutting
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.method.findings import LEVEL
 
-__all__ = ["LOCAL_ATTEMPTS", "calibration", "local_session", "screen", "with_retries"]
+__all__ = ["LOCAL_ATTEMPTS", "local_session", "screen", "with_retries"]
 
 _PAYLOAD = "payload"
 _ROUTE = "__cumdev_route"
@@ -339,39 +339,6 @@ def _ranges(
     out = steps.finish_screen(plan, stats, locating, outputs)
     note("combined")
     return out
-
-
-@_without_pandas_warning
-@spark_errors
-def calibration(
-    sdf: Any,
-    score: str,
-    response: str,
-    weight: str | None = None,
-    *,
-    by: str | Sequence[str] | None = None,
-    level: float = LEVEL,
-) -> pl.DataFrame:
-    """Calibration per group of a Spark DataFrame; see :func:`polars_cumdev.spark.calibration`."""
-    request = _request("calibration", sdf, by, score, response, weight, "auto")
-    probe_spark(sdf.sparkSession)
-    data = sdf.select(*request.columns)
-    if request.keys:
-        parallel = data.sparkSession.sparkContext.defaultParallelism
-        data = data.repartition(parallel, *request.keys)
-    else:
-        data = data.coalesce(1)
-
-    def calibrate(batches: Iterator[Any]) -> Iterator[Any]:
-        part = steps.calibrate_part(_frame(batches, request), request)
-        yield _payload([{"range": -1, _PAYLOAD: steps.pack(part)}])
-
-    parts = [p for _, p in _collect(data.mapInArrow(calibrate, _SPARK_SCHEMA))]
-    gather = batches(sdf.select(*request.columns), request)  # finite-sample p-values
-    return steps.finish_calib(
-        request, parts, _count_below(data, weight), level,
-        lambda st: finite.calibration_simulated(st, request.keys, level, gather),
-    )  # fmt: skip
 
 
 def batches(data: Any, request: Request) -> finite.MapBatches:

@@ -10,7 +10,7 @@ On a cluster the pieces are:
 | :func:`tally_part` | worker | a part's rows, null times, first and last ``every``-window |
 | :func:`bounds` | driver | raise the null-time check; the data's first and last window |
 | :func:`window_rows` | worker | each row's window(s): (row of the part, window start) |
-| (the engine's calibration) | both | per (group, window), with the window start as a key |
+| (the engine's calibration) | both | by score ranges, the window start a key beside the groups |
 | :func:`finish_drift` | driver | :func:`~polars_cumdev.drift.family_wise`, sorted as in process |
 
 Overlapping windows (``period``) repeat a row once per window holding it;

@@ -42,7 +42,8 @@ def screen(
     """:func:`polars_cumdev.subpopulation.screen` of a Spark DataFrame.
 
     The rows never come to the driver: the cut points from a sample of the
-    scores (about 200,000, drawn in the JVM), each partition's check counts and
+    distinct scores (at most 100,000, the same however the data are
+    partitioned), each partition's check counts and
     per-(range, group) cell summaries from one ``mapInArrow`` pass, and each
     score range's step (:func:`polars_cumdev.engines.partitioned.range_step`) from
     one task after a shuffle by range (method.md 1.2-1.6). The driver
@@ -51,8 +52,8 @@ def screen(
     Parameters
     ----------
     sdf
-        A ``pyspark.sql.DataFrame``. It is read four times (a count in the
-        JVM, the score column through Python for the sample of the cut
+        A ``pyspark.sql.DataFrame``. It is read three times (the score
+        column through Python for the row count and the sample of the cut
         points, then two passes through Python): cache it first
         when its lineage is expensive.
     by, score, response, weight, variance

@@ -1,15 +1,16 @@
 """The cluster screen on Spark: Arrow batches into Polars on the executors, small results back.
 
-- cut points: the row count (JVM) and the quantiles of a sample of the
-  distinct scores (each partition's sample taken in Python, merged on the
-  driver into the same sample however the data is partitioned: the cuts,
-  hence the bits of the result, depend on the data alone);
+- cut points: the quantiles of a sample of the distinct scores (each
+  partition's sample and row count taken in Python, merged on the executors
+  into the same sample however the data is partitioned: the cuts, hence
+  the bits of the result, depend on the data alone);
 - pass 1 (``mapInArrow``): each partition's check counts and cell summaries,
   returned as one small pickled row per partition;
 - pass 2: each row is routed by its score range (an index computed in the
-  JVM, mapped to routing keys chosen so that no two ranges share a shuffle
-  partition), ``repartition`` shuffles only the columns the screen reads,
-  and ``mapInArrow`` runs each range's step;
+  JVM, mapped to routing keys chosen so that a range lies whole in one
+  shuffle partition, consecutive ranges sharing one: :func:`_partitions`),
+  ``repartition`` shuffles only the columns the screen reads, and
+  ``mapInArrow`` runs the step of each range of a partition;
 - pass 3, only when some significant group has D > 2 sigma: the same shuffled rows
   (kept from pass 2, in memory or on disk), stepped again for those groups
   in the ranges holding them (their located stretch).
@@ -37,6 +38,7 @@ from polars_cumdev.engines.cluster.failures import spark_errors
 from polars_cumdev.engines.cluster.probe import probe_spark
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
 from polars_cumdev.engines.cluster.spark_files import check_spark_files
+from polars_cumdev.engines.partitioned import ROWS_PER_RANGE
 from polars_cumdev.engines.partitioned import cuts as cutting
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.method.findings import LEVEL
@@ -156,6 +158,32 @@ def _cuts(data: Any, score: str, ranges: int | Sequence[float] | None, rows: int
     ranges = int(ranges)
     if ranges <= 1 or rows == 0:
         return steps.cuts_from_sample([], ranges)
+    return cutting.quantile_cuts(_sample(data, score)[1], ranges)
+
+
+def _rows_and_cuts(
+    data: Any, score: str, ranges: int | Sequence[float] | None
+) -> tuple[int, list[float]]:
+    """The row count and :func:`_cuts`, from one job when the cuts are to be sampled.
+
+    The partitions' row counts travel with their samples (a separate
+    ``count()`` was one more job and one more read of the input).
+    """
+    given = ranges is not None and (
+        not isinstance(ranges, numbers.Integral) or isinstance(ranges, bool) or int(ranges) <= 1
+    )
+    if given:
+        cuts = steps.cuts_from_sample([], ranges)  # the cut points given (or a clear error)
+        return data.count(), cuts
+    rows, sample = _sample(data, score)
+    count = steps.default_ranges(rows) if ranges is None else int(ranges)
+    if count <= 1 or rows == 0:
+        return rows, steps.cuts_from_sample([], count)
+    return rows, cutting.quantile_cuts(sample, count)
+
+
+def _sample(data: Any, score: str) -> tuple[int, Any]:
+    """The rows of ``data`` and the merged sample of its distinct scores (one job)."""
     size = cutting.SAMPLE_SIZE
 
     def sample(batches: Iterator[Any]) -> Iterator[Any]:
@@ -164,19 +192,20 @@ def _cuts(data: Any, score: str, ranges: int | Sequence[float] | None, rows: int
         batches = list(batches)
         if batches:
             scores = pl.from_arrow(pa.Table.from_batches(batches)).get_column(score)
-            found = cutting.sample_scores(scores, size)
+            found = (scores.len(), cutting.sample_scores(scores, size))
             yield _payload([{"range": -1, _PAYLOAD: steps.pack(found)}])
 
     def merge(left: bytes, right: bytes) -> bytes:
-        joined = cutting.merge_samples([steps.unpack(left), steps.unpack(right)], size)
-        return steps.pack(joined)
+        (rows_l, left_s), (rows_r, right_s) = steps.unpack(left), steps.unpack(right)
+        joined = cutting.merge_samples([left_s, right_s], size)
+        return steps.pack((rows_l + rows_r, joined))
 
     payloads = data.select(score).mapInArrow(sample, _SPARK_SCHEMA).rdd.map(lambda row: row[1])
     # Merged in a tree on the executors (the merge is exact, so its order does
     # not matter): the driver receives one sample, whatever the partitions.
-    empty = steps.pack(cutting.merge_samples([]))
-    merged = payloads.treeAggregate(empty, merge, merge, depth=2)
-    return cutting.quantile_cuts(steps.unpack(merged), ranges)
+    empty = steps.pack((0, cutting.merge_samples([])))
+    rows, merged = steps.unpack(payloads.treeAggregate(empty, merge, merge, depth=2))
+    return int(rows), merged
 
 
 def _range_of(score: Any, cuts: Sequence[float]) -> Any:
@@ -190,6 +219,23 @@ def _range_of(score: Any, cuts: Sequence[float]) -> Any:
         return sf.when(score <= sf.lit(cuts[mid]), index(lo, mid)).otherwise(index(mid + 1, hi))
 
     return index(0, len(cuts))
+
+
+def _partitions(ranges: int, rows: int, slots: int) -> int:
+    """Shuffle partitions for ``ranges`` score ranges of ``rows`` rows in all on ``slots`` slots.
+
+    A task costs about a quarter second of its own in ``local[2]`` (one
+    task per range was 64 tasks for the two passes over 1e7 rows in 32
+    ranges): consecutive ranges share a partition, with as many partitions
+    as the slots (a multiple of them) and at least one per
+    :data:`polars_cumdev.engines.partitioned.ROWS_PER_RANGE` rows, so that a
+    task holds no more rows than one range of the in-process partitioned
+    screen. Each range stays whole in one task, so the result does not
+    depend on this count.
+    """
+    wanted = max(1, slots, -(-max(0, rows) // ROWS_PER_RANGE))
+    wanted = -(-wanted // max(1, slots)) * max(1, slots)
+    return max(1, min(ranges, wanted))
 
 
 _ROUTES: dict[int, list[int]] = {}
@@ -268,10 +314,8 @@ def screen(
     from pyspark.sql import functions as sf
 
     data = sdf.select(*request.columns)
-    rows = data.count()
-    note(f"counted {rows} rows")
-    cuts = _cuts(data, score, ranges, rows)
-    note(f"{len(cuts) + 1} score ranges")
+    rows, cuts = _rows_and_cuts(data, score, ranges)
+    note(f"counted {rows} rows; {len(cuts) + 1} score ranges")
 
     def summarize(batches: Iterator[Any]) -> Iterator[Any]:
         part = steps.summarize_part(_frame(batches, request), request, cuts)
@@ -282,10 +326,13 @@ def screen(
     plan = steps.plan_screen(request, parts, cuts, _count_below(data, weight), level)
     note(f"planned: {plan.queries.height} queries")
     count = plan.ranges
-    routes = _routes(data.sparkSession, count)
+    parts = _partitions(count, rows, data.sparkSession.sparkContext.defaultParallelism)
+    routes = _routes(data.sparkSession, parts)
     index = _range_of(sf.col(score).cast("double"), plan.cuts)
-    route = sf.element_at(sf.array(*[sf.lit(k) for k in routes]), index + 1)
-    shuffled = data.withColumn(_ROUTE, route).repartition(count, _ROUTE).drop(_ROUTE)
+    # Consecutive ranges share a partition (each range whole in one task).
+    keys = [routes[r * parts // count] for r in range(count)]
+    route = sf.element_at(sf.array(*[sf.lit(k) for k in keys]), index + 1)
+    shuffled = data.withColumn(_ROUTE, route).repartition(parts, _ROUTE).drop(_ROUTE)
     # Kept for pass 3, which reads the same shuffled rows: without, Spark shuffled
     # them again (pass 3 at 1e7 rows: 14.1 s, kept 8.6 s; pass 2 14.99 -> 16.90 s).
     shuffled = shuffled.persist(StorageLevel.MEMORY_AND_DISK)
@@ -306,7 +353,9 @@ def _ranges(
         chunk = _frame(batches, request)
         if not chunk.height:
             return
-        for r, rows_r in enumerate(steps.split_part(chunk, request, shipped.cuts)):
+        pieces = steps.split_part(chunk, request, shipped.cuts)
+        del chunk
+        for r, rows_r in enumerate(pieces):
             if rows_r.height:
                 result = steps.run_range(rows_r, shipped, r)
                 yield _payload([{"range": r, _PAYLOAD: steps.pack(result)}])

@@ -113,8 +113,14 @@ def _empty_sample() -> pl.DataFrame:
 
 
 def _counts(values: np.ndarray) -> pl.DataFrame:
-    counts = pl.Series(nm.SCORE, values).value_counts(name=_COUNT)
-    return counts.with_columns(pl.col(_COUNT).cast(pl.Int64))
+    """The distinct values (sorted) and their counts.
+
+    NumPy's sort-based count: Polars' ``value_counts`` of a million distinct
+    scores took 2.5-3.9 s on one thread (a Spark executor's Polars has one),
+    ``np.unique`` 0.1-0.3 s.
+    """
+    distinct, counts = np.unique(values, return_counts=True)
+    return pl.DataFrame({nm.SCORE: distinct, _COUNT: counts.astype(np.int64)})
 
 
 def sample_scores(
@@ -155,8 +161,13 @@ def merge_samples(samples: Iterable[pl.DataFrame], size: int | None = None) -> p
     frames = [s for s in samples if s.height]
     if not frames:
         return _empty_sample()
-    counts = pl.concat(frames).group_by(nm.SCORE).agg(pl.col(_COUNT).sum())
-    return _bottom(counts, size)
+    scores = np.concatenate([f.get_column(nm.SCORE).to_numpy() for f in frames])
+    counts = np.concatenate([f.get_column(_COUNT).to_numpy() for f in frames])
+    order = np.argsort(scores, kind="stable")
+    scores, counts = scores[order], counts[order]
+    starts = np.flatnonzero(np.r_[True, scores[1:] != scores[:-1]])
+    summed = np.add.reduceat(counts, starts).astype(np.int64)
+    return _bottom(pl.DataFrame({nm.SCORE: scores[starts], _COUNT: summed}), size)
 
 
 def quantile_cuts(sample: pl.DataFrame, ranges: int | Sequence[float]) -> list[float]:

@@ -1,7 +1,8 @@
 """Mapping a small per-batch function over a cluster's rows (for :mod:`.finite`).
 
 Each engine already holds the screen's standardized rows on its workers (Spark:
-the rows shuffled by range and kept; Dask: each part's rows split by range);
+the rows shuffled by range and kept; Dask's screen: each range's rows put
+together on a worker; Dask's calibration: each part's rows split by range);
 these adapters apply a function to every batch of them and gather the small
 results to the driver (:data:`polars_cumdev.engines.cluster.finite.MapBatches`).
 Spark's is :func:`polars_cumdev.engines.cluster.spark_engine.batches`.
@@ -9,7 +10,7 @@ Spark's is :func:`polars_cumdev.engines.cluster.spark_engine.batches`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -17,7 +18,7 @@ import polars as pl
 from polars_cumdev.engines.cluster.finite import MapBatches
 from polars_cumdev.engines.cluster.request import Request
 
-__all__ = ["dask_batches", "dask_parts"]
+__all__ = ["dask_batches", "dask_parts", "dask_ranges"]
 
 
 def _split_rows(split: tuple, function: Callable[[pl.DataFrame], object]) -> object:
@@ -35,6 +36,22 @@ def dask_batches(client: Any, split: list[Any]) -> MapBatches:
 
     def run(function: Callable[[pl.DataFrame], object]) -> list:
         return client.gather(client.map(_split_rows, split, function=function, pure=False))
+
+    return run
+
+
+def _held_rows(rows: pl.DataFrame, function: Callable[[pl.DataFrame], object]) -> object:
+    """``function`` of one range's standardized rows, held on a worker, or None when empty."""
+    return function(rows) if rows.height else None
+
+
+def dask_ranges(client: Any, held: Mapping[int, Any]) -> MapBatches:
+    """Map over the futures ``held`` (range -> the range's standardized rows, on a worker),
+    in the order of the ranges (:func:`polars_cumdev.engines.cluster.dask_engine.screen`)."""
+
+    def run(function: Callable[[pl.DataFrame], object]) -> list:
+        futures = [held[r] for r in sorted(held)]
+        return client.gather(client.map(_held_rows, futures, function=function, pure=False))
 
     return run
 

@@ -31,7 +31,7 @@ from typing import Any
 import polars as pl
 
 from polars_cumdev.engines.cluster import finite, require, steps
-from polars_cumdev.engines.cluster.batches import dask_batches, dask_parts
+from polars_cumdev.engines.cluster.batches import dask_parts, dask_ranges
 from polars_cumdev.engines.cluster.checks import count_below
 from polars_cumdev.engines.cluster.probe import probe_dask
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
@@ -197,13 +197,17 @@ def _samples(futures: list[Any]) -> Any:
         future.release()
 
 
-def _range_task(plan: Any, r: int, *pieces: pl.DataFrame) -> Any:
-    rows = pl.concat([p for p in pieces if p.height], how="vertical_relaxed")
+def _range_rows(*pieces: pl.DataFrame) -> pl.DataFrame:
+    """A range's rows, its pieces from every part put together (kept on the worker)."""
+    found = [p for p in pieces if p.height]
+    return pl.concat(found, how="vertical_relaxed") if found else pieces[0]
+
+
+def _range_task(plan: Any, r: int, rows: pl.DataFrame) -> Any:
     return steps.run_range(rows, plan, r)
 
 
-def _points_task(plan: Any, r: int, cells: pl.DataFrame, *pieces: pl.DataFrame) -> Any:
-    rows = pl.concat([p for p in pieces if p.height], how="vertical_relaxed")
+def _points_task(plan: Any, r: int, cells: pl.DataFrame, rows: pl.DataFrame) -> Any:
     return steps.run_points(rows, plan, r, cells)
 
 
@@ -260,31 +264,34 @@ def screen(
         )
         note(f"round 2: checks and cell summaries; {plan.queries.height} queries")
         del parts
-        results = []
+        # Round 3: each range's pieces put together once, on one worker, and kept
+        # there: the range step, the finite-sample gathers and round 4 read them
+        # in place (no second shuffle, no part put back together).
+        held, results, pieces = {}, [], []
         for r in range(plan.ranges):
             if plan.range_rows[r] == 0:
                 continue
             pieces = [client.submit(_piece, s, r) for s in split]
-            task = steps.task_plan(plan, r)
-            results.append((r, client.submit(_range_task, task, r, *pieces)))
+            held[r] = client.submit(_range_rows, *pieces)
+            results.append((r, client.submit(_range_task, steps.task_plan(plan, r), r, held[r])))
+        del split, pieces  # (the scheduler keeps them until the ranges are put together)
         done = client.gather([f for _, f in results])
         gathered = dict(zip([r for r, _ in results], done, strict=True))
         del results
         note("round 3: range steps")
         stats, locating = finite.combine_ranges(  # finite-sample p-values before any flag
-            plan, [gathered.get(r) for r in range(plan.ranges)], dask_batches(client, split)
+            plan, [gathered.get(r) for r in range(plan.ranges)], dask_ranges(client, held)
         )
         outputs = []
         if locating is not None:
             # Round 4, only for the significant groups with D > 2 sigma: the located stretch.
             for r in sorted(locating.ranges):
-                pieces = [client.submit(_piece, s, r) for s in split]
                 task = steps.task_plan(plan, r)
                 cells = locating.for_range(r)
-                outputs.append(client.submit(_points_task, task, r, cells, *pieces))
+                outputs.append(client.submit(_points_task, task, r, cells, held[r]))
             outputs = client.gather(outputs)
             note(f"round 4: {locating.groups.height} groups located")
-        del split
+        del held
         out = steps.finish_screen(plan, stats, locating, outputs)
         note("combined")
         return out

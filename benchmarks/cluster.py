@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/cluster.py                     # 1e6 and 1e7 rows, 1,000 groups
     python benchmarks/cluster.py --rows 1e6 --engines dask,polars
+    python benchmarks/cluster.py --rows 1e7 --engines kernel,dask,dask-sort --repeat 3
 
 For each size, the benchmark population of :func:`common.make_frame` is
 written once as Parquet (row groups of 1M rows) and every engine reads it:

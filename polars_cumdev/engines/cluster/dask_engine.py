@@ -11,12 +11,14 @@ Three rounds of tasks, each a plain function of :mod:`polars_cumdev.engines.clus
 2. per part: its check counts and cell summaries (gathered to the driver,
    which raises a failed check and plans the ranges) and its rows split by
    score range (kept on the worker);
-3. per range: the range's pieces are sent to one task, which runs the range
-   step; the small results are gathered and combined on the driver;
+3. per range: the range's pieces are put together on one worker and kept
+   there, and one task runs the range step; the small results are gathered
+   and combined on the driver (the finite-sample p-values' few rows and sums
+   are gathered from the kept ranges);
 4. only when some significant group has D > 2 sigma: per range holding such a group,
-   its pieces are sent again to one task, which lays out those groups'
-   curves there (:func:`polars_cumdev.engines.cluster.steps.run_points`); the driver
-   stitches the located stretches.
+   a task on the kept range lays out those groups' curves there
+   (:func:`polars_cumdev.engines.cluster.steps.run_points`; nothing is shipped
+   again); the driver stitches the located stretches.
 """
 
 from __future__ import annotations

@@ -117,7 +117,9 @@ def dask_sort(client, paths: list[Path], repeat: int) -> dict:
         ordered = dd.read_parquet([str(p) for p in paths]).sort_values("score").persist()
         distributed.wait(ordered)
         rows = int(ordered.map_partitions(len).compute().sum())
-        del ordered
+        # Forgotten now: the next run's graph has the same keys, and a result
+        # still held would be reused (a "sort" of 0.24 s at 1e7 rows).
+        client.cancel(ordered)
         return rows
 
     first, _ = timed(run)

@@ -10,6 +10,12 @@ largest relative difference of ``ecce_r_z`` from the in-process table.
 The family: three categorical features of 10 levels and one numerical feature cut
 in 3, depth 2 (1 + 33 + 363 = 397 segments; each row belongs to 11 of them, so the
 engines shuffle 11 copies of the score, response and segment number).
+``--family 1051``: five categorical features of 10 levels, depth 2 (1 + 50 + 1,000
+= 1,051 segments, "about 1,000"; each row in 16 of them).
+
+``--screen`` adds the Dask screen of the same rows by ``g``, the 1,000 cells of
+three of the features (``a``, ``b``, ``c``), and prints the Dask audit's time
+over it (issue 39, item 5: at most 2).
 """
 
 from __future__ import annotations
@@ -24,6 +30,10 @@ import polars_cumdev as pc
 from polars_cumdev.multicalibration import multicalibration
 
 FAMILY = pc.segments(categorical=["a", "b", "c"], numerical=["x"], depth=2, levels=10)
+FAMILIES = {
+    "397": FAMILY,
+    "1051": pc.segments(categorical=["a", "b", "c", "d", "e"], depth=2, levels=10),
+}
 
 
 def data(rows: int, seed: int = 0) -> pl.DataFrame:
@@ -33,7 +43,9 @@ def data(rows: int, seed: int = 0) -> pl.DataFrame:
     x = rng.normal(size=rows)
     p = np.clip(s + 0.05 * ((a == 0) & (b == 1)), 0, 1)
     y = (rng.random(rows) < p).astype(float)
-    return pl.DataFrame({"s": s, "y": y, "a": a, "b": b, "c": c, "x": x})
+    d, e = (rng.integers(0, 10, rows) for _ in range(2))
+    g = a * 100 + b * 10 + c
+    return pl.DataFrame({"s": s, "y": y, "a": a, "b": b, "c": c, "x": x, "d": d, "e": e, "g": g})
 
 
 def largest_difference(expected: pl.DataFrame, actual: pl.DataFrame) -> float:
@@ -55,8 +67,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", default="1e5,1e6")
     parser.add_argument("--engines", default="dask,spark")
+    parser.add_argument("--family", default="397", choices=sorted(FAMILIES))
+    parser.add_argument("--screen", action="store_true", help="the Dask screen beside")
     args = parser.parse_args()
     engines = args.engines.split(",")
+    family = FAMILIES[args.family]
     client = spark = None
     if "dask" in engines:
         import dask.dataframe as dd
@@ -73,24 +88,32 @@ def main() -> None:
     print("| --- | --- | --- | --- | --- | --- |")
     for rows in (int(float(r)) for r in args.rows.split(",")):
         df = data(rows)
-        first, warm, want = twice(lambda df=df: multicalibration(df, "s", "y", segments=FAMILY))
+        first, warm, want = twice(lambda df=df: multicalibration(df, "s", "y", segments=family))
         print(f"| {rows:.0e} | in-process | {first:.2f} | {warm:.2f} | 1 | 0 |", flush=True)
         base = warm
         if client is not None:
             ddf = dd.from_pandas(df.to_pandas(), npartitions=4).persist()
             first, warm, got = twice(
                 lambda ddf=ddf: cdask.multicalibration(
-                    ddf, "s", "y", segments=FAMILY, scheduler=client
+                    ddf, "s", "y", segments=family, scheduler=client
                 )
             )
             diff = largest_difference(want, got)
             print(f"| {rows:.0e} | Dask, 2 workers | {first:.2f} | {warm:.2f} | "
                   f"{warm / base:.1f} | {diff:.1e} |", flush=True)  # fmt: skip
+            if args.screen:
+                audit = warm
+                first, warm, _ = twice(
+                    lambda ddf=ddf: cdask.screen(ddf, "g", "s", "y", scheduler=client)
+                )
+                print(f"| {rows:.0e} | Dask screen by g (1,000 groups) | {first:.2f} | "
+                      f"{warm:.2f} | {warm / base:.1f} | audit / screen {audit / warm:.1f} |",
+                      flush=True)  # fmt: skip
         if spark is not None:
             sdf = spark.createDataFrame(df.to_arrow()).repartition(4).cache()
             sdf.count()
             first, warm, got = twice(
-                lambda sdf=sdf: cspark.multicalibration(sdf, "s", "y", segments=FAMILY)
+                lambda sdf=sdf: cspark.multicalibration(sdf, "s", "y", segments=family)
             )
             diff = largest_difference(want, got)
             print(f"| {rows:.0e} | Spark local[2] | {first:.2f} | {warm:.2f} | "

@@ -1,15 +1,15 @@
 """Mapping a small per-batch function over a cluster's rows (for :mod:`.finite`).
 
 Each engine already holds the screen's standardized rows on its workers (Spark:
-the rows shuffled by range and kept; Dask: each part's rows split by range);
-these adapters apply a function to every batch of them and gather the small
-results to the driver (:data:`polars_cumdev.engines.cluster.finite.MapBatches`).
+the rows shuffled by range and kept; Dask: each range's rows put together on a
+worker); these adapters apply a function to every batch of them and gather the
+small results to the driver (:data:`polars_cumdev.engines.cluster.finite.MapBatches`).
 Spark's is :func:`polars_cumdev.engines.cluster.spark_engine.batches`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import polars as pl
@@ -17,24 +17,21 @@ import polars as pl
 from polars_cumdev.engines.cluster.finite import MapBatches
 from polars_cumdev.engines.cluster.request import Request
 
-__all__ = ["dask_batches", "dask_parts"]
+__all__ = ["dask_parts", "dask_ranges"]
 
 
-def _split_rows(split: tuple, function: Callable[[pl.DataFrame], object]) -> object:
-    """``function`` of one Dask part's standardized rows (its pieces by range), or None."""
-    pieces: Sequence[pl.DataFrame] | None = split[1]
-    found = [p for p in pieces or () if p.height]
-    if not found:
-        return None
-    return function(pl.concat(found, how="vertical_relaxed"))
+def _held_rows(rows: pl.DataFrame, function: Callable[[pl.DataFrame], object]) -> object:
+    """``function`` of one range's standardized rows, held on a worker, or None when empty."""
+    return function(rows) if rows.height else None
 
 
-def dask_batches(client: Any, split: list[Any]) -> MapBatches:
-    """Map over the futures ``split``: each part's
-    :func:`~polars_cumdev.engines.cluster.steps.summarize_and_split_part`."""
+def dask_ranges(client: Any, held: Mapping[int, Any]) -> MapBatches:
+    """Map over the futures ``held`` (range -> the range's standardized rows, on a worker),
+    in the order of the ranges (Dask's screen and calibration by score ranges)."""
 
     def run(function: Callable[[pl.DataFrame], object]) -> list:
-        return client.gather(client.map(_split_rows, split, function=function, pure=False))
+        futures = [held[r] for r in sorted(held)]
+        return client.gather(client.map(_held_rows, futures, function=function, pure=False))
 
     return run
 

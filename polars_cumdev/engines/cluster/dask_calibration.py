@@ -3,10 +3,12 @@
 1. each part's distinct scores are sampled (the cut points: the data's alone);
 2. each part is checked and its standardized rows split by range (kept on
    its worker); the tallies reach the driver, which raises a failed check;
-3. each range's pieces go to one task, which walks them into cells;
+3. each range's pieces are put together on one worker and kept there; one
+   task walks them into cells;
 4. the driver combines the cells, adds the finite-sample p-values (the
    chosen groups' rows only reach it) and, when some significant group has
-   D > 2 sigma, sends the ranges holding it once more, for those groups.
+   D > 2 sigma, has the ranges holding it walked once more where they are,
+   for those groups.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 import polars as pl
 
 from polars_cumdev.engines.cluster import dask_engine, steps
-from polars_cumdev.engines.cluster.batches import dask_batches
+from polars_cumdev.engines.cluster.batches import dask_ranges
 from polars_cumdev.engines.cluster.probe import probe_dask
 from polars_cumdev.engines.cluster.range_calibration import (
     check_and_split,
@@ -42,12 +44,12 @@ def _rows(*pieces: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(found, how="vertical_relaxed") if found else pieces[0]
 
 
-def _cells_task(keys, cuts, scale, r, *pieces):
-    return range_cells(_rows(*pieces), keys, cuts, scale, r)
+def _cells_task(keys, cuts, scale, r, rows):
+    return range_cells(rows, keys, cuts, scale, r)
 
 
-def _points_task(keys, cuts, scale, r, cells, *pieces):
-    return range_points(_rows(*pieces), keys, cuts, scale, r, cells)
+def _points_task(keys, cuts, scale, r, cells, rows):
+    return range_points(rows, keys, cuts, scale, r, cells)
 
 
 def _piece(split: tuple, r: int) -> pl.DataFrame:
@@ -55,7 +57,8 @@ def _piece(split: tuple, r: int) -> pl.DataFrame:
 
 
 def _ranged(client: Any, parts: list[Any], request: Request, ranges, note) -> tuple:
-    """Rounds 1 to 3 prepared: the cuts, the scale, the split parts and the two passes."""
+    """Rounds 1 to 3 prepared: the cuts, the scale, the ranges' rows (futures, filled by
+    the first pass) and the two passes."""
     size = cutting.SAMPLE_SIZE
     rows, merged = 0, cutting.merge_samples([])
     futures = client.map(dask_engine._sample, parts, request=request, size=size, pure=False)
@@ -71,21 +74,25 @@ def _ranged(client: Any, parts: list[Any], request: Request, ranges, note) -> tu
     keys = list(request.keys)
     note("round 2: values checked, rows split by range")
 
-    def pieces(r: int) -> list[Any]:
-        return [client.submit(_piece, s, r) for s in split]
+    # Each range's pieces are put together once, on one worker, and kept there:
+    # the second pass and the finite-sample gathers read them in place.
+    held: dict[int, Any] = {}
 
     def cells_of() -> list[pl.DataFrame | None]:
-        tasks = [client.submit(_cells_task, keys, cuts, scale, r, *pieces(r)) for r in range(count)]
+        for r in range(count):
+            held[r] = client.submit(_rows, *[client.submit(_piece, s, r) for s in split])
+        split.clear()  # (the scheduler keeps the pieces until the ranges are put together)
+        tasks = [client.submit(_cells_task, keys, cuts, scale, r, held[r]) for r in range(count)]
         return client.gather(tasks)
 
     def points_of(wanted: dict[int, pl.DataFrame]) -> list:
         tasks = [
-            client.submit(_points_task, keys, cuts, scale, r, cells, *pieces(r))
+            client.submit(_points_task, keys, cuts, scale, r, cells, held[r])
             for r, cells in wanted.items()
         ]
         return client.gather(tasks)
 
-    return keys, cuts, scale, split, cells_of, points_of
+    return keys, cuts, scale, held, cells_of, points_of
 
 
 def calibration(
@@ -118,8 +125,8 @@ def calibrate_by_ranges(
 ) -> pl.DataFrame:
     """The calibration table of parts (futures of Polars frames) already on the workers."""
     note = steps.clock(log)
-    keys, cuts, scale, split, cells_of, points_of = _ranged(client, parts, request, ranges, note)
-    batches = dask_batches(client, split)
+    keys, cuts, scale, held, cells_of, points_of = _ranged(client, parts, request, ranges, note)
+    batches = dask_ranges(client, held)  # (filled by cells_of, before any gather)
     prepared = request.prepared()
     return calibrate_ranges(keys, cuts, scale, level, prepared, cells_of, batches, points_of, note)
 

@@ -11,12 +11,14 @@ Three rounds of tasks, each a plain function of :mod:`polars_cumdev.engines.clus
 2. per part: its check counts and cell summaries (gathered to the driver,
    which raises a failed check and plans the ranges) and its rows split by
    score range (kept on the worker);
-3. per range: the range's pieces are sent to one task, which runs the range
-   step; the small results are gathered and combined on the driver;
+3. per range: the range's pieces are put together on one worker and kept
+   there, and one task runs the range step; the small results are gathered
+   and combined on the driver (the finite-sample p-values' few rows and sums
+   are gathered from the kept ranges);
 4. only when some significant group has D > 2 sigma: per range holding such a group,
-   its pieces are sent again to one task, which lays out those groups'
-   curves there (:func:`polars_cumdev.engines.cluster.steps.run_points`); the driver
-   stitches the located stretches.
+   a task on the kept range lays out those groups' curves there
+   (:func:`polars_cumdev.engines.cluster.steps.run_points`; nothing is shipped
+   again); the driver stitches the located stretches.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any
 import polars as pl
 
 from polars_cumdev.engines.cluster import finite, require, steps
-from polars_cumdev.engines.cluster.batches import dask_batches
+from polars_cumdev.engines.cluster.batches import dask_ranges
 from polars_cumdev.engines.cluster.checks import count_below
 from polars_cumdev.engines.cluster.probe import probe_dask
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
@@ -197,13 +199,17 @@ def _samples(futures: list[Any]) -> Any:
         future.release()
 
 
-def _range_task(plan: Any, r: int, *pieces: pl.DataFrame) -> Any:
-    rows = pl.concat([p for p in pieces if p.height], how="vertical_relaxed")
+def _range_rows(*pieces: pl.DataFrame) -> pl.DataFrame:
+    """A range's rows, its pieces from every part put together (kept on the worker)."""
+    found = [p for p in pieces if p.height]
+    return pl.concat(found, how="vertical_relaxed") if found else pieces[0]
+
+
+def _range_task(plan: Any, r: int, rows: pl.DataFrame) -> Any:
     return steps.run_range(rows, plan, r)
 
 
-def _points_task(plan: Any, r: int, cells: pl.DataFrame, *pieces: pl.DataFrame) -> Any:
-    rows = pl.concat([p for p in pieces if p.height], how="vertical_relaxed")
+def _points_task(plan: Any, r: int, cells: pl.DataFrame, rows: pl.DataFrame) -> Any:
     return steps.run_points(rows, plan, r, cells)
 
 
@@ -260,31 +266,34 @@ def screen(
         )
         note(f"round 2: checks and cell summaries; {plan.queries.height} queries")
         del parts
-        results = []
+        # Round 3: each range's pieces put together once, on one worker, and kept
+        # there: the range step, the finite-sample gathers and round 4 read them
+        # in place (no second shuffle, no part put back together).
+        held, results, pieces = {}, [], []
         for r in range(plan.ranges):
             if plan.range_rows[r] == 0:
                 continue
             pieces = [client.submit(_piece, s, r) for s in split]
-            task = steps.task_plan(plan, r)
-            results.append((r, client.submit(_range_task, task, r, *pieces)))
+            held[r] = client.submit(_range_rows, *pieces)
+            results.append((r, client.submit(_range_task, steps.task_plan(plan, r), r, held[r])))
+        del split, pieces  # (the scheduler keeps them until the ranges are put together)
         done = client.gather([f for _, f in results])
         gathered = dict(zip([r for r, _ in results], done, strict=True))
         del results
         note("round 3: range steps")
         stats, locating = finite.combine_ranges(  # finite-sample p-values before any flag
-            plan, [gathered.get(r) for r in range(plan.ranges)], dask_batches(client, split)
+            plan, [gathered.get(r) for r in range(plan.ranges)], dask_ranges(client, held)
         )
         outputs = []
         if locating is not None:
             # Round 4, only for the significant groups with D > 2 sigma: the located stretch.
             for r in sorted(locating.ranges):
-                pieces = [client.submit(_piece, s, r) for s in split]
                 task = steps.task_plan(plan, r)
                 cells = locating.for_range(r)
-                outputs.append(client.submit(_points_task, task, r, cells, *pieces))
+                outputs.append(client.submit(_points_task, task, r, cells, held[r]))
             outputs = client.gather(outputs)
             note(f"round 4: {locating.groups.height} groups located")
-        del split
+        del held
         out = steps.finish_screen(plan, stats, locating, outputs)
         note("combined")
         return out

@@ -55,6 +55,7 @@ from polars_cumdev.engines.partitioned import (
     with_located,
 )
 from polars_cumdev.engines.partitioned import cuts as cutting
+from polars_cumdev.engines.partitioned.cells import piece_cell_summaries
 from polars_cumdev.engines.partitioned.cuts import range_index
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.method import _names as nm
@@ -188,8 +189,8 @@ def summarize_and_split_part(
     counts, checked = _checked(chunk, request)
     if checked is None:
         return (counts, None), (split_part(chunk, request, cuts) if chunk.height == 0 else None)
-    rows = request.standardize(checked)
-    return (counts, _cells(rows, request, cuts)), _split_rows(rows, cuts)
+    pieces = _split_rows(request.standardize(checked), cuts)
+    return (counts, piece_cell_summaries(pieces, list(request.keys), cuts)), pieces
 
 
 def _checked(chunk: pl.DataFrame, request: Request) -> tuple[pl.DataFrame, pl.DataFrame | None]:

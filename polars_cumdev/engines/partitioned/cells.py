@@ -30,7 +30,7 @@ from polars_cumdev.method.prepare import FrameLike, Labels, as_lazy
 from polars_cumdev.method.statistics import check_variance
 from polars_cumdev.method.weights import scale_factor
 
-__all__ = ["Plan", "cell_summaries", "merge_cell_summaries", "plan_ranges"]
+__all__ = ["Plan", "cell_summaries", "merge_cell_summaries", "piece_cell_summaries", "plan_ranges"]
 
 
 def cell_summaries(rows: FrameLike, keys: Sequence[str], cuts: Sequence[float]) -> pl.LazyFrame:
@@ -40,23 +40,51 @@ def cell_summaries(rows: FrameLike, keys: Sequence[str], cuts: Sequence[float]) 
     any order and any batch: summaries of several batches merge with
     :func:`merge_cell_summaries`.
     """
-    r = pl.col(nm.RESPONSE)
     return (
         as_lazy(rows)
         .with_columns(range_index(cuts, pl.col(nm.SCORE)).alias(RANGE))
         .group_by([RANGE, *keys])
-        .agg(
-            pl.col(nm.SCORE).min().alias(LO),
-            pl.col(nm.SCORE).max().alias(HI),
-            pl.len().cast(pl.Int64).alias(nm.ROWS),
-            pl.col(nm.WEIGHT).max().alias(WMAX),
-            r.abs().max().alias(RMAX),
-            r.min().alias(RLOW),
-            r.max().alias(RHIGH),
-            r.sum().alias(RSUM),
-            ((r != 0.0) & (r != 1.0)).sum().cast(pl.Int64).alias(NONBINARY),
-        )
+        .agg(_cell_columns())
     )
+
+
+def _cell_columns() -> list[pl.Expr]:
+    """The aggregations of a cell summary (its columns after ``RANGE`` and the keys)."""
+    r = pl.col(nm.RESPONSE)
+    return [
+        pl.col(nm.SCORE).min().alias(LO),
+        pl.col(nm.SCORE).max().alias(HI),
+        pl.len().cast(pl.Int64).alias(nm.ROWS),
+        pl.col(nm.WEIGHT).max().alias(WMAX),
+        r.abs().max().alias(RMAX),
+        r.min().alias(RLOW),
+        r.max().alias(RHIGH),
+        r.sum().alias(RSUM),
+        ((r != 0.0) & (r != 1.0)).sum().cast(pl.Int64).alias(NONBINARY),
+    ]
+
+
+def piece_cell_summaries(
+    pieces: Sequence[pl.DataFrame], keys: Sequence[str], cuts: Sequence[float]
+) -> pl.DataFrame:
+    """:func:`cell_summaries` of rows already split by range (``pieces[r]``: range r's rows).
+
+    The same cells as :func:`cell_summaries` of the rows put together (in
+    another row order), from one aggregation per piece: a batch that is split
+    by range anyway is not grouped a second time by range (a million rows in
+    32 ranges: 0.07-0.10 s against 0.36-0.59 s for the two-key aggregation).
+    """
+    keys = list(keys)
+    dtype = pl.select(range_index(cuts, pl.lit(0.0))).to_series().dtype
+    found = []
+    for r, piece in enumerate(pieces):
+        if not piece.height:
+            continue
+        cells = piece.group_by(keys).agg(_cell_columns()) if keys else piece.select(_cell_columns())
+        found.append(cells.select(pl.lit(r, dtype=dtype).alias(RANGE), pl.all()))
+    if not found:
+        return cell_summaries(pieces[0], keys, cuts).collect()
+    return pl.concat(found)
 
 
 def merge_cell_summaries(parts: Sequence[FrameLike], keys: Sequence[str]) -> pl.LazyFrame:

@@ -131,14 +131,23 @@ def select_rows(rows: pl.LazyFrame | pl.DataFrame, keys: Sequence[str], picked: 
 
 
 def _sorted(rows: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, ...]:
-    """The rows as :func:`~polars_cumdev.method.finite_groups.simulate_groups` orders them."""
+    """The rows' scores and group numbers sorted by group, then score, and the groups' starts.
+
+    The scores in the order of :func:`~polars_cumdev.method.finite_groups.simulate_groups`
+    (which sorts by weight and response too: rows of one score tie): the
+    midpoints need no more (a stable sort by score, then by group: 0.33-0.44 s
+    against 0.91-1.11 s for that four-key sort of 934,000 rows).
+    """
     if keys:
         group = rows.select(pl.struct(keys).rank("dense") - 1).to_series().to_numpy()
     else:
         group = np.zeros(rows.height, dtype=np.int64)
     group = group.astype(np.int64)
-    s, r, w = (rows[c].to_numpy() for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
-    order, starts = fs.grouped(group, s, w, r)
+    s = rows[nm.SCORE].to_numpy()
+    order = np.argsort(s, kind="stable")
+    order = order[np.argsort(group[order], kind="stable")]
+    counts = np.bincount(group, minlength=int(group.max(initial=-1)) + 1)
+    starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     return s[order], group[order], starts
 
 
@@ -151,13 +160,26 @@ def edges(rows: pl.DataFrame, keys: Sequence[str]) -> np.ndarray:
 
 def interval_sums(rows: pl.DataFrame, cut: np.ndarray) -> pl.DataFrame:
     """Per interval j (edges[j-1] < S <= edges[j]; the last one above every edge): the sums
-    of the weights and the weighted responses of ``rows`` (standardized) in it."""
+    of the weights and the weighted responses of ``rows`` (standardized) in it.
+
+    Only the intervals from the one of the smallest score to the one of the
+    largest are listed (``INTERVAL``: j): a batch of one score range (a
+    cluster's) sends a slice of the edges, not two sums per edge, and looks
+    its scores up among that slice's edges alone.
+    """
     s = rows[nm.SCORE].to_numpy()
     w = rows[nm.WEIGHT].to_numpy()
-    at = np.searchsorted(cut, s, side="left")
-    size = cut.shape[0] + 1
+    if not s.shape[0]:
+        return pl.DataFrame(schema={INTERVAL: pl.Int64, WEIGHT_SUM: pl.Float64, WR_SUM: pl.Float64})
+    # (The edges below the smallest score are below every score; those from the
+    # largest score's place on are at or above every score.)
+    lo = int(np.searchsorted(cut, s.min(), side="left"))
+    hi = int(np.searchsorted(cut, s.max(), side="left"))
+    at = np.searchsorted(cut[lo:hi], s, side="left")
+    size = hi - lo + 1
     return pl.DataFrame(
         {
+            INTERVAL: np.arange(lo, hi + 1, dtype=np.int64),
             WEIGHT_SUM: np.bincount(at, weights=w, minlength=size),
             WR_SUM: np.bincount(at, weights=w * rows[nm.RESPONSE].to_numpy(), minlength=size),
         }
@@ -165,13 +187,15 @@ def interval_sums(rows: pl.DataFrame, cut: np.ndarray) -> pl.DataFrame:
 
 
 def merge_interval_sums(parts: Iterable[pl.DataFrame | None], cut: np.ndarray) -> pl.DataFrame:
-    """The sum of several batches' :func:`interval_sums` (None for a batch without rows)."""
+    """The sum of several batches' :func:`interval_sums` (None for a batch without rows),
+    over every interval."""
     total_w = np.zeros(cut.shape[0] + 1)
     total_wr = np.zeros(cut.shape[0] + 1)
     for part in parts:
         if part is not None and part.height:
-            total_w += part[WEIGHT_SUM].to_numpy()
-            total_wr += part[WR_SUM].to_numpy()
+            at = part[INTERVAL].to_numpy()
+            total_w[at] += part[WEIGHT_SUM].to_numpy()
+            total_wr[at] += part[WR_SUM].to_numpy()
     return pl.DataFrame({WEIGHT_SUM: total_w, WR_SUM: total_wr})
 
 

@@ -11,12 +11,12 @@ part of rows or of small driver-side tables:
    included): one pass over the data serves every subset; beside it the
    part's rows, W and W R per segment (added up on the driver: the family
    kept, :func:`kept_segments`, and each segment's mean response);
-3. the segments are the groups of the engine's ``calibration(by=)``: the
-   repeated rows are shuffled by segment and each segment calibrated whole
-   by one task (its sums, sigma and located stretch,
-   :func:`polars_cumdev.engines.cluster.steps.calibrate_part`), the
-   finite-sample p-values of the few small candidates from their rows
-   (:func:`polars_cumdev.engines.cluster.finite.calibration_simulated`);
+3. the segments are the groups of the engine's calibration by score ranges
+   (:mod:`polars_cumdev.engines.cluster.range_calibration`): the repeated
+   rows are cut into ranges of scores, each range's step sums its segments,
+   and the driver joins the ranges (no segment, the whole population
+   included, has to fit in one task); the finite-sample p-values of the few
+   small candidates come from their rows;
 4. :func:`family_table`: Holm over the kept segments, the echoes (the rows
    of the few significant segments :func:`~polars_cumdev.multicalibration.echoes.echo_plan`
    examines are gathered, :func:`segment_rows`), and the frame of

@@ -17,8 +17,6 @@ moves Polars frames between these functions:
 | :func:`combine_ranges` | driver | combine the ranges; flag the groups to locate |
 | :func:`run_points` | worker | a range's second step, for the flagged groups only |
 | :func:`finish_screen` | driver | stitch the located stretches; the screen's columns |
-| :func:`calibrate_part` | worker | calibration of the groups in a batch |
-| :func:`finish_calib` | driver | raise a failed check; p, q; sort |
 
 Everything a worker returns is small (per batch: one tally row, one row per
 (range, group) cell) except the split rows, which the engine shuffles.
@@ -60,16 +58,13 @@ from polars_cumdev.engines.partitioned.cuts import range_index
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.findings import LEVEL
-from polars_cumdev.method.finite_groups import SIMULATED
 from polars_cumdev.method.weights import RATIO_LIMIT
 
 __all__ = [
-    "calibrate_part",
     "clock",
     "combine_ranges",
     "cuts_from_sample",
     "default_ranges",
-    "finish_calib",
     "finish_screen",
     "merge_sample_stream",
     "pack",
@@ -312,61 +307,3 @@ def finish_screen(
     if locating is not None:
         stats = with_located(plan, stats, stitch(locating, *gather(outputs)))
     return finish(plan, stats)
-
-
-# --------------------------------------------------------------------------
-# Calibration per group: the groups are independent, so the rows are
-# shuffled by group and each task calibrates the groups it holds.
-# --------------------------------------------------------------------------
-
-
-def calibrate_part(
-    chunk: pl.DataFrame, request: Request
-) -> tuple[pl.DataFrame, pl.DataFrame | None]:
-    """A batch's tally and, when its counts pass, the statistics of its (whole) groups.
-
-    The compiled kernel whenever Numba is there, whatever the batch's size: a
-    choice by size would give a group other last bits when it shares its
-    batch with more or fewer groups (the batches follow the cluster's threads).
-    """
-    from polars_cumdev.calibration.cumulative import _summary_node
-    from polars_cumdev.method import compiled
-
-    counts, checked = _checked(chunk, request)
-    if checked is None:
-        return counts, None
-    engine = "kernel" if compiled.available() else "at run time"
-    stats = _summary_node(request.prepared(checked), engine).collect(engine="in-memory")
-    return counts, stats
-
-
-def finish_calib(
-    request: Request,
-    parts: Sequence[tuple[pl.DataFrame, pl.DataFrame | None]],
-    count_below: Callable[[float], int],
-    level: float = LEVEL,
-    simulate: Callable[[pl.DataFrame], pl.DataFrame] | None = None,
-) -> pl.DataFrame:
-    """Raise a failed check as in-process, then p-values, q-values and the order over all groups.
-
-    ``simulate`` adds the finite-sample p-values to the groups' statistics
-    (:func:`polars_cumdev.engines.cluster.finite.calibration_simulated`).
-    """
-    from polars_cumdev.calibration.cumulative import _BERNOULLI, _RENAME
-    from polars_cumdev.method.statistics import normalize
-
-    tallies = pl.concat([t for t, _ in parts], how="vertical_relaxed") if parts else pl.DataFrame()
-    if not tallies.height:
-        tallies = tally(request.empty(), request.checks(), request.weight)
-    raise_tally(tallies, request.checks(), request.weight, count_below)
-    stats = pl.concat([s for _, s in parts if s is not None], how="vertical_relaxed")
-    keys = list(request.keys)
-    labels = request.prepared().labels
-    if simulate is not None:
-        stats = simulate(stats)
-    asymptotic = [pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED if c not in stats]
-    out = normalize(
-        stats.lazy().with_columns(asymptotic), keys, pl.LazyFrame([_BERNOULLI]), min_scores=1,
-        labels=labels, level=level, simulated=True,
-    )  # fmt: skip
-    return out.drop("variance").rename(_RENAME).collect(engine="in-memory")

@@ -64,12 +64,13 @@ def prefix_means(
     (sorted). Only their values at the groups' midpoints (:func:`midpoints`) and at +inf
     are read, so a population summed between those midpoints gives the same means."""
     point, lower, upper = midpoints(s, group, starts)
+    # the last population row at or below each midpoint (-1: none), searched once each
+    high, low = (np.searchsorted(scores, x, side="right") - 1 for x in (upper, lower))
 
-    def below(x: np.ndarray, c: np.ndarray) -> np.ndarray:
-        at = np.searchsorted(scores, x, side="right") - 1
+    def below(at: np.ndarray, c: np.ndarray) -> np.ndarray:
         return np.where(at >= 0, c[np.maximum(at, 0)], 0.0)
 
-    weight = below(upper, cw) - below(lower, cw)
+    weight = below(high, cw) - below(low, cw)
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = (below(upper, cwr) - below(lower, cwr)) / weight
+        mean = (below(high, cwr) - below(low, cwr)) / weight
     return np.clip(np.nan_to_num(mean, nan=0.0), 0.0, 1.0)[point]

@@ -374,7 +374,7 @@ def with_simulated(
     candidates = (
         stats.with_columns(tests_expr(screen).alias(TESTS))
         .filter(candidate(level, screen))
-        .select(*[pl.col(k).cast(key_types[k]) for k in keys], TESTS, *extra)
+        .select(*[pl.col(k).cast(key_types[k]) for k in keys], TESTS, SIGMA_B, *extra)
     )
     floats = [k for k in keys if key_types[k].is_float()]
     on = [k for k in keys if k not in floats] + [
@@ -383,11 +383,14 @@ def with_simulated(
     picked = (
         _nan_safe(rows.select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT), floats)
         .join(_nan_safe(candidates, floats).drop(floats), on=on, how="inner", nulls_equal=True)
-        .select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT, TESTS, *carried)
+        .select(*keys, nm.SCORE, nm.RESPONSE, nm.WEIGHT, TESTS, SIGMA_B, *carried)
     )
+    if null == "score":  # (the null probabilities are the scores or the screen's bin means)
+        picked = fs.may_have_few_events(picked, keys, SIGMA_B, rows if screen else None)
+    picked = picked.drop(SIGMA_B).cache()  # (read twice by the screen: rows and gate)
     schema = {**{k: key_types[k] for k in keys}, **_SIM}
     if screen:  # the full population too, only when some group is a candidate
-        gate = candidates.select(pl.len().alias("__cd_count")).filter(pl.col("__cd_count") > 0)
+        gate = picked.select(pl.len().alias("__cd_count")).filter(pl.col("__cd_count") > 0)
         population = rows.select(nm.SCORE, nm.RESPONSE, nm.WEIGHT).join(gate, how="cross")
         population = population.select(
             *[pl.lit(None, dtype=key_types[k]).alias(k) for k in keys],

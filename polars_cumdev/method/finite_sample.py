@@ -35,15 +35,18 @@ on groups with many rows and few events). Most groups stop long before
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
 
+from polars_cumdev.method import _names as nm
 from polars_cumdev.method.findings import check_level
 
 __all__ = [
     "EXACT_ROWS",
     "FACTOR",
+    "MARGIN",
     "MIN_EVENTS",
     "P_METHOD",
     "SIM_KS",
@@ -56,6 +59,7 @@ __all__ = [
     "event_terms",
     "exact",
     "flip",
+    "may_have_few_events",
     "method_column",
     "redraws",
     "simulate",
@@ -64,6 +68,10 @@ __all__ = [
 
 #: Groups with fewer effective events than this are simulated (where it could matter).
 MIN_EVENTS = 200.0
+#: Room above :data:`MIN_EVENTS` for the rounding of a lower bound of the effective events
+#: (sigma_B (W / w_max)^2) that sets groups aside before the exact criterion is computed.
+MARGIN = 1.0 + 1e-6
+_REAL = "__cd_real"
 #: Real-valued responses (predicted means and quantiles): groups with fewer
 #: effective rows, (sum w)^2 / sum w^2, than this are simulated too.
 MIN_ROWS = 200.0
@@ -233,3 +241,29 @@ def method_column(
             found = found.when(simulated & flag.fill_null(False)).then(pl.lit(name))
     found = found.when(simulated).then(pl.lit("simulated"))
     return found.otherwise(pl.lit("asymptotic")).alias(P_METHOD)
+
+
+def may_have_few_events(
+    picked: pl.LazyFrame, keys: Sequence[str], sigma_b: str, population: pl.LazyFrame | None
+) -> pl.LazyFrame:
+    """The candidates' rows (``picked``, with their group's Bernoulli sigma squared in the
+    column ``sigma_b``) less the groups whose effective events are surely at least
+    :data:`MIN_EVENTS`.
+
+    Each of E3 and E4 (:func:`effective_events`) is at least sum w^2 v / w_max^2, and
+    sum w^2 v is the square of sigma (31) of M. Tygert, "Cumulative deviation of a
+    subpopulation from the full population", times W^2: a group whose
+    sigma_B (W / w_max)^2 reaches the threshold (with room for rounding) would not be
+    simulated, so its rows, and for the screen the whole population's bin means, need not
+    be worked out (the range and cluster engines set the same groups aside before bringing
+    rows to the driver). The screen of a population with responses other than 0 and 1
+    takes another criterion (the resampled null): there, nothing is set aside.
+    """
+    w = pl.col(nm.WEIGHT)
+    bound = pl.col(sigma_b) * (w.sum().over(keys) / w.max().over(keys)) ** 2
+    keep = (bound < MIN_EVENTS * MARGIN) | bound.is_null() | bound.is_nan()
+    if population is None:
+        return picked.filter(keep)
+    real = (~pl.col(nm.RESPONSE).is_in([0.0, 1.0])).any().alias(_REAL)
+    picked = picked.join(population.select(real), how="cross")
+    return picked.filter(keep | pl.col(_REAL)).drop(_REAL)

@@ -69,7 +69,7 @@ WR_SUM = "__cd_wr"
 #: to the driver for the resampling null (docs/method.md); above it, asymptotic p-values.
 RESAMPLE_ROWS = 2_000_000
 #: Room above the threshold for the bound's rounding (the driver decides exactly).
-MARGIN = 1.0 + 1e-6
+MARGIN = fs.MARGIN
 
 
 def without_simulation(stats: pl.DataFrame) -> pl.DataFrame:

@@ -250,17 +250,23 @@ def may_have_few_events(
     column ``sigma_b``) less the groups whose effective events are surely at least
     :data:`MIN_EVENTS`.
 
-    Each of E3 and E4 (:func:`effective_events`) is at least sum w^2 v / w_max^2, and
-    sum w^2 v is the square of sigma (31) of M. Tygert, "Cumulative deviation of a
-    subpopulation from the full population", times W^2: a group whose
-    sigma_B (W / w_max)^2 reaches the threshold (with room for rounding) would not be
+    Each of E3 and E4 (:func:`effective_events`) is at least sum w^2 v / w_max^2 and at
+    least (sum w^2 v)^2 / sum w^4 v (Cauchy-Schwarz), which is at least (sum w^2 v)^2 /
+    (sum w^4 / 4); sum w^2 v is the square of sigma (31) of M. Tygert, "Cumulative
+    deviation of a subpopulation from the full population", times W^2: a group where
+    either bound reaches the threshold (with room for rounding) would not be
     simulated, so its rows, and for the screen the whole population's bin means, need not
     be worked out (the range and cluster engines set the same groups aside before bringing
     rows to the driver). The screen of a population with responses other than 0 and 1
     takes another criterion (the resampled null): there, nothing is set aside.
     """
     w = pl.col(nm.WEIGHT)
-    bound = pl.col(sigma_b) * (w.sum().over(keys) / w.max().over(keys)) ** 2
+    top = w.max().over(keys)
+    first = pl.col(sigma_b) * (w.sum().over(keys) / top) ** 2
+    # (and min(E3, E4) >= (sum w^2 v)^2 / sum w^4 v >= (sum w^2 v)^2 / (sum w^4 / 4), by
+    # Cauchy and Schwarz and v <= 1/4; with u = w / w_max, sum u^4 >= 1: no underflow)
+    second = first * first / (0.25 * ((w / top) ** 4).sum().over(keys))
+    bound = pl.max_horizontal(first, second)
     keep = (bound < MIN_EVENTS * MARGIN) | bound.is_null() | bound.is_nan()
     if population is None:
         return picked.filter(keep)

@@ -55,9 +55,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from polars_cumdev.kernel import bound
-from polars_cumdev.kernel.split import on_threads
-
 __all__ = ["GRID", "LAMBDAS", "RESTARTS", "bound_pvalues", "summer"]
 
 #: The grid of lambda times the group's largest weight (Chernoff's parameter).
@@ -104,6 +101,9 @@ def bound_pvalues(
 ) -> tuple[np.ndarray, np.ndarray]:
     """The bound's (Kuiper p, KS p) of groups laid out as
     :func:`~polars_cumdev.method.finite_sample.simulate` takes them (sorted by group, score)."""
+    from polars_cumdev.kernel import bound  # (Numba only where a group is bounded)
+    from polars_cumdev.kernel.split import on_threads
+
     groups = starts.shape[0] - 1
     if groups <= 0:
         return np.zeros(0), np.zeros(0)

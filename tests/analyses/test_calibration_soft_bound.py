@@ -14,6 +14,7 @@ import reference_bound as ref
 from null_level import bound, check, power, rejects
 
 from polars_cumdev.calibration import calibration
+from polars_cumdev.kernel import bound as kernel_bound
 from polars_cumdev.method import finite_bound as fb
 from polars_cumdev.method import finite_sample as fs
 
@@ -277,6 +278,6 @@ def _variance_only(starts, s, w, lam, g, d, restart, columns, psi_up, psi_down, 
 
 @pytest.mark.slow
 def test_the_same_checks_fail_on_a_bound_from_the_variance_alone(monkeypatch):
-    monkeypatch.setattr(fb.bound, "exponents", _variance_only)
+    monkeypatch.setattr(kernel_bound, "exponents", _variance_only)
     table = calibration(_null_sets(36), "s", "r", "w", by=["set", "g"])
     assert any(_checks(_rates(table)))

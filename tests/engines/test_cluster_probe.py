@@ -163,3 +163,37 @@ def test_spark_executors_without_the_package(tmp_path: Path) -> None:
         for fix in ("PYSPARK_PYTHON", "spark.pyspark.python", "spark.archives"):
             assert fix in line
     assert "Py4JJavaError" not in result.stdout
+
+
+class CommClosedError(OSError):
+    """Named as distributed's: what ``client.run`` raises when a worker dies meanwhile."""
+
+
+class _Flaky:
+    """A stand-in for a ``distributed.Client`` whose first ``lost`` runs lose a worker."""
+
+    def __init__(self, lost: int) -> None:
+        self.lost, self.calls = lost, 0
+
+    def scheduler_info(self) -> dict:
+        return {"workers": {f"tcp://w{self.lost}-{id(self)}": {}}}
+
+    def run(self, check):
+        self.calls += 1
+        if self.calls <= self.lost:
+            raise CommClosedError("in <TCP (closed) ...>: Stream is closed")
+        return {"tcp://w": check()}
+
+
+def test_a_worker_lost_during_the_check_is_asked_again_then_named() -> None:
+    from polars_cumdev.engines.cluster import probe
+    from polars_cumdev.errors import CumdevError
+
+    again = _Flaky(lost=1)
+    probe.probe_dask(again)  # the workers alive then answer: no error
+    assert again.calls == 2
+    gone = _Flaky(lost=10)
+    with pytest.raises(CumdevError, match="a Dask worker was lost") as caught:
+        probe.probe_dask(gone)
+    assert not isinstance(caught.value, probe.WorkersCannotImportError)
+    assert gone.calls == probe._ATTEMPTS

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import sys
+import time
 from typing import Any
 
 from polars_cumdev.errors import CumdevError
@@ -127,12 +128,34 @@ def probe_dask(client: Any) -> None:
     key = ("dask", id(client), workers)
     if key in _passed:
         return
-    try:
-        answers = client.run(_make_check())
-    except Exception as exc:
-        raise WorkersCannotImportError(
-            f"the Dask workers could not run a Python task: {type(exc).__name__}: {exc}. "
-            f"{_DASK_FIX}"
-        ) from None
+    for attempt in range(_ATTEMPTS):
+        try:
+            answers = client.run(_make_check())
+            break
+        except Exception as exc:
+            if not _lost(exc):
+                raise WorkersCannotImportError(
+                    f"the Dask workers could not run a Python task: {type(exc).__name__}: "
+                    f"{exc}. {_DASK_FIX}"
+                ) from None
+            if attempt == _ATTEMPTS - 1:  # (not an import failure: say what happened)
+                raise CumdevError(
+                    "a Dask worker was lost while the workers were checked "
+                    f"({type(exc).__name__}: {exc}), {_ATTEMPTS} times in a row: "
+                    "see the scheduler's log for the workers that died, and retry"
+                ) from None
+            time.sleep(1.0)  # a worker died while answering: ask those alive then
     _judge("Dask", "workers", list(answers.values()), _DASK_FIX)
     _passed.add(key)
+
+
+#: How many times the check is asked of the workers when one of them is lost meanwhile.
+_ATTEMPTS = 3
+
+
+def _lost(exc: BaseException) -> bool:
+    """Whether ``exc`` says a worker went away (its connection closed), not that it failed."""
+    names = {k.__name__ for k in type(exc).__mro__}
+    return bool(names & {"CommClosedError", "StreamClosedError", "KilledWorker"}) or isinstance(
+        exc, (ConnectionError, TimeoutError)
+    )

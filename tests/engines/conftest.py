@@ -20,17 +20,3 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
-
-
-@pytest.fixture(scope="module")
-def client():
-    """A Dask client of a two-worker ``LocalCluster`` for the module, or a skip."""
-    pytest.importorskip("dask.dataframe", reason="the dask extra is not installed")
-    pytest.importorskip("distributed", reason="the dask extra is not installed")
-    import polars_cumdev.dask as cdask
-
-    client = cdask.local_cluster(2)
-    yield client
-    cluster = client.cluster
-    client.close()
-    cluster.close()

@@ -36,6 +36,18 @@ DRIFTS = [
 ]
 
 
+@pytest.fixture(scope="module")
+def client():
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    import polars_cumdev.dask as cdask
+
+    client = cdask.local_cluster(2)
+    yield client
+    cluster = client.cluster
+    client.close()
+    cluster.close()
+
+
 def to_dask(df: pl.DataFrame, parts: int = 5):
     import dask.dataframe as dd
 

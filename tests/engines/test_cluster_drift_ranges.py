@@ -70,6 +70,18 @@ def test_the_in_process_partitioned_run_is_the_one_pass_drift():
         )
 
 
+@pytest.fixture(scope="module")
+def client():
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    import polars_cumdev.dask as cdask
+
+    client = cdask.local_cluster(2)
+    yield client
+    cluster = client.cluster
+    client.close()
+    cluster.close()
+
+
 def to_dask(df: pl.DataFrame, parts: int):
     import dask.dataframe as dd
 

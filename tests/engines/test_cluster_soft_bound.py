@@ -40,6 +40,19 @@ def _check(expected: pl.DataFrame, actual: pl.DataFrame, by: str | None) -> None
     assert left.select(columns).equals(right.select(columns))
 
 
+@pytest.fixture(scope="module")
+def client():
+    pytest.importorskip("dask.dataframe", reason="the dask extra is not installed")
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    import polars_cumdev.dask as cdask
+
+    client = cdask.local_cluster(2)
+    yield client
+    cluster = client.cluster
+    client.close()
+    cluster.close()
+
+
 @pytest.mark.parametrize("by", ["g", None])
 def test_dask_soft_label_calibration_is_bounded_as_in_process(client, by):
     import dask.dataframe as dd

@@ -15,6 +15,8 @@ windows of one to three rows, rows shuffled across parts; Dask on a
 
 from __future__ import annotations
 
+import shutil
+
 import polars as pl
 import pytest
 from cluster_cases import assert_drift_same, drift_data, drift_expected
@@ -107,6 +109,19 @@ def test_dask_drift_by_ranges(client):
     expected = drift_expected(df.drop("w").with_columns(w=pl.lit(1.0)))
     assert_drift_same(expected, actual, ["ts"])
     assert actual["flagged"].any()
+
+
+@pytest.fixture(scope="module")
+def spark():
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    if shutil.which("java") is None:  # pragma: no cover - CI installs Java
+        pytest.skip("Spark needs Java (apt-get install openjdk-17-jre-headless)")
+    import polars_cumdev.spark as cspark
+
+    session = cspark.local_session("local[2]")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
 
 
 def test_spark_drift_by_ranges(spark):

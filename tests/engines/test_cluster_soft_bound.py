@@ -8,6 +8,8 @@ p-values (bit for bit) and ``p_method``. Marked slow (a local cluster each).
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import polars as pl
 import pytest
@@ -64,6 +66,20 @@ def test_dask_soft_label_calibration_is_bounded_as_in_process(client, by):
     source = dd.from_pandas(df.to_pandas(use_pyarrow_extension_array=True), npartitions=4)
     actual = cdask.calibration(source, "s", "r", "w", by=by, scheduler=client)
     _check(expected, actual, by)
+
+
+@pytest.fixture(scope="module")
+def spark():
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    pytest.importorskip("pyarrow", reason="the spark extra is not installed")
+    if shutil.which("java") is None:  # pragma: no cover - CI installs Java
+        pytest.skip("Spark needs Java (apt-get install openjdk-17-jre-headless)")
+    import polars_cumdev.spark as cspark
+
+    session = cspark.local_session("local[2]")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
 
 
 @pytest.mark.parametrize("by", ["g", None])

@@ -12,6 +12,8 @@ fixtures (``make_frame``, ``make_columns``, ``arrays``).
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import polars as pl
 import pytest
@@ -192,6 +194,36 @@ def covariate_data(
     r = (rng.uniform(size=n) < p).astype(np.int64)
     w = rng.uniform(0.5, 2.0, size=n)
     return pl.DataFrame({"x": x, "y": y, "g": g, "r": r, "w": w})
+
+
+@pytest.fixture(scope="module")
+def spark():
+    """A ``local[2]`` Spark session for the module, or a skip naming what is missing
+    (test files may define their own)."""
+    pytest.importorskip("pyspark", reason="the spark extra is not installed")
+    pytest.importorskip("pyarrow", reason="the spark extra is not installed")
+    if shutil.which("java") is None:  # pragma: no cover - CI installs Java
+        pytest.skip("Spark needs Java (apt-get install openjdk-17-jre-headless)")
+    import polars_cumdev.spark as cspark
+
+    session = cspark.local_session("local[2]")
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A Dask client of a two-worker ``LocalCluster`` for the module, or a skip."""
+    pytest.importorskip("dask.dataframe", reason="the dask extra is not installed")
+    pytest.importorskip("distributed", reason="the dask extra is not installed")
+    import polars_cumdev.dask as cdask
+
+    client = cdask.local_cluster(2)
+    yield client
+    cluster = client.cluster
+    client.close()
+    cluster.close()
 
 
 # Under CI=true, a skip for a missing service (Java, Chromium, ...) fails (issue 37, item 14).

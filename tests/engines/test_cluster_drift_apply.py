@@ -11,8 +11,6 @@ cluster.
 
 from __future__ import annotations
 
-import shutil
-
 import polars as pl
 import pytest
 from cluster_cases import (
@@ -36,31 +34,6 @@ DRIFTS = [
     ({"period": "3w", "by": "g"}, ["g", "ts"]),
     ({"every": "1d", "adjustment": "bonferroni"}, ["ts"]),
 ]
-
-
-@pytest.fixture(scope="module")
-def client():
-    pytest.importorskip("distributed", reason="the dask extra is not installed")
-    import polars_cumdev.dask as cdask
-
-    client = cdask.local_cluster(2)
-    yield client
-    cluster = client.cluster
-    client.close()
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark", reason="the spark extra is not installed")
-    if shutil.which("java") is None:  # pragma: no cover - CI installs Java
-        pytest.skip("Spark needs Java (apt-get install openjdk-17-jre-headless)")
-    import polars_cumdev.spark as cspark
-
-    session = cspark.local_session("local[2]")
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def to_dask(df: pl.DataFrame, parts: int = 5):

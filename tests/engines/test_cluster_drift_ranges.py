@@ -15,8 +15,6 @@ windows of one to three rows, rows shuffled across parts; Dask on a
 
 from __future__ import annotations
 
-import shutil
-
 import polars as pl
 import pytest
 from cluster_cases import assert_drift_same, drift_data, drift_expected
@@ -72,18 +70,6 @@ def test_the_in_process_partitioned_run_is_the_one_pass_drift():
         )
 
 
-@pytest.fixture(scope="module")
-def client():
-    pytest.importorskip("distributed", reason="the dask extra is not installed")
-    import polars_cumdev.dask as cdask
-
-    client = cdask.local_cluster(2)
-    yield client
-    cluster = client.cluster
-    client.close()
-    cluster.close()
-
-
 def to_dask(df: pl.DataFrame, parts: int):
     import dask.dataframe as dd
 
@@ -109,19 +95,6 @@ def test_dask_drift_by_ranges(client):
     expected = drift_expected(df.drop("w").with_columns(w=pl.lit(1.0)))
     assert_drift_same(expected, actual, ["ts"])
     assert actual["flagged"].any()
-
-
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark", reason="the spark extra is not installed")
-    if shutil.which("java") is None:  # pragma: no cover - CI installs Java
-        pytest.skip("Spark needs Java (apt-get install openjdk-17-jre-headless)")
-    import polars_cumdev.spark as cspark
-
-    session = cspark.local_session("local[2]")
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 def test_spark_drift_by_ranges(spark):

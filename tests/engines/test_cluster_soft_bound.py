@@ -8,8 +8,6 @@ p-values (bit for bit) and ``p_method``. Marked slow (a local cluster each).
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import polars as pl
 import pytest
@@ -42,19 +40,6 @@ def _check(expected: pl.DataFrame, actual: pl.DataFrame, by: str | None) -> None
     assert left.select(columns).equals(right.select(columns))
 
 
-@pytest.fixture(scope="module")
-def client():
-    pytest.importorskip("dask.dataframe", reason="the dask extra is not installed")
-    pytest.importorskip("distributed", reason="the dask extra is not installed")
-    import polars_cumdev.dask as cdask
-
-    client = cdask.local_cluster(2)
-    yield client
-    cluster = client.cluster
-    client.close()
-    cluster.close()
-
-
 @pytest.mark.parametrize("by", ["g", None])
 def test_dask_soft_label_calibration_is_bounded_as_in_process(client, by):
     import dask.dataframe as dd
@@ -66,20 +51,6 @@ def test_dask_soft_label_calibration_is_bounded_as_in_process(client, by):
     source = dd.from_pandas(df.to_pandas(use_pyarrow_extension_array=True), npartitions=4)
     actual = cdask.calibration(source, "s", "r", "w", by=by, scheduler=client)
     _check(expected, actual, by)
-
-
-@pytest.fixture(scope="module")
-def spark():
-    pytest.importorskip("pyspark", reason="the spark extra is not installed")
-    pytest.importorskip("pyarrow", reason="the spark extra is not installed")
-    if shutil.which("java") is None:  # pragma: no cover - CI installs Java
-        pytest.skip("Spark needs Java (apt-get install openjdk-17-jre-headless)")
-    import polars_cumdev.spark as cspark
-
-    session = cspark.local_session("local[2]")
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
-    session.stop()
 
 
 @pytest.mark.parametrize("by", ["g", None])

@@ -3,8 +3,8 @@
 :func:`exponents` is the loop of
 :func:`polars_cumdev.method.finite_bound.bound_pvalues` over the grid of
 lambda, written row by row: for each group and each lambda, the Bernoulli
-cumulants of every row (:func:`polars_cumdev.method.finite_bound.cumulants`),
-their sum Psi over the group, and, at each restart point, Psi less the running
+cumulants of every row, log(1 - s + s e^{+-lambda w}) -+ lambda w s (at least
+0), their sum Psi over the group, and, at each restart point, Psi less the running
 sum up to it. Every sum adds the group's rows in row order from its first, as
 the NumPy form did (``np.bincount`` and ``np.cumsum``); it needs no padded
 copies and no per-lambda arrays of every row, which made the NumPy form cost
@@ -102,7 +102,7 @@ def exponents(
 def split(psi_up: F64, psi_down: F64, lam: F64, d: F64, t: F64, out: F64) -> None:
     """The Kuiper split bound of every group into ``out``: the smallest over the points t of
     exp(min(0, min_lam Psi_up - lam d t)) + exp(min(0, min_lam Psi_down - lam d (1 - t)))
-    (:func:`polars_cumdev.method.finite_bound.log_tail` at a = d t and a = d (1 - t))."""
+    (Chernoff's bound of each side's tail at a = d t and a = d (1 - t))."""
     for k in range(psi_up.shape[0]):
         best = np.inf
         for j in range(t.shape[0]):

@@ -88,11 +88,9 @@ def overall_summary(
     """
     level = check_level(level)
     s, r, w, scale = _columns(frame, prepared)
-    order, s, first, distinct = canonical_sort(s, w, r)
-    r = r[order]
+    _, s, w, r, first, distinct = canonical_sort(s, w, r)
     rows = s.shape[0]
     if w is not None:
-        w = w[order]
         w *= scale
     if distinct:  # every row its own point: the merged points are the rows, each f = 1
         n, score, weight, response, tie = rows, s, w, r, None

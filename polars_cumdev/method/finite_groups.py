@@ -322,7 +322,22 @@ def any_candidate(stats: pl.DataFrame, level: float) -> bool:
     columns null, which a caller holding the statistics in memory can do at
     once instead of joining the rows in a plan (calibration without ``by``).
     """
-    return bool(stats.select(candidate(level, False).any()).item())
+    kuiper, ks, sigma2 = (stats.get_column(c).cast(pl.Float64).to_numpy() for c in _READ)
+    if not (np.isfinite(kuiper).all() and np.isfinite(ks).all() and np.isfinite(sigma2).all()):
+        # (a null, NaN or infinity: Polars orders NaN above every number, NumPy's
+        # comparisons say False; the expression itself decides)
+        return bool(stats.select(candidate(level, False).any()).item())
+    # :func:`candidate`'s arithmetic on finite doubles, by NumPy: the same bits (one
+    # correctly rounded square root and product each), without a query (about 0.7 ms of a
+    # 10,000-row calibration's 8 ms).
+    kuiper_z, ks_z = _critical(fs.cutoff(level))
+    sigma = np.sqrt(np.maximum(sigma2, 0.0))
+    small = (kuiper >= kuiper_z * sigma) | (ks >= ks_z * sigma)
+    return bool((small & (sigma2 > 0.0)).any())
+
+
+#: The columns :func:`any_candidate` reads.
+_READ = ("kuiper", "ks", SIGMA_B)
 
 
 def tests_expr(screen: bool) -> pl.Expr:

@@ -20,7 +20,8 @@ from polars.testing import assert_frame_equal
 
 import polars_cumdev
 from polars_cumdev.calibration import cumulative
-from polars_cumdev.method.numpy_order import canonical_order
+from polars_cumdev.method import numpy_order
+from polars_cumdev.method.numpy_order import _KeySort, canonical_order
 
 
 def _frame(seed: int, n: int, decimals: int | None, shift: float = 0.0) -> pl.DataFrame:
@@ -55,6 +56,13 @@ def _same(df: pl.DataFrame, response: str, weight: str | None) -> pl.DataFrame:
 )
 def test_in_memory_equals_the_plan(decimals: int | None, response: str, weight: str | None):
     _same(_frame(7, 1500, decimals), response, weight)
+
+
+@pytest.mark.parametrize("decimals", [2, None])
+def test_in_memory_equals_the_plan_where_the_key_sorts_beside(decimals: int | None):
+    """60,000 weighted 0/1 rows: with ties the weight's key is sorted on a second thread
+    (:mod:`polars_cumdev.method.numpy_order`); without, the probe finds no repeat."""
+    _same(_frame(8, 60_000, decimals), "y", "w")
 
 
 @pytest.mark.parametrize(("decimals", "weight"), [(2, "w"), (None, None)])
@@ -105,17 +113,28 @@ def test_statistic_not_finite_named_in_memory() -> None:
     assert str(fast.value) == str(plan.value)
 
 
+@pytest.mark.parametrize("rows", [400, 60_000])
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("binary", [False, True])
-def test_canonical_order_sorts_ties_by_weight_then_response(weighted: bool, binary: bool):
+def test_canonical_order_sorts_ties_by_weight_then_response(
+    weighted: bool, binary: bool, rows: int, monkeypatch: pytest.MonkeyPatch
+):
     """Rows the order leaves unsorted are interchangeable: equal, or (no weights, 0/1
-    responses) in exact sums. Checked against a sort by the three keys."""
+    responses) in exact sums. Checked against a sort by the three keys. 60,000 rows:
+    weighted 0/1 rows there sort their key on a second thread (counted)."""
+    started = []
+    monkeypatch.setattr(numpy_order, "_KeySort", lambda w, r: started.append(w) or _KeySort(w, r))
     rng = np.random.default_rng(5)
-    s = np.round(rng.uniform(size=400), 1)
-    r = rng.integers(0, 2, size=400).astype(float) if binary else np.round(rng.uniform(size=400), 1)
-    w = np.round(rng.uniform(0.5, 1.0, size=400), 1) if weighted else None
+    s = np.round(rng.uniform(size=rows), 1)
+    r = (
+        rng.integers(0, 2, size=rows).astype(float)
+        if binary
+        else np.round(rng.uniform(size=rows), 1)
+    )
+    w = np.round(rng.uniform(0.5, 1.0, size=rows), 1) if weighted else None
     order = canonical_order(s, w, r)
-    full = np.lexsort((r, np.ones(400) if w is None else w, s))
+    assert len(started) == (rows >= numpy_order._PARALLEL_ROWS and weighted and binary)
+    full = np.lexsort((r, np.ones(rows) if w is None else w, s))
     assert np.array_equal(s[order], s[full])
     if weighted:
         assert np.array_equal(w[order], w[full])

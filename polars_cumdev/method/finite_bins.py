@@ -16,6 +16,7 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method.numpy_order import canonical_sort
 
 __all__ = ["bin_means", "midpoints", "prefix_means"]
 
@@ -26,11 +27,34 @@ def bin_means(
     """Per row of the sorted groups, Rt of its merged point (method.md 1.2-1.3): the full
     population's weighted mean response over the bin between the midpoints to the group's
     neighbouring distinct scores (a score on a midpoint in the lower bin)."""
-    fs_, fr, fw = (full[c].to_numpy() for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
-    order = np.argsort(fs_, kind="stable")
-    return prefix_means(
-        fs_[order], np.cumsum(fw[order]), np.cumsum((fw * fr)[order]), s, group, starts
+    scores, fr, fw = _population_in_order(full)
+    return prefix_means(scores, np.cumsum(fw), np.cumsum(fw * fr), s, group, starts)
+
+
+def _population_in_order(full: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The population's scores, responses and weights in canonical order (by score, each
+    run of equal scores by weight, then response): the running sums then add the same
+    values in the same order whatever the rows' order.
+
+    From :data:`~polars_cumdev.method.compiled.KERNEL_ROWS` rows (where the screen
+    has loaded the kernel) by its bucket sort
+    (:func:`polars_cumdev.kernel.bucketsort.bucket_sort`), about four times as fast
+    as NumPy's stable sort of the scores and the three gathers after it at 1e7 rows
+    (1.3 s against 4.8 s, loaded machine); below, by
+    :func:`polars_cumdev.method.numpy_order.canonical_sort`.
+    """
+    from polars_cumdev.method.compiled import KERNEL_ROWS
+    from polars_cumdev.method.kernel_loader import available, kernel
+
+    fs_, fr, fw = (
+        np.asarray(full[c].to_numpy(), dtype=np.float64) for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
     )
+    if fs_.shape[0] >= KERNEL_ROWS and available():
+        ids = np.empty(0, dtype=np.int32)
+        scores, _, (fr, fw, _) = kernel().bucketsort.bucket_sort(fs_, fr, fw, ids, True)
+        return scores, fr, fw
+    found = canonical_sort(fs_, fw, fr)
+    return found.s, found.r, found.w
 
 
 def midpoints(

@@ -90,12 +90,25 @@ def _simulate(
     """
     if not screen:
         return simulate_groups(batch, keys, level, null=null)
-    full = batch.filter(pl.col(_TAG) == 0)
+    groups, full = _tagged(batch)
     population = full[nm.RESPONSE].to_numpy()
     if not np.all((population == 0.0) | (population == 1.0)):  # real responses, soft labels
-        return resample_groups(batch.filter(pl.col(_TAG) == 1), keys, level, full)
+        return resample_groups(groups, keys, level, full)
     means = functools.partial(bin_means, full)
-    return simulate_groups(batch.filter(pl.col(_TAG) == 1), keys, level, means)
+    return simulate_groups(groups, keys, level, means)
+
+
+def _tagged(batch: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The candidates' rows (tag 1) and the full population (tag 0) of the screen's batch.
+
+    The plan concatenates them in that order, so two slices (no copy) hold them: at
+    1e7 rows two filters cost about 0.7 s. Any other order is filtered.
+    """
+    tag = batch[_TAG].to_numpy()
+    k = int(np.count_nonzero(tag == 1))
+    if bool(np.all(tag[:k] == 1)) and bool(np.all(tag[k:] == 0)):
+        return batch.slice(0, k), batch.slice(k)
+    return batch.filter(pl.col(_TAG) == 1), batch.filter(pl.col(_TAG) == 0)
 
 
 def simulate_groups(

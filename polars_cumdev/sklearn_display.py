@@ -22,9 +22,9 @@ from polars_cumdev.sklearn_inputs import (
     _SCORE,
     _frame,
     _frame_multiclass,
-    _matplotlib_axes,
     _weight,
 )
+from polars_cumdev.sklearn_matplotlib import draw_curves, matplotlib_axes
 
 __all__ = ["CumulativeCalibrationDisplay", "CumulativeCalibrationDisplays"]
 
@@ -129,7 +129,7 @@ class CumulativeCalibrationDisplay:
 
         name = name if name is not None else self.estimator_name
         if ax is not None:
-            return self._draw(_matplotlib_axes(ax), name, kwargs)
+            return self._draw(matplotlib_axes(ax), name, kwargs)
         if self.kind == "class-wise":
             self.chart_ = charts.calibration_classes(self.curve_, band=band, **kwargs)
             return self.chart_
@@ -148,38 +148,10 @@ class CumulativeCalibrationDisplay:
         return self.chart_
 
     def _draw(self, ax: Any, name: str | None, kwargs: dict[str, Any]) -> Any:
-        """Matplotlib: each curve against A_k, with its triangle of +- 2 sigma at the origin."""
-        from polars_cumdev.charts._layers import TRIANGLE_APEX
-
-        if self.kind == "class-wise":
-            parts = [
-                (
-                    f"{name}, class {c}" if name else f"class {c}",
-                    self.curve_.filter(pl.col("class") == c),
-                )
-                for c in self.curve_.get_column("class").unique(maintain_order=True).to_list()
-            ]
-        else:
-            parts = [(name, self.curve_)]
-        for label, curve in parts:
-            (line,) = ax.plot(
-                curve.get_column("a").to_numpy(),
-                curve.get_column("cumdiff").to_numpy(),
-                label=label,
-                **kwargs,
-            )
-            sigma = curve.get_column("sigma").drop_nulls()
-            if sigma.len() and sigma[0] > 0:
-                s = 2.0 * float(sigma[0])
-                ax.plot(
-                    [0.0, TRIANGLE_APEX, 0.0, 0.0],
-                    [-s, 0.0, s, -s],
-                    color=line.get_color(),
-                    linewidth=0.8,
-                )
+        """Matplotlib: the curves drawn into ``ax`` (:mod:`polars_cumdev.sklearn_matplotlib`)."""
+        line = draw_curves(ax, self.curve_, self.kind, name, kwargs)
+        if line is not None:
             self.line_ = line
-        ax.set_xlabel("cumulative share of the predictions (A_k)")
-        ax.set_ylabel("cumulative (outcome minus probability)")
         self.ax_, self.figure_ = ax, ax.figure
         return self
 
@@ -391,7 +363,7 @@ class CumulativeCalibrationDisplays:
 
         names = self._names()
         if ax is not None:
-            ax = _matplotlib_axes(ax)
+            ax = matplotlib_axes(ax)
             for display, name in zip(self.displays, names, strict=True):
                 display.plot(ax=ax, name=name)
             ax.legend()

@@ -107,20 +107,3 @@ def _frame_multiclass(y_true: Any, y_prob: Any, sample_weight: Any) -> pl.DataFr
 
 
 _KINDS = (None, "top-label", "class-wise")
-
-
-def _matplotlib_axes(ax: Any) -> Any:
-    """``ax`` if it is a matplotlib Axes; matplotlib is imported only here, when ``ax`` is given."""
-    try:
-        from matplotlib.axes import Axes
-    except ImportError:
-        raise InvalidParameterError(
-            "`ax=` draws into a matplotlib Axes, and matplotlib is not installed: "
-            "`pip install matplotlib`, or leave `ax` out for the Altair chart"
-        ) from None
-    if not isinstance(ax, Axes):
-        raise InvalidParameterError(
-            f"`ax` must be a matplotlib Axes, got {type(ax).__name__}; to put several "
-            "displays on one Altair chart, add them: (display_a + display_b).plot()"
-        )
-    return ax

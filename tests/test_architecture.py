@@ -60,6 +60,7 @@ WINGS: dict[str, tuple[int, int]] = {
     "sklearn_recalibration": (4, 3),
     "sklearn_display": (4, 3),
     "sklearn_inputs": (4, 3),
+    "sklearn_matplotlib": (4, 3),
     "": (4, 3),  # polars_cumdev/__init__.py (the command line imports it to register `cumdev`)
 }
 

@@ -8,7 +8,9 @@
 * :mod:`~polars_cumdev.calibration.targets`: what that prediction claims: a
   probability, the mean of a real response, or its quantile at a level alpha;
 * :mod:`~polars_cumdev.calibration.multiclass`: K class probabilities per row,
-  top-label or class-wise.
+  top-label or class-wise;
+* :mod:`~polars_cumdev.calibration.table`: the door and the table's names,
+  shared by every engine.
 
 :func:`calibration` and :func:`calibration_curve` here are the public entry
 points; they pick the kind and forward.
@@ -22,8 +24,8 @@ from typing import Any
 import polars as pl
 
 from polars_cumdev.calibration import cumulative
-from polars_cumdev.calibration.cumulative import CALIBRATION_COLUMNS
 from polars_cumdev.calibration.multiclass import check_kind, multiclass
+from polars_cumdev.calibration.table import CALIBRATION_COLUMNS
 from polars_cumdev.calibration.targets import check_target
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.callable_module import make_callable

@@ -12,7 +12,9 @@ fluctuations under perfect calibration, (50). The same accumulation and
 statistics stages as the subpopulation screen are used, with the score as the
 reference instead of the full-population average. Predicted means and
 quantiles of real responses go through the same stages with their own
-reference and sigma (:mod:`polars_cumdev.calibration.targets`).
+reference and sigma (:mod:`polars_cumdev.calibration.targets`). The door and
+the table's names, which the other engines share, are in
+:mod:`polars_cumdev.calibration.table`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,13 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.calibration import in_memory
+from polars_cumdev.calibration.table import (
+    BERNOULLI,
+    CALIBRATION_COLUMNS,
+    PROBABILITY,
+    normalized_table,
+    prepare_calibration,
+)
 from polars_cumdev.calibration.targets import GAP, SPREAD, TERM, Target
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method import _names as nm
@@ -34,74 +43,27 @@ from polars_cumdev.method.expressions import Column
 from polars_cumdev.method.findings import LEVEL
 from polars_cumdev.method.finite_groups import SIMULATED, any_candidate, with_simulated
 from polars_cumdev.method.frames import polars_frame
-from polars_cumdev.method.keys import Key
 from polars_cumdev.method.masks import mask_checks, resolve_mask, selection_label
-from polars_cumdev.method.prepare import FrameLike, Prepared, as_lazy, prepare, schema_of
+from polars_cumdev.method.prepare import FrameLike, Prepared, as_lazy, schema_of
 from polars_cumdev.method.statistics import (
     MIN_SCORES,
     RMAX,
-    SIGMA_ZERO,
-    STATISTIC_COLUMNS,
     SUMMARY_SCHEMA,
     UNOPTIMIZED,
-    normalize,
     summarize,
     with_location,
 )
 from polars_cumdev.method.ties import merge_ties, sort_by_score
 from polars_cumdev.method.weights import rescale
 
+# CALIBRATION_COLUMNS lives in calibration.table (named here too).
 __all__ = ["CALIBRATION_COLUMNS", "calibration", "calibration_curve"]
-
-PROBABILITY = Target()
-
-_RENAME = {
-    "kuiper": "ecce_r",
-    "ks": "ecce_mad",
-    "kuiper_z": "ecce_r_z",
-    "ks_z": "ecce_mad_z",
-    "kuiper_p": "ecce_r_p",
-    "ks_p": "ecce_mad_p",
-    "kuiper_log10p": "ecce_r_log10p",
-    "ks_log10p": "ecce_mad_log10p",
-    "kuiper_q": "ecce_r_q",
-    "ks_q": "ecce_mad_q",
-}
-
-CALIBRATION_COLUMNS = tuple(_RENAME.get(c, c) for c in STATISTIC_COLUMNS if c != "variance")
-
-
-def _prepare(
-    frame: FrameLike,
-    score: str,
-    response: str,
-    weight: str | None,
-    by: Key | Sequence[Key] | None,
-    target: Target = PROBABILITY,
-    reserved: Sequence[str] = (),
-    carry: Sequence[pl.Expr] = (),
-) -> Prepared:
-    score_range, response_range = target.ranges
-    return prepare(
-        frame,
-        score=score,
-        response=response,
-        weight=weight,
-        by=by,
-        score_range=score_range,
-        response_range=response_range,
-        reserved=(*CALIBRATION_COLUMNS, *STATISTIC_COLUMNS, *reserved),
-        carry=carry,
-    )
 
 
 def _rows(prepared: Prepared, target: Target) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """The checked, rescaled rows sorted by score, and the weights' scale."""
     rows, scale = rescale(target.standardize(prepared.gated()))
     return sort_by_score(rows), scale
-
-
-_BERNOULLI = {nm.BINARY: True, RMAX: 1.0}
 
 
 def _accumulated(
@@ -127,7 +89,7 @@ def _facts(ordered: pl.LazyFrame, target: Target) -> pl.LazyFrame:
     responses are measured by their largest |R|, as in the screen.
     """
     if target.errors is None:
-        return pl.LazyFrame([_BERNOULLI])
+        return pl.LazyFrame([BERNOULLI])
     largest = pl.col(nm.RESPONSE).abs().max().alias(RMAX)
     return ordered.select(pl.lit(True).alias(nm.BINARY), largest)
 
@@ -264,7 +226,7 @@ def calibration(
         (:mod:`polars_cumdev.method.location`) and ``note``; sorted by
         ``ecce_r_z``, largest first.
     """
-    prepared = _prepare(frame, score, response, weight, by, target, reserved)
+    prepared = prepare_calibration(frame, score, response, weight, by, target, reserved)
     keys = prepared.keys
     choice = compiled.choose(engine, frame)
     held = None  # the kernel's statistics, computed at once for a frame in memory
@@ -280,9 +242,9 @@ def calibration(
         # memory (the steps that run Python functions call them without a query), and the
         # table collected at once, without the optimizer (a plan of one row in memory).
         stats = in_memory.overall_summary(frame, prepared, level, _finite_sample)
-        out = _normalized(stats, keys, None, None, prepared, target, level)
+        out = normalized_table(stats, keys, None, None, prepared, target, level)
         return out.collect(engine="in-memory", optimizations=UNOPTIMIZED)
-    bernoulli = pl.LazyFrame([_BERNOULLI])
+    bernoulli = pl.LazyFrame([BERNOULLI])
     if choice == "polars":
         ordered, scale = _rows(prepared, target)
         stats = _polars_summary(ordered, keys, target)
@@ -304,34 +266,8 @@ def calibration(
         )
     else:
         stats = stats.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED)
-    out = _normalized(stats, keys, bernoulli, scale, prepared, target, level)
+    out = normalized_table(stats, keys, bernoulli, scale, prepared, target, level)
     return prepared.guarded(out) if choice == "polars" else out
-
-
-def _normalized(
-    stats: pl.LazyFrame | pl.DataFrame,
-    keys: Sequence[str],
-    bernoulli: pl.LazyFrame | None,
-    scale: pl.LazyFrame | None,
-    prepared: Prepared,
-    target: Target,
-    level: float,
-) -> pl.LazyFrame:
-    """The statistics' table: :func:`normalize`, in calibration's names (a summary in
-    memory is normalized as :func:`normalize` says)."""
-    out = normalize(
-        stats,
-        keys,
-        bernoulli,
-        min_scores=MIN_SCORES["calibration"],
-        scale=scale,
-        labels=prepared.labels,
-        sigma_zero=target.sigma_zero or SIGMA_ZERO,
-        level=level,
-        simulated=True,
-    )
-    named = [pl.col(c).alias(_RENAME.get(c, c)) for c in STATISTIC_COLUMNS if c != "variance"]
-    return out.select(*keys, *named, "p_method")  # (one step: without variance, renamed)
 
 
 def calibration_curve(
@@ -386,7 +322,7 @@ def calibration_curve(
     if subpop is not None:
         mask = resolve_mask(as_lazy(polars_frame(frame)), subpop)
         label, scores, carry = selection_label(subpop), scores.filter(mask), [mask.alias(nm.MEMBER)]
-    prepared = _prepare(frame, score, response, weight, None, target, carry=carry)
+    prepared = prepare_calibration(frame, score, response, weight, None, target, carry=carry)
     if subpop is not None:
         prepared.checks.extend(mask_checks(mask, label))
         selected = prepared.frame.filter(pl.col(nm.MEMBER)).drop(nm.MEMBER)

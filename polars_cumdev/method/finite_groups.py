@@ -3,15 +3,16 @@
 The groups whose asymptotic p-value could matter (Kuiper or Kolmogorov-Smirnov
 p at most :func:`~polars_cumdev.method.finite_sample.cutoff`, judged from z
 against the critical values, so before :func:`~polars_cumdev.method.statistics.normalize`)
-are joined with their rows; one batch function over those rows numbers the
-groups, keeps the ones whose responses are all 0 or 1 and whose effective
-number of events is below :data:`~polars_cumdev.method.finite_sample.MIN_EVENTS`,
-and simulates them in one compiled call
-(:func:`~polars_cumdev.method.finite_sample.simulate`); calibration's groups
-with soft labels (some response strictly between 0 and 1) and the same
-criterion get the conservative bound of :mod:`~polars_cumdev.method.finite_bound`
-instead (``p_method`` "bound"). The result, keyed like
-the groups, is joined back as the columns ``normalize(simulated=True)`` reads.
+are joined with their rows; one batch function over those rows
+(:mod:`~polars_cumdev.method.finite_batch`) numbers the groups, keeps the ones
+whose responses are all 0 or 1 and whose effective number of events is below
+:data:`~polars_cumdev.method.finite_sample.MIN_EVENTS`, and simulates them in
+one compiled call (:func:`~polars_cumdev.method.finite_sample.simulate`);
+calibration's groups with soft labels (some response strictly between 0 and
+1) and the same criterion get the conservative bound of
+:mod:`~polars_cumdev.method.finite_bound` instead (``p_method`` "bound"). The
+result, keyed like the groups, is joined back as the columns
+``normalize(simulated=True)`` reads.
 Both engines pass the same prepared rows (the user's scores, responses and
 weights as float64), so both get the same draws and the same p-values.
 """
@@ -19,20 +20,29 @@ weights as float64), so both get the same draws and the same p-values.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import polars as pl
 
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method import finite_bound, finite_resampled
 from polars_cumdev.method import finite_sample as fs
-from polars_cumdev.method.finite_bins import bin_means, midpoints
+from polars_cumdev.method.finite_batch import (
+    ALPHA,
+    KS_Z,
+    KUIPER_Z,
+    SIM_SCHEMA,
+    TESTS,
+    Null,
+    resample_groups,
+    simulate_groups,
+)
+from polars_cumdev.method.finite_bins import bin_means
 from polars_cumdev.method.keys import join_on_keys
-from polars_cumdev.method.pvalues import ks_critical, kuiper_critical, pvalue_pairs
+from polars_cumdev.method.pvalues import ks_critical, kuiper_critical
 from polars_cumdev.method.summary_columns import SIGMA_B, SIGMA_E
 
+# TESTS, resample_groups and simulate_groups live in finite_batch (named here too).
 __all__ = [
     "SIMULATED",
     "TESTS",
@@ -47,14 +57,8 @@ __all__ = [
 #: The columns :func:`with_simulated` adds.
 SIMULATED = (fs.SIM_KUIPER, fs.SIM_KS)
 
-TESTS = "__cd_tests"
 _ALL = "__cd_all"
 _TAG = "__cd_tag"
-_ALPHA = "__cd_alpha"
-_KUIPER_Z, _KS_Z = "__cd_kuiper_z", "__cd_ks_z"
-#: How a calibrated group's responses are redrawn (:func:`with_simulated`).
-Null = Literal["score", "level", "flip"]
-_SIM = {fs.SIM_KUIPER: pl.Float64(), fs.SIM_KS: pl.Float64()}
 
 
 @functools.lru_cache(maxsize=16)
@@ -111,197 +115,6 @@ def _tagged(batch: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     return batch.filter(pl.col(_TAG) == 1), batch.filter(pl.col(_TAG) == 0)
 
 
-def simulate_groups(
-    batch: pl.DataFrame,
-    keys: Sequence[str],
-    level: float,
-    means: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None,
-    null: Null = "score",
-) -> pl.DataFrame:
-    """Per group of ``batch`` (the candidates' rows: keys, score, response, weight and the
-    number of tests in ``TESTS``), the simulated p-values of those meeting the criterion.
-
-    ``means(s, group, starts)`` gives the null probabilities of the rows sorted by
-    group (the screen's bin means); ``None``: the scores (calibration). ``null``:
-    see :func:`with_simulated` (``"flip"`` and ``"level"`` read the columns it carries).
-    """
-    keys = list(keys)
-    schema = {**{k: batch.schema[k] for k in keys}, **_SIM}
-    if batch.height == 0:
-        return pl.DataFrame(schema=schema)
-    carried = [pl.col(c).first() for c in (_KUIPER_Z, _KS_Z)] if null == "flip" else []
-    grouped, sizes, group, starts, s, r, w = _layout(batch, keys, carried)
-    tests = int(batch[TESTS][0])
-    if null == "flip":  # a mean's residuals, before the scores give way to their ranks
-        r = r - s
-    if null != "score":  # a mean's or quantile's statistic ignores a shift: so do the draws
-        s = _ranks(s, starts)
-    if null == "flip":
-        z = (grouped[_KUIPER_Z].to_numpy(), grouped[_KS_Z].to_numpy())
-        return _flipped(grouped.select(keys), group, starts, s, r, w, tests, level, z)
-    if null == "level":  # a quantile's hits 1{y <= q}: Bernoulli(alpha) whatever the score
-        p = np.full(s.shape[0], float(batch[_ALPHA][0]))
-    else:
-        p = s if means is None else means(s, group, starts)
-    other = np.bincount(group, weights=((r != 0.0) & (r != 1.0)), minlength=grouped.height)
-    terms = fs.event_terms(p, w)
-    sums = np.stack([np.bincount(group, weights=t, minlength=grouped.height) for t in terms])
-    events = fs.effective_events(sums)
-    if null == "level":  # few rows at alpha near 1/2: E is infinite, the walk still coarse
-        events = np.minimum(events, fs.effective_rows(group, w, grouped.height))
-    chosen = (other == 0) & (events < fs.MIN_EVENTS)
-    soft = (other > 0) & (events < fs.MIN_EVENTS) & (null == "score") & (means is None)
-    keep = chosen[group]
-    bounds = np.concatenate([[0], np.cumsum(sizes[chosen])]).astype(np.int64)
-    if null == "level":
-        p_k, p_ks = _listed_or_drawn(bounds, s[keep], w[keep], p[keep], r[keep], tests, level)
-    else:
-        p_k, p_ks, _ = fs.simulate(bounds, s[keep], w[keep], p[keep], r[keep], tests, level)
-    out = grouped.select(keys).filter(pl.Series(chosen))
-    out = out.with_columns(
-        pl.Series(fs.SIM_KUIPER, p_k, dtype=pl.Float64),
-        pl.Series(fs.SIM_KS, p_ks, dtype=pl.Float64),
-    ).select(list(schema))
-    if not soft.any():
-        return out
-    return pl.concat([out, _bounded(grouped.select(keys), soft, group, starts, s, w, r, schema)])
-
-
-def _bounded(
-    names: pl.DataFrame,
-    soft: np.ndarray,
-    group: np.ndarray,
-    starts: np.ndarray,
-    s: np.ndarray,
-    w: np.ndarray,
-    r: np.ndarray,
-    schema: Mapping[str, pl.DataType],
-) -> pl.DataFrame:
-    """Calibration's candidates with soft labels (``soft``) and few effective events: the
-    conservative bound of :mod:`~polars_cumdev.method.finite_bound`, encoded for
-    :func:`~polars_cumdev.method.finite_sample.method_column` (KS negated: "bound")."""
-    keep = soft[group]
-    bounds = np.concatenate([[0], np.cumsum(np.diff(starts)[soft])]).astype(np.int64)
-    p_k, p_ks = finite_bound.bound_pvalues(bounds, s[keep], w[keep], r[keep])
-    return (
-        names.filter(pl.Series(soft))
-        .with_columns(
-            pl.Series(fs.SIM_KUIPER, p_k, dtype=pl.Float64),
-            pl.Series(fs.SIM_KS, -p_ks, dtype=pl.Float64),
-        )
-        .select(list(schema))
-    )
-
-
-def _layout(batch: pl.DataFrame, keys: list[str], carried: Sequence[pl.Expr] = ()) -> tuple:
-    """The candidates' rows by group, then score, weight, response: (the groups' keys and
-    ``carried`` columns, sizes, each row's group number, starts, scores, responses, weights)."""
-    grouped = batch.with_row_index("__cd_row").group_by(keys).agg(pl.col("__cd_row"), *carried)
-    sizes = grouped["__cd_row"].list.len().to_numpy()
-    rows = grouped["__cd_row"].explode().to_numpy().astype(np.int64)
-    group = np.repeat(np.arange(grouped.height), sizes)
-    s, r, w = (batch[c].to_numpy()[rows] for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
-    order, starts = fs.grouped(group, s, w, r)
-    return grouped, sizes, group[order], starts, s[order], r[order], w[order]
-
-
-def resample_groups(
-    batch: pl.DataFrame, keys: Sequence[str], level: float, full: pl.DataFrame
-) -> pl.DataFrame:
-    """:func:`simulate_groups` for a screen whose responses are not all 0 or 1: the groups
-    of ``batch`` meeting :func:`~polars_cumdev.method.finite_resampled.criterion`, with
-    p-values from redraws within the full population's (``full``) bins, negated."""
-    keys = list(keys)
-    schema = {**{k: batch.schema[k] for k in keys}, **_SIM}
-    if batch.height == 0:
-        return pl.DataFrame(schema=schema)
-    grouped, _, group, starts, s, r, w = _layout(batch, keys)
-    point, lower, upper = midpoints(s, group, starts)
-    population = tuple(full[c].to_numpy() for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT))
-    tests = int(batch[TESTS][0])
-    chosen, p_k, p_ks = finite_resampled.resampled(
-        starts, s, w, r, point, lower, upper, population, tests, level
-    )
-    return (
-        grouped.select(keys)
-        .filter(pl.Series(chosen))
-        .with_columns(
-            pl.Series(fs.SIM_KUIPER, -p_k, dtype=pl.Float64),
-            pl.Series(fs.SIM_KS, -p_ks, dtype=pl.Float64),
-        )
-        .select(list(schema))
-    )
-
-
-def _listed_or_drawn(
-    bounds: np.ndarray,
-    s: np.ndarray,
-    w: np.ndarray,
-    p: np.ndarray | None,
-    r: np.ndarray,
-    tests: int,
-    level: float,
-) -> tuple[np.ndarray, np.ndarray]:
-    """A mean's (``p`` None: ``r`` are residuals) or quantile's groups' p-values: exact for
-    groups of at most EXACT_ROWS rows (every outcome listed), from redraws for the others."""
-    sizes = np.diff(bounds)
-    small = sizes <= fs.EXACT_ROWS
-    out = np.empty((2, sizes.shape[0]))
-    flip = p is None
-    p = np.zeros_like(r) if p is None else p
-    for chosen, rows in ((small, np.repeat(small, sizes)), (~small, np.repeat(~small, sizes))):
-        starts = np.concatenate([[0], np.cumsum(sizes[chosen])]).astype(np.int64)
-        parts = s[rows], w[rows], p[rows], r[rows]
-        if chosen is small:
-            found = fs.exact(starts, *parts, flip)
-        elif flip:
-            found = fs.flip(starts, parts[0], parts[1], parts[3], tests, level)
-        else:
-            found = fs.simulate(starts, *parts, tests, level)
-        out[0, chosen], out[1, chosen] = found[0], found[1]
-    return out[0], out[1]
-
-
-def _ranks(s: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Each row's distinct score's rank within its group (0, 1, ...; sorted rows), as float64.
-
-    The redraws read the scores only to find the ties and to seed the draws:
-    the ranks keep the ties, and seed a mean's or a quantile's group the same
-    way when its predictions and responses move together (the statistics do
-    not change then either)."""
-    new = np.ones(s.shape[0], dtype=bool)
-    new[1:] = s[1:] != s[:-1]
-    new[starts[:-1]] = True  # (every group has rows)
-    count = np.cumsum(new)
-    return (count - np.repeat(count[starts[:-1]], np.diff(starts))).astype(np.float64)
-
-
-def _flipped(
-    names: pl.DataFrame,
-    group: np.ndarray,
-    starts: np.ndarray,
-    s: np.ndarray,
-    e: np.ndarray,
-    w: np.ndarray,
-    tests: int,
-    level: float,
-    z: tuple[np.ndarray, np.ndarray],
-) -> pl.DataFrame:
-    """A predicted mean's candidates with fewer than MIN_ROWS effective rows: the larger of
-    the sign-flip p-value of the residuals and the asymptotic one (docs/method.md)."""
-    chosen = fs.effective_rows(group, w, names.height) < fs.MIN_ROWS
-    keep = chosen[group]
-    bounds = np.concatenate([[0], np.cumsum(np.diff(starts)[chosen])]).astype(np.int64)
-    p_k, p_ks = _listed_or_drawn(bounds, s[keep], w[keep], None, e[keep], tests, level)
-    asymptotic = pvalue_pairs(*z)
-    p_k = np.maximum(p_k, asymptotic[0][chosen])
-    p_ks = np.maximum(p_ks, asymptotic[1][chosen])
-    return names.filter(pl.Series(chosen)).with_columns(
-        pl.Series(fs.SIM_KUIPER, p_k, dtype=pl.Float64),
-        pl.Series(fs.SIM_KS, p_ks, dtype=pl.Float64),
-    )
-
-
 @functools.lru_cache(maxsize=16)
 def candidate(level: float, screen: bool) -> pl.Expr:
     """Whether a row of :func:`~polars_cumdev.method.statistics.summarize`'s layout is a
@@ -354,9 +167,9 @@ _READ = ("kuiper", "ks", SIGMA_B)
 
 
 def tests_expr(screen: bool) -> pl.Expr:
-    """The number of tests, as :func:`simulate_groups` reads it: rows with a positive sigma
-    (:func:`_positive`; sigma (31) of M. Tygert, "Cumulative deviation of a subpopulation
-    from the full population")."""
+    """The number of tests, as :func:`~polars_cumdev.method.finite_batch.simulate_groups`
+    reads it: rows with a positive sigma (:func:`_positive`; sigma (31) of M. Tygert,
+    "Cumulative deviation of a subpopulation from the full population")."""
     return _positive(screen).sum().cast(pl.Int64)
 
 
@@ -395,9 +208,9 @@ def with_simulated(
     sigma = pl.col(SIGMA_B).clip(lower_bound=0.0).sqrt()
     extra = []
     if null == "flip":
-        extra = [(pl.col(c) / sigma).alias(z) for c, z in (("kuiper", _KUIPER_Z), ("ks", _KS_Z))]
+        extra = [(pl.col(c) / sigma).alias(z) for c, z in (("kuiper", KUIPER_Z), ("ks", KS_Z))]
     elif null == "level":
-        extra = [pl.lit(alpha, dtype=pl.Float64).alias(_ALPHA)]
+        extra = [pl.lit(alpha, dtype=pl.Float64).alias(ALPHA)]
     carried = [e.meta.output_name() for e in extra]
     candidates = (
         stats.with_columns(tests_expr(screen).alias(TESTS))
@@ -416,7 +229,7 @@ def with_simulated(
     if null == "score":  # (the null probabilities are the scores or the screen's bin means)
         picked = fs.may_have_few_events(picked, keys, SIGMA_B, rows if screen else None)
     picked = picked.drop(SIGMA_B).cache()  # (read twice by the screen: rows and gate)
-    schema = {**{k: key_types[k] for k in keys}, **_SIM}
+    schema = {**{k: key_types[k] for k in keys}, **SIM_SCHEMA}
     if screen:  # the full population too, only when some group is a candidate
         gate = picked.select(pl.len().alias("__cd_count")).filter(pl.col("__cd_count") > 0)
         population = rows.select(nm.SCORE, nm.RESPONSE, nm.WEIGHT).join(gate, how="cross")

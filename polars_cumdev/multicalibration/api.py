@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from polars_cumdev.calibration.cumulative import _BERNOULLI, _RENAME, CALIBRATION_COLUMNS
+from polars_cumdev.calibration.table import BERNOULLI, CALIBRATION_COLUMNS, RENAME
 from polars_cumdev.calibration.targets import PROBABILITY_SIGMA_ZERO
 from polars_cumdev.errors import InvalidParameterError, InvalidValuesError
 from polars_cumdev.method import _names as nm
@@ -252,14 +252,14 @@ def finish_family(
     out = normalize(
         stats,
         keys,
-        pl.LazyFrame([_BERNOULLI]),
+        pl.LazyFrame([BERNOULLI]),
         min_scores=MIN_SCORES["calibration"],
         labels=labels,
         decide=False,
         simulated=True,
         sigma_zero=PROBABILITY_SIGMA_ZERO,
     )
-    out = out.drop("variance").rename(_RENAME)
+    out = out.drop("variance").rename(RENAME)
     if options.method == "holm":
         p_family = holm(pl.col("ecce_r_p"))
     else:

@@ -215,10 +215,10 @@ def test_the_check_fails_on_a_wrong_null(monkeypatch):
     asymptotic floor taken away), and a quantile's Bernoulli(alpha) null 10% too
     narrow, each fail the same check (measured: 140 of 1,800 rejections at 20 rows
     for the mean, 136 at 50 rows for the quantile, against the bound of 120)."""
-    import polars_cumdev.method.finite_groups as groups
+    import polars_cumdev.method.finite_batch as batch
 
     monkeypatch.setattr(fs, "flip", _narrow_flip)
-    monkeypatch.setattr(groups, "pvalue_pairs", lambda *z: [np.zeros_like(z[0])] * 4)
+    monkeypatch.setattr(batch, "pvalue_pairs", lambda *z: [np.zeros_like(z[0])] * 4)
     monkeypatch.setattr(fs, "simulate", _narrow_bernoulli)
     for target, n in (("mean", 20), ("quantile", 50)):
         p = _null.__wrapped__(target, n, None, "normal")

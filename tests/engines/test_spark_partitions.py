@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from polars_cumdev.engines.cluster.spark_engine import _partitions
+from polars_cumdev.engines.cluster.spark_ranges import shuffle_partitions
 from polars_cumdev.engines.partitioned import ROWS_PER_RANGE
 
 
@@ -24,7 +24,7 @@ from polars_cumdev.engines.partitioned import ROWS_PER_RANGE
     ],
 )
 def test_partitions(ranges, rows, slots, expected):
-    assert _partitions(ranges, rows, slots) == expected
+    assert shuffle_partitions(ranges, rows, slots) == expected
 
 
 @pytest.mark.parametrize("rows", [0, 1, 99_999, 10**6, 10**7, 3 * 10**8])
@@ -33,7 +33,7 @@ def test_a_task_holds_at_most_about_one_in_process_range(rows, slots):
     from polars_cumdev.engines.cluster.steps import default_ranges
 
     ranges = default_ranges(rows)
-    parts = _partitions(ranges, rows, slots)
+    parts = shuffle_partitions(ranges, rows, slots)
     assert 1 <= parts <= ranges
     # Ranges are about equal in rows; a partition takes ceil(ranges / parts) of them.
     per_task = -(-ranges // parts) * rows / ranges

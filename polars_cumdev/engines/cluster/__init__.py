@@ -9,7 +9,9 @@ driver. This package runs those pieces on an engine:
 - :mod:`.request`: the arguments and the schema, rebuilt identically on every worker;
 - :mod:`.checks`: the in-process row checks counted per batch and raised on the driver;
 - :mod:`.steps`: what each task and the driver compute, engine-neutral;
-- :mod:`.spark_engine`, :mod:`.dask_engine`: moving Polars frames with each engine.
+- :mod:`.spark_engine`, :mod:`.dask_engine`: moving Polars frames with each engine
+  (on Spark with :mod:`.spark_jobs`, the tasks' frames and results, and
+  :mod:`.spark_ranges`, the score ranges' cuts and routing).
 
 Importing this package imports no engine; the engine modules import theirs
 when called, and say which extra to install when it is missing.

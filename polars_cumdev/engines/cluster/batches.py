@@ -4,7 +4,7 @@ Each engine already holds the screen's standardized rows on its workers (Spark:
 the rows shuffled by range and kept; Dask: each range's rows put together on a
 worker); these adapters apply a function to every batch of them and gather the
 small results to the driver (:data:`polars_cumdev.engines.cluster.finite.MapBatches`).
-Spark's is :func:`polars_cumdev.engines.cluster.spark_engine.batches`.
+Spark's is :func:`polars_cumdev.engines.cluster.spark_jobs.batches`.
 """
 
 from __future__ import annotations

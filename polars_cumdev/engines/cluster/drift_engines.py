@@ -68,14 +68,15 @@ def spark_drift(
     ranges: int | Sequence[float] | None = None,
 ) -> pl.DataFrame:
     """Calibration drift of a Spark DataFrame; see :func:`polars_cumdev.spark.calibration_drift`."""
-    from polars_cumdev.engines.cluster import spark_engine
+    from polars_cumdev.engines.cluster.failures import spark_errors
+    from polars_cumdev.engines.cluster.spark_jobs import without_pandas_warning
 
-    run = spark_engine._without_pandas_warning(spark_engine.spark_errors(_spark_drift))
+    run = without_pandas_warning(spark_errors(_spark_drift))
     return run(sdf, score, response, weight, time, every, period, by, alpha, adjustment, ranges)
 
 
 def _spark_drift(sdf, score, response, weight, time, every, period, by, alpha, adjustment, ranges):
-    from polars_cumdev.engines.cluster import spark_engine
+    from polars_cumdev.engines.cluster import spark_jobs
     from polars_cumdev.engines.cluster.probe import probe_spark
     from polars_cumdev.engines.cluster.spark_calibration import calibrate_rows
     from polars_cumdev.engines.cluster.spark_files import check_spark_files
@@ -89,7 +90,7 @@ def _spark_drift(sdf, score, response, weight, time, every, period, by, alpha, a
     data = sdf.select(*[c for c in names if c in sdf.columns])
     # Every column by name (a missing one: the in-process error, listing them); only
     # those read are typed (an unread column's Spark type may have no Arrow form).
-    types = dict(spark_engine._polars_schema(data))
+    types = dict(spark_jobs.polars_schema(data))
     schema = {c: pl.Null for c in sdf.columns} | types
     request = drift_request(
         schema, score, response, weight, time=time, every=every, period=period, by=by,
@@ -99,12 +100,12 @@ def _spark_drift(sdf, score, response, weight, time, every, period, by, alpha, a
 
     def tallies(batches: Iterator[Any]) -> Iterator[Any]:
         chunk = _time_frame(batches, request)
-        yield spark_engine._payload(
-            [{"range": -1, "payload": steps.pack(tally_part(chunk, request))}]
+        yield spark_jobs.payload_batch(
+            [{"range": -1, spark_jobs.PAYLOAD: steps.pack(tally_part(chunk, request))}]
         )
 
-    schema = spark_engine._SPARK_SCHEMA
-    parts = [p for _, p in spark_engine._collect(data.mapInArrow(tallies, schema))]
+    schema = spark_jobs.PAYLOAD_SCHEMA
+    parts = [p for _, p in spark_jobs.collect_payloads(data.mapInArrow(tallies, schema))]
     first, last = bounds(request, parts)
 
     def window(batches: Iterator[Any]) -> Iterator[Any]:

@@ -35,9 +35,10 @@ from polars_cumdev.engines.partitioned import (
 from polars_cumdev.engines.partitioned import finite as pf
 from polars_cumdev.engines.partitioned.columns import WMAX
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method import finite_batch
 from polars_cumdev.method import finite_groups as fg
 from polars_cumdev.method import finite_sample as fs
-from polars_cumdev.method.finite_groups import TESTS
+from polars_cumdev.method.finite_batch import TESTS
 from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.summary_columns import SIGMA_B
 
@@ -168,7 +169,7 @@ def calibration_simulated(
     rows = pl.concat([p for p in parts if p is not None and p.height], how="vertical_relaxed")
     tests = int(picked[TESTS][0])
     batch = rows.with_columns(pl.lit(tests, dtype=pl.Int64).alias(TESTS))
-    simulated = fg.simulate_groups(batch, on, level)
+    simulated = finite_batch.simulate_groups(batch, on, level)
     simulated = simulated.with_columns(pl.col(k).cast(schema[k]) for k in on)
     out = join_on_keys(table.lazy(), simulated.lazy(), on, schema, maintain_order="left")
     out = out.collect()

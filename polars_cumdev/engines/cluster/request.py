@@ -74,9 +74,11 @@ class Request:
             return prepare_screen(
                 source, list(self.keys), self.score, self.response, self.weight, self.variance
             )
-        from polars_cumdev.calibration.cumulative import _prepare
+        from polars_cumdev.calibration.table import prepare_calibration
 
-        return _prepare(source, self.score, self.response, self.weight, list(self.keys) or None)
+        return prepare_calibration(
+            source, self.score, self.response, self.weight, list(self.keys) or None
+        )
 
     def checks(self) -> list[Check]:
         """The in-process row checks, in their order."""

@@ -56,7 +56,7 @@ def score_frame(frame: pl.DataFrame, document: str, name: str) -> pl.Series:
 
 def spark_apply(sdf: Any, fix: Recalibration, name: str) -> Any:
     """See :func:`polars_cumdev.spark.apply`."""
-    from polars_cumdev.engines.cluster import require, spark_engine
+    from polars_cumdev.engines.cluster import require, spark_jobs
     from polars_cumdev.engines.cluster.probe import probe_spark
 
     require("pyspark", "spark")
@@ -64,7 +64,7 @@ def spark_apply(sdf: Any, fix: Recalibration, name: str) -> Any:
     from pyspark.sql.types import DoubleType, StructField, StructType
 
     present = [c for c in fix.columns if c in sdf.columns] if isinstance(fix, Recalibration) else []
-    schema = spark_engine._polars_schema(sdf.select(*present)) if present else {}
+    schema = spark_jobs.polars_schema(sdf.select(*present)) if present else {}
     if isinstance(fix, Recalibration) and len(present) < len(fix.columns):
         schema = {**{c: pl.Null for c in sdf.columns}, **dict(schema)}
     document = check_fix(fix, schema, name)

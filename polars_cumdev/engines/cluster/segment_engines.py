@@ -52,7 +52,7 @@ def prepare_request(
     schema: pl.Schema, family: Segments, score: str, response: str, weight: str | None
 ) -> Request:
     """The in-process checks of the arguments against the schema, and the request."""
-    from polars_cumdev.calibration.cumulative import CALIBRATION_COLUMNS
+    from polars_cumdev.calibration.table import CALIBRATION_COLUMNS
 
     family.check(schema, (*MULTICALIBRATION_COLUMNS, *CALIBRATION_COLUMNS, "p_family"))
     by = list(family.features) or None

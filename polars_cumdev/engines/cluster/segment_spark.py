@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_cumdev.engines.cluster import finite, require, spark_engine, steps
+from polars_cumdev.engines.cluster import finite, require, steps
+from polars_cumdev.engines.cluster import spark_jobs as jobs
 from polars_cumdev.engines.cluster.checks import raise_tally, tally
 from polars_cumdev.engines.cluster.failures import spark_errors
 from polars_cumdev.engines.cluster.probe import probe_spark
@@ -42,15 +43,17 @@ from polars_cumdev.engines.cluster.segments import (
     segment_rows,
 )
 from polars_cumdev.engines.cluster.spark_calibration import segment_statistics
-from polars_cumdev.engines.cluster.spark_engine import (
-    _SPARK_SCHEMA,
-    _collect,
-    _frame,
-    _payload,
-    _polars_schema,
-    _without_pandas_warning,
-)
 from polars_cumdev.engines.cluster.spark_files import check_spark_files
+from polars_cumdev.engines.cluster.spark_jobs import (
+    PAYLOAD,
+    PAYLOAD_SCHEMA,
+    collect_payloads,
+    count_below,
+    partition_frame,
+    payload_batch,
+    polars_schema,
+    without_pandas_warning,
+)
 from polars_cumdev.multicalibration.family import Segments
 
 __all__ = ["spark_multicalibration"]
@@ -60,14 +63,14 @@ def _each(data: Any, request: Any, function: Any) -> list:
     """``function`` of each partition's rows (conformed), gathered (empty partitions skipped)."""
 
     def task(batches: Iterator[Any]) -> Iterator[Any]:
-        chunk = _frame(batches, request)
+        chunk = partition_frame(batches, request)
         if chunk.height:
-            yield _payload([{"range": -1, "payload": steps.pack(function(chunk))}])
+            yield payload_batch([{"range": -1, PAYLOAD: steps.pack(function(chunk))}])
 
-    return [found for _, found in _collect(data.mapInArrow(task, _SPARK_SCHEMA))]
+    return [found for _, found in collect_payloads(data.mapInArrow(task, PAYLOAD_SCHEMA))]
 
 
-@_without_pandas_warning
+@without_pandas_warning
 @spark_errors
 def spark_multicalibration(
     sdf: Any,
@@ -88,7 +91,7 @@ def spark_multicalibration(
     require("pyspark", "spark")
     require("pyarrow", "spark")
     check_spark_files(sdf, names)  # the files behind the frame agree (the in-process message)
-    request = prepare_request(_polars_schema(sdf), segments, score, response, weight)
+    request = prepare_request(polars_schema(sdf), segments, score, response, weight)
     probe_spark(sdf.sparkSession)
     data = sdf.select(*request.columns)
     found = _each(data, request, lambda chunk: _tables(chunk, request, segments))
@@ -96,7 +99,7 @@ def spark_multicalibration(
     merged = pl.concat(tallies, how="vertical_relaxed") if tallies else pl.DataFrame()
     if not merged.height:
         merged = tally(request.empty(), request.checks(), request.weight)
-    raise_tally(merged, request.checks(), weight, spark_engine._count_below(data, weight))
+    raise_tally(merged, request.checks(), weight, count_below(data, weight))
     per_part = [t for _, t in found if t is not None] or [value_tables(request.empty(), segments)]
     tables = merge_tables(per_part, len(segments.features))
     levels = levels_from_tables(tables, segments, pl.Schema(dict(request.schema)))
@@ -115,7 +118,7 @@ def spark_multicalibration(
     schema = StructType(fields)
 
     def repeated(batches: Iterator[Any]) -> Iterator[Any]:
-        chunk = _frame(batches, request)
+        chunk = partition_frame(batches, request)
         if chunk.height:
             out = explode(chunk, request, layout)[0].select(grouped.columns)
             yield from out.to_arrow().to_batches()
@@ -124,7 +127,7 @@ def spark_multicalibration(
     stats = segment_statistics(rows, grouped)  # by score ranges: no segment held whole
     stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
     # (0/1 segments redrawn, soft-label segments bounded: as in process)
-    gather_rows = spark_engine.batches(rows, grouped)
+    gather_rows = jobs.batches(rows, grouped)
     stats = finite.calibration_simulated(stats, [SEGMENT], options.level, gather_rows)
 
     def gather(wanted: Sequence[int]) -> pl.DataFrame:

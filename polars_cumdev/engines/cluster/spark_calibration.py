@@ -1,6 +1,6 @@
 """``calibration(by=)`` on Spark by score ranges: the tasks of :mod:`.range_calibration`.
 
-- cut points as for the screen (:func:`polars_cumdev.engines.cluster.spark_engine._cuts`:
+- cut points as for the screen (:func:`polars_cumdev.engines.cluster.spark_ranges.sampled_cuts`:
   the data's alone);
 - pass 1 (``mapInArrow``): each partition's check counts, one small row each;
   the driver raises a failed check with the in-process message;
@@ -22,7 +22,7 @@ from typing import Any
 
 import polars as pl
 
-from polars_cumdev.engines.cluster import spark_engine as se
+from polars_cumdev.engines.cluster import spark_jobs as jobs
 from polars_cumdev.engines.cluster import steps
 from polars_cumdev.engines.cluster.failures import spark_errors
 from polars_cumdev.engines.cluster.probe import probe_spark
@@ -32,6 +32,17 @@ from polars_cumdev.engines.cluster.range_calibration import (
     weight_scale,
 )
 from polars_cumdev.engines.cluster.request import Request
+from polars_cumdev.engines.cluster.spark_jobs import (
+    PAYLOAD,
+    PAYLOAD_SCHEMA,
+    collect_payloads,
+    count_below,
+    partition_frame,
+    payload_batch,
+    spark_request,
+    without_pandas_warning,
+)
+from polars_cumdev.engines.cluster.spark_ranges import ROUTE, range_of, routing_keys, sampled_cuts
 from polars_cumdev.engines.partitioned.calibration_drivers import (
     calibrate_ranges,
     located_statistics,
@@ -42,7 +53,7 @@ from polars_cumdev.method.findings import LEVEL
 __all__ = ["calibrate_rows", "calibration_by_ranges", "segment_statistics"]
 
 
-@se._without_pandas_warning
+@without_pandas_warning
 @spark_errors
 def calibration_by_ranges(
     sdf: Any,
@@ -56,7 +67,7 @@ def calibration_by_ranges(
     log: Callable[[str], None] | None = None,
 ) -> pl.DataFrame:
     """A Spark DataFrame calibrated by score ranges; see :func:`polars_cumdev.spark.calibration`."""
-    request = se._request("calibration", sdf, by, score, response, weight, "auto")
+    request = spark_request("calibration", sdf, by, score, response, weight, "auto")
     probe_spark(sdf.sparkSession)
     return calibrate_rows(sdf.select(*request.columns), request, level, ranges, log)
 
@@ -80,7 +91,7 @@ def calibrate_rows(
             level,
             request.prepared(),
             cells_of,
-            se.batches(shuffled, request),
+            jobs.batches(shuffled, request),
             points_of,
             note,
         )
@@ -118,35 +129,35 @@ def _ranged(data: Any, request: Request, ranges, note: Callable[[str], None]) ->
 
     score = request.score
     rows = data.count()
-    cuts = se._cuts(data, score, ranges, rows)
+    cuts = sampled_cuts(data, score, ranges, rows)
     count = len(cuts) + 1
     note(f"{rows} rows; {count} score ranges")
 
     def check(batches: Iterator[Any]) -> Iterator[Any]:
-        counts, _ = steps._checked(se._frame(batches, request), request)
-        yield se._payload([{"range": -1, se._PAYLOAD: steps.pack(counts)}])
+        counts, _ = steps._checked(partition_frame(batches, request), request)
+        yield payload_batch([{"range": -1, PAYLOAD: steps.pack(counts)}])
 
-    tallies = [t for _, t in se._collect(data.mapInArrow(check, se._SPARK_SCHEMA))]
-    scale = weight_scale(request, tallies, se._count_below(data, request.weight))
+    tallies = [t for _, t in collect_payloads(data.mapInArrow(check, PAYLOAD_SCHEMA))]
+    scale = weight_scale(request, tallies, count_below(data, request.weight))
     note("pass 1: values checked")
     keys = list(request.keys)
-    routes = se._routes(data.sparkSession, count)
-    index = se._range_of(sf.col(score).cast("double"), cuts)
+    routes = routing_keys(data.sparkSession, count)
+    index = range_of(sf.col(score).cast("double"), cuts)
     route = sf.element_at(sf.array(*[sf.lit(k) for k in routes]), index + 1)
-    shuffled = data.withColumn(se._ROUTE, route).repartition(count, se._ROUTE).drop(se._ROUTE)
+    shuffled = data.withColumn(ROUTE, route).repartition(count, ROUTE).drop(ROUTE)
     shuffled = shuffled.persist(StorageLevel.MEMORY_AND_DISK)
 
     def by_range(work: Callable[[int, pl.DataFrame], object], wanted=None) -> dict[int, Any]:
         def task(batches: Iterator[Any]) -> Iterator[Any]:
-            chunk = se._frame(batches, request)
+            chunk = partition_frame(batches, request)
             if not chunk.height:
                 return
             for r, rows_r in enumerate(steps.split_part(chunk, request, cuts)):
                 if rows_r.height and (wanted is None or r in wanted):
-                    yield se._payload([{"range": r, se._PAYLOAD: steps.pack(work(r, rows_r))}])
+                    yield payload_batch([{"range": r, PAYLOAD: steps.pack(work(r, rows_r))}])
 
         found: dict[int, Any] = {}
-        for r, result in se._collect(shuffled.mapInArrow(task, se._SPARK_SCHEMA)):
+        for r, result in collect_payloads(shuffled.mapInArrow(task, PAYLOAD_SCHEMA)):
             if r in found:
                 raise CumdevError(f"internal error: score range {r} was split between two tasks")
             found[r] = result

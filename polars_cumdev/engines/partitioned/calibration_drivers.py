@@ -179,9 +179,9 @@ def calibration_partitioned(
         located stretch (the ranges holding a significant group with
         D > 2 sigma are read a second time, for those groups only).
     """
-    from polars_cumdev.calibration.cumulative import _prepare
+    from polars_cumdev.calibration.table import prepare_calibration
 
-    prepared = _prepare(frame, score, response, weight, by)
+    prepared = prepare_calibration(frame, score, response, weight, by)
     return _run(prepared, ranges, engine, engine, level, progress)
 
 
@@ -203,14 +203,14 @@ def calibration_parquet(
     filter pushed into the scan. ``ranges`` defaults to one range per
     :data:`polars_cumdev.engines.partitioned.ROWS_PER_RANGE` rows.
     """
-    from polars_cumdev.calibration.cumulative import _prepare
+    from polars_cumdev.calibration.table import prepare_calibration
 
     files = parquet_files(path_or_glob)
     keys = [] if by is None else [by] if isinstance(by, str) else list(by)
     names = [c for c in [*keys, score, response, weight] if isinstance(c, str)]
     check_parquet_files(files, names)
     source = pl.scan_parquet(files, extra_columns="ignore")
-    prepared = _prepare(source, score, response, weight, by)
+    prepared = prepare_calibration(source, score, response, weight, by)
     try:
         if ranges is None:
             rows = source.select(pl.len()).collect(engine="streaming").item()

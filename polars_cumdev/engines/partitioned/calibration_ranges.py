@@ -191,8 +191,9 @@ def finish(stats: pl.DataFrame, prepared: Prepared, level: float) -> pl.DataFram
     ``stats`` carry the simulated columns
     (:func:`polars_cumdev.engines.cluster.finite.calibration_simulated`).
     """
-    from polars_cumdev.calibration.cumulative import _BERNOULLI, PROBABILITY, _normalized
+    from polars_cumdev.calibration.table import BERNOULLI, PROBABILITY, normalized_table
 
-    bernoulli = pl.LazyFrame([_BERNOULLI])
-    out = _normalized(stats.lazy(), prepared.keys, bernoulli, None, prepared, PROBABILITY, level)
+    bernoulli = pl.LazyFrame([BERNOULLI])
+    keys = prepared.keys
+    out = normalized_table(stats.lazy(), keys, bernoulli, None, prepared, PROBABILITY, level)
     return out.collect(engine="in-memory")

@@ -38,10 +38,12 @@ from polars_cumdev.engines.partitioned.cells import Plan
 from polars_cumdev.engines.partitioned.columns import WMAX
 from polars_cumdev.engines.partitioned.cuts import range_index
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method import finite_batch
 from polars_cumdev.method import finite_bins as fb
 from polars_cumdev.method import finite_groups as fg
 from polars_cumdev.method import finite_sample as fs
-from polars_cumdev.method.finite_groups import SIMULATED, TESTS
+from polars_cumdev.method.finite_batch import TESTS
+from polars_cumdev.method.finite_groups import SIMULATED
 from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.summary_columns import SIGMA_B
 
@@ -133,7 +135,7 @@ def select_rows(rows: pl.LazyFrame | pl.DataFrame, keys: Sequence[str], picked: 
 def _sorted(rows: pl.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, ...]:
     """The rows' scores and group numbers sorted by group, then score, and the groups' starts.
 
-    The scores in the order of :func:`~polars_cumdev.method.finite_groups.simulate_groups`
+    The scores in the order of :func:`~polars_cumdev.method.finite_batch.simulate_groups`
     (which sorts by weight and response too: rows of one score tie): the
     midpoints need no more (a stable sort by score, then by group: 0.33-0.44 s
     against 0.91-1.11 s for that four-key sort of 934,000 rows).
@@ -223,7 +225,7 @@ def simulated(
 
     tests = int(picked[TESTS][0])
     batch = rows.with_columns(pl.lit(tests, dtype=pl.Int64).alias(TESTS))
-    return _joined(stats, fg.simulate_groups(batch, keys, plan.level, means), keys)
+    return _joined(stats, finite_batch.simulate_groups(batch, keys, plan.level, means), keys)
 
 
 def resampled(
@@ -231,10 +233,10 @@ def resampled(
 ) -> pl.DataFrame:
     """``stats`` with the resampled p-value columns of a population whose responses are
     not all 0 or 1 (``full``: its score, response and weight; ``rows``: the groups
-    ``picked``), as in-process (:func:`~polars_cumdev.method.finite_groups.resample_groups`)."""
+    ``picked``), as in-process (:func:`~polars_cumdev.method.finite_batch.resample_groups`)."""
     keys = list(plan.keys)
     batch = rows.with_columns(pl.lit(int(picked[TESTS][0]), dtype=pl.Int64).alias(TESTS))
-    return _joined(stats, fg.resample_groups(batch, keys, plan.level, full), keys)
+    return _joined(stats, finite_batch.resample_groups(batch, keys, plan.level, full), keys)
 
 
 def _joined(stats: pl.DataFrame, found: pl.DataFrame, keys: list[str]) -> pl.DataFrame:

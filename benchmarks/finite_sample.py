@@ -12,7 +12,11 @@ rarely fails) and the issue's adversarial law (rare outcome, scores ~ Beta(1,
 groups fail it). Prints the rows simulated beside the times.
 
     python benchmarks/finite_sample.py            # 1e6 rows
-    python benchmarks/finite_sample.py 200000     # another size (1e7: not run here)
+    python benchmarks/finite_sample.py 200000     # another size
+    python benchmarks/finite_sample.py 1e7 --only "screen(by=) kernel, benchmark"
+
+``--only TEXT`` runs the comparisons whose name contains ``TEXT`` (at 1e7 rows the
+whole grid takes a quarter of an hour).
 """
 
 from __future__ import annotations
@@ -45,8 +49,14 @@ def rare(n: int, groups: int = 1000, seed: int = 0) -> pl.DataFrame:
     )
 
 
+#: Only the comparisons whose name holds this text (``--only``).
+ONLY = ""
+
+
 def compare(name: str, run) -> None:
     """Times with and without, alternately (best of 3 each), and the rows simulated."""
+    if ONLY not in name:
+        return
     run(True), run(False)  # warm: compile or load the kernel
     on, off = [], []
     for _ in range(3):
@@ -64,22 +74,27 @@ def compare(name: str, run) -> None:
 
 def main(n: int) -> None:
     print(f"load average {os.getloadavg()}; {n:,} rows")
-    family = pc.segments(
-        [f"c{k}" for k in range(4)],
-        [f"x{k}" for k in range(3)],
-        depth=3,
-        rules="mcgrad",
-        max_segments=1000,
-    )
-    data = audit_frame(n)
-    compare(
-        "multicalibration (benchmark frame, Holm)",
-        lambda on: multicalibration(data, "s", "y", "w", segments=family, _finite_sample=on),
-    )
-    for label, frame in (
-        ("benchmark frame", make_frame(n, 1000, decimals=None)),
-        ("rare outcome", rare(n)),
+    if ONLY in "multicalibration (benchmark frame, Holm)":  # ("" is in every name)
+        family = pc.segments(
+            [f"c{k}" for k in range(4)],
+            [f"x{k}" for k in range(3)],
+            depth=3,
+            rules="mcgrad",
+            max_segments=1000,
+        )
+        data = audit_frame(n)
+        compare(
+            "multicalibration (benchmark frame, Holm)",
+            lambda on: multicalibration(data, "s", "y", "w", segments=family, _finite_sample=on),
+        )
+    for label, make in (
+        ("benchmark frame", lambda: make_frame(n, 1000, decimals=None)),
+        ("rare outcome", lambda: rare(n)),
     ):
+        names = [f"screen(by=) {e}, {label}" for e in ("kernel", "polars")]
+        if not any(ONLY in name for name in [*names, f"calibration(by=) kernel, {label}"]):
+            continue  # (no comparison of this frame asked for: not built)
+        frame = make()
         for engine in ("kernel", "polars"):
             compare(
                 f"screen(by=) {engine}, {label}",
@@ -98,4 +113,9 @@ def main(n: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(float(sys.argv[1])) if len(sys.argv) > 1 else 1_000_000)
+    args = sys.argv[1:]
+    if "--only" in args:
+        at = args.index("--only")
+        ONLY = args[at + 1]
+        del args[at : at + 2]
+    main(int(float(args[0])) if args else 1_000_000)

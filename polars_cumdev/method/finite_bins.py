@@ -12,6 +12,8 @@ and call :func:`prefix_means`, so every engine gets the same means.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import polars as pl
 
@@ -36,22 +38,24 @@ def _population_in_order(full: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np
     run of equal scores by weight, then response): the running sums then add the same
     values in the same order whatever the rows' order.
 
-    From :data:`~polars_cumdev.method.compiled.KERNEL_ROWS` rows (where the screen
-    has loaded the kernel) by its bucket sort
-    (:func:`polars_cumdev.kernel.bucketsort.bucket_sort`), about four times as fast
-    as NumPy's stable sort of the scores and the three gathers after it at 1e7 rows
-    (1.3 s against 4.8 s, loaded machine); below, by
-    :func:`polars_cumdev.method.numpy_order.canonical_sort`.
+    From :data:`~polars_cumdev.method.compiled.KERNEL_ROWS` rows, when the compiled
+    kernel is loaded already (the kernel engine's screen ran before this step), by its
+    bucket sort (:func:`polars_cumdev.kernel.bucketsort.bucket_sort`), about four times
+    as fast as NumPy's stable sort of the scores and the three gathers after it at 1e7
+    rows (1.3 s against 4.8 s, loaded machine); otherwise by
+    :func:`polars_cumdev.method.numpy_order.canonical_sort` (no Numba import, nor a
+    compilation, for a screen on the Polars engine). The two give the same order
+    (``tests/method/test_bin_means.py``).
     """
     from polars_cumdev.method.compiled import KERNEL_ROWS
-    from polars_cumdev.method.kernel_loader import available, kernel
 
     fs_, fr, fw = (
         np.asarray(full[c].to_numpy(), dtype=np.float64) for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
     )
-    if fs_.shape[0] >= KERNEL_ROWS and available():
+    loaded = sys.modules.get("polars_cumdev.kernel")
+    if fs_.shape[0] >= KERNEL_ROWS and loaded is not None:
         ids = np.empty(0, dtype=np.int32)
-        scores, _, (fr, fw, _) = kernel().bucketsort.bucket_sort(fs_, fr, fw, ids, True)
+        scores, _, (fr, fw, _) = loaded.bucketsort.bucket_sort(fs_, fr, fw, ids, True)
         return scores, fr, fw
     found = canonical_sort(fs_, fw, fr)
     return found.s, found.r, found.w

@@ -2,12 +2,13 @@
 
 :func:`polars_cumdev.method.finite_bins.bin_means` sums the population's
 weights and weighted responses in canonical order (by score, then weight, then
-response), by NumPy below ``KERNEL_ROWS`` rows and by the kernel's bucket sort
-from there on. Checked here on tie-heavy scores with repeated weights (so that
-a sum over a tie adds different values): each road against a naive transcription
-of method.md 1.2-1.3 (every bin's sums over a mask, 1e-12), both roads against
-each other and against the rows shuffled, bit for bit. A sort that kept ties in
-the rows' order (NumPy's stable sort of the scores alone) fails the shuffle.
+response), by NumPy, or by the kernel's bucket sort from ``KERNEL_ROWS`` rows
+when the kernel is loaded (both roads are taken here, the kernel's counted).
+Checked on tie-heavy scores with repeated weights (so that a sum over a tie
+adds different values): each road against a naive transcription of method.md
+1.2-1.3 (every bin's sums over a mask, 1e-12), both roads against each other
+and against the rows shuffled, bit for bit. A sort that kept ties in the rows'
+order (NumPy's stable sort of the scores alone) fails the shuffle.
 """
 
 from __future__ import annotations
@@ -57,9 +58,21 @@ def _naive(full: pl.DataFrame, s: np.ndarray, group: np.ndarray, starts: np.ndar
     return np.array(out)
 
 
-@pytest.mark.parametrize("kernel_rows", [compiled.KERNEL_ROWS, 0])
-def test_bin_means_any_row_order(kernel_rows: int, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(compiled, "KERNEL_ROWS", kernel_rows)
+def _kernel_road(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every population from now on through the kernel's bucket sort (loaded here), counted."""
+    kernel = compiled.kernel()
+    sort = kernel.bucketsort.bucket_sort
+    calls: list[int] = []
+    monkeypatch.setattr(compiled, "KERNEL_ROWS", 0)
+    monkeypatch.setattr(
+        kernel.bucketsort, "bucket_sort", lambda *a, **k: calls.append(1) or sort(*a, **k)
+    )
+    return calls
+
+
+@pytest.mark.parametrize("road", ["numpy", "kernel"])
+def test_bin_means_any_row_order(road: str, monkeypatch: pytest.MonkeyPatch):
+    calls = _kernel_road(monkeypatch) if road == "kernel" else []
     full = _population(3, 6_000)
     s, group, starts = _groups(full, 3)
     found = bin_means(full, s, group, starts)
@@ -67,14 +80,16 @@ def test_bin_means_any_row_order(kernel_rows: int, monkeypatch: pytest.MonkeyPat
     for seed in range(3):
         shuffled = full.sample(fraction=1.0, shuffle=True, seed=seed)
         assert np.array_equal(bin_means(shuffled, s, group, starts), found)
+    assert len(calls) == (4 if road == "kernel" else 0)
 
 
 def test_bin_means_the_same_on_both_roads(monkeypatch: pytest.MonkeyPatch):
     full = _population(5, 6_000)
     s, group, starts = _groups(full, 5)
     numpy_road = bin_means(full, s, group, starts)
-    monkeypatch.setattr(compiled, "KERNEL_ROWS", 0)
+    calls = _kernel_road(monkeypatch)
     assert np.array_equal(bin_means(full, s, group, starts), numpy_road)
+    assert calls == [1]
 
 
 def test_the_screen_batch_splits_into_candidates_and_population():

@@ -7,17 +7,19 @@ group's rows is redrawn with under the screen's finite-sample null
 (:mod:`polars_cumdev.method.finite_groups`), and the bins' bounds are where
 the resampling null of :mod:`polars_cumdev.method.finite_resampled` draws from.
 The range and cluster engines sum the population between the same midpoints
-and call :func:`prefix_means`, so every engine gets the same means.
+and call :func:`prefix_means`, so every engine gets the same means up to their
+rounding (the population is summed in another order there:
+:mod:`polars_cumdev.engines.partitioned.finite`).
 """
 
 from __future__ import annotations
-
-import sys
 
 import numpy as np
 import polars as pl
 
 from polars_cumdev.method import _names as nm
+from polars_cumdev.method import compiled
+from polars_cumdev.method.kernel_loader import loaded
 from polars_cumdev.method.numpy_order import canonical_sort
 
 __all__ = ["bin_means", "midpoints", "prefix_means"]
@@ -47,15 +49,13 @@ def _population_in_order(full: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np
     compilation, for a screen on the Polars engine). The two give the same order
     (``tests/method/test_bin_means.py``).
     """
-    from polars_cumdev.method.compiled import KERNEL_ROWS
-
     fs_, fr, fw = (
         np.asarray(full[c].to_numpy(), dtype=np.float64) for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
     )
-    loaded = sys.modules.get("polars_cumdev.kernel")
-    if fs_.shape[0] >= KERNEL_ROWS and loaded is not None:
+    kernel = loaded()
+    if fs_.shape[0] >= compiled.KERNEL_ROWS and kernel is not None:
         ids = np.empty(0, dtype=np.int32)
-        scores, _, (fr, fw, _) = loaded.bucketsort.bucket_sort(fs_, fr, fw, ids, True)
+        scores, _, (fr, fw, _) = kernel.bucketsort.bucket_sort(fs_, fr, fw, ids, True)
         return scores, fr, fw
     found = canonical_sort(fs_, fw, fr)
     return found.s, found.r, found.w

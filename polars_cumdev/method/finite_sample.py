@@ -57,6 +57,7 @@ __all__ = [
     "effective_events",
     "effective_rows",
     "event_terms",
+    "events_floor",
     "exact",
     "flip",
     "may_have_few_events",
@@ -247,6 +248,19 @@ def method_column(
     return found.otherwise(pl.lit("asymptotic")).alias(P_METHOD)
 
 
+def events_floor(sigma_b: pl.Expr, total: pl.Expr, top: pl.Expr) -> pl.Expr:
+    """sigma_B (W / w_max)^2: a lower bound of each of E3 and E4 (:func:`effective_events`).
+
+    ``sigma_b`` is a group's Bernoulli sigma squared ((31) of M. Tygert, "Cumulative
+    deviation of a subpopulation from the full population"), ``total`` its weight W and
+    ``top`` its largest weight, in the same units: sum w^2 v = sigma_B W^2, and each of
+    sum w^3 v |1 - 2p| and sum w^4 v (1 - 6v)+ is at most w_max^2 sum w^2 v. A group whose
+    floor reaches :data:`MIN_EVENTS` (times :data:`MARGIN`, for its rounding) is not
+    simulated, so every engine sets it aside before its rows are brought together.
+    """
+    return sigma_b * (total / top) ** 2
+
+
 def may_have_few_events(
     picked: pl.LazyFrame, keys: Sequence[str], sigma_b: str, population: pl.LazyFrame | None
 ) -> pl.LazyFrame:
@@ -271,7 +285,7 @@ def may_have_few_events(
     picked = picked.with_columns(w.max().over(keys).alias(_TOP), w.sum().over(keys).alias(_SUM))
     top = pl.col(_TOP)
     picked = picked.with_columns(
-        (pl.col(sigma_b) * (pl.col(_SUM) / top) ** 2).alias(_FIRST),
+        events_floor(pl.col(sigma_b), pl.col(_SUM), top).alias(_FIRST),
         # (and min(E3, E4) >= (sum w^2 v)^2 / sum w^4 v >= (sum w^2 v)^2 / (sum w^4 / 4), by
         # Cauchy and Schwarz and v <= 1/4; with u = w / w_max, sum u^4 >= 1: no underflow)
         (0.25 * ((w / top) ** 4).sum().over(keys)).alias(_FOURTH),

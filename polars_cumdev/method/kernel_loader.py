@@ -2,7 +2,7 @@
 
 The stages of :mod:`polars_cumdev.method` and the compiled node of
 :mod:`polars_cumdev.method.compiled` reach :mod:`polars_cumdev.kernel` only
-through these two functions, so that ``import polars_cumdev`` never loads
+through these functions, so that ``import polars_cumdev`` never loads
 Numba and a missing Numba is said in the user's terms.
 """
 
@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import sys
 from types import ModuleType
 
 from polars_cumdev.errors import CumdevError
 
-__all__ = ["available", "kernel"]
+__all__ = ["available", "kernel", "loaded"]
 
 
 @functools.cache
@@ -34,3 +35,9 @@ def kernel() -> ModuleType:
     from polars_cumdev import kernel as module  # says so when its functions compile
 
     return module
+
+
+def loaded() -> ModuleType | None:
+    """:mod:`polars_cumdev.kernel` if something imported it already, else None (nothing is
+    imported: a step that is only faster with the kernel asks this, not :func:`kernel`)."""
+    return sys.modules.get("polars_cumdev.kernel")

@@ -160,7 +160,7 @@ def calibration_simulated(
     )
     schema = pl.Schema({k: table.schema[k] for k in on})
     chosen = join_on_keys(chosen.lazy(), maxima.lazy(), on, schema).collect()
-    bound = pl.col(SIGMA_B) * (pl.col("weight") / pl.col(WMAX)) ** 2
+    bound = fs.events_floor(pl.col(SIGMA_B), pl.col("weight"), pl.col(WMAX))
     chosen = chosen.filter(bound < fs.MIN_EVENTS * pf.MARGIN)  # (soft labels too: bounded)
     if not chosen.height:
         return pf.without_simulation(stats)

@@ -109,7 +109,7 @@ def chosen(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame | None:
     else:
         found = found.with_columns(pl.lit(wmax.item()).alias(WMAX))
     units = pl.col("weight") / plan.weight_scale  # the step's weights are scaled
-    bound = pl.col(SIGMA_B) * (units / pl.col(WMAX)) ** 2
+    bound = fs.events_floor(pl.col(SIGMA_B), units, pl.col(WMAX))
     found = found.filter(bound < fs.MIN_EVENTS * MARGIN).select(*keys, TESTS)
     return found if found.height else None
 

@@ -34,8 +34,6 @@ for a single curve); ``level=1.0`` states every stretch the search finds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import polars as pl
 
@@ -44,7 +42,7 @@ from polars_cumdev.errors import InvalidParameterError
 __all__ = [
     "LEVEL",
     "SIGNIFICANT",
-    "STRETCH_PATTERN",
+    "STRETCH_COLUMNS",
     "check_level",
     "decided",
     "finding_steps",
@@ -53,7 +51,6 @@ __all__ = [
     "not_significant",
     "significance_words",
     "significant",
-    "stretch_columns",
 ]
 
 #: The default significance level: q (or p) at most 0.05.
@@ -73,22 +70,11 @@ def check_level(level: object) -> float:
     return value
 
 
-#: A pattern selecting the columns of :func:`stretch_columns` (``pl.col(STRETCH_PATTERN)``).
-STRETCH_PATTERN = r"^(from_.*|to_.*|share|deviation)$"
-
-
-def stretch_columns(columns: Sequence[str]) -> list[str]:
-    """The columns of a result that describe its located stretch (a finding).
-
-    ``from_score``, ``to_score``, ``share``, ``deviation``
-    (:data:`polars_cumdev.method.location.LOCATION_COLUMNS`) and the ends of the
-    stretch in covariates, ``from_<covariate>`` / ``to_<covariate>``.
-    """
-    return [
-        c
-        for c in columns
-        if c in ("share", "deviation") or c.startswith("from_") or c.startswith("to_")
-    ]
+#: The columns of a located stretch, which the rule nulls where a row is not significant
+#: (named one by one: a pattern such as ``from_.*`` would also match a user's ``by``
+#: column, e.g. ``to_zone``). With covariates, ``from_<covariate>`` / ``to_<covariate>``
+#: are derived from ``from_score`` / ``to_score`` after the rule, and follow them.
+STRETCH_COLUMNS = ("from_score", "to_score", "share", "deviation")
 
 
 def significant(level: float, p: str = "kuiper_q") -> pl.Expr:
@@ -144,9 +130,7 @@ def finding_steps(
     level = check_level(level)
     keep = pl.col(SIGNIFICANT)
     judged = pl.col(p).is_not_null()
-    # The columns of :func:`stretch_columns` by a pattern, which the query expands: no
-    # look-up of ``result``'s schema (it resolved the whole plan, 2% of a small screen).
-    stretch = pl.col(STRETCH_PATTERN)
+    stretch = pl.col(STRETCH_COLUMNS)  # (named: no look-up of ``result``'s schema)
     stated = (
         pl.when(keep).then(stretch).name.keep(),
         pl.when(judged & ~keep)

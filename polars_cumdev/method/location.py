@@ -31,7 +31,7 @@ import polars as pl
 
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import kernel_loader
-from polars_cumdev.method.findings import LEVEL, check_level, is_significant
+from polars_cumdev.method.findings import LEVEL, STRETCH_COLUMNS, check_level, is_significant
 from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.normalization import normalized
 from polars_cumdev.method.prepare import schema_of
@@ -52,7 +52,7 @@ __all__ = [
     "threshold",
 ]
 
-LOCATION_COLUMNS = ("from_score", "to_score", "share", "deviation")
+LOCATION_COLUMNS = STRETCH_COLUMNS
 LOCATION_SCHEMA: dict[str, pl.DataType] = {c: pl.Float64() for c in LOCATION_COLUMNS}
 THRESHOLD = f"{nm.PREFIX}threshold"
 

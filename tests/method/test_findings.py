@@ -16,6 +16,7 @@ from polars_cumdev import compare
 from polars_cumdev.calibration import calibration, calibration_curve
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.method.location import LOCATION_COLUMNS
+from polars_cumdev.multicalibration import multicalibration, segments
 from polars_cumdev.paired import paired
 from polars_cumdev.subpopulation import curve, screen
 
@@ -144,3 +145,27 @@ def test_curves_flag_only_significant_stretches() -> None:
 def _z(points: pl.DataFrame) -> float:
     c = points["cumdiff"].to_numpy()
     return float((max(c.max(), 0.0) - min(c.min(), 0.0)) / points["sigma"][0])
+
+
+@pytest.mark.parametrize("key", ["to_zone", "from_state"])
+@pytest.mark.slow
+def test_keys_named_like_a_stretch_keep_their_values(key: str) -> None:
+    # The rule nulls the stretch's own columns, not every column named from_* / to_*: a
+    # pattern did, and a group keyed "to_zone" lost its key wherever it was not significant.
+    df = noise().with_columns(pl.format("zone {}", "g").alias(key))
+    keys = sorted(df[key].unique().to_list())
+    tables = {
+        "screen": screen(df, key, "s", "r"),
+        "calibration": calibration(df, "s", "r", by=key),
+        "paired": paired(df, "s", "q", "r", by=key),
+    }
+    for name, out in tables.items():
+        assert (out["kuiper_q" if name != "calibration" else "ecce_r_q"] > 0.05).all(), name
+        assert sorted(out[key].to_list()) == keys, name
+        assert_not_stated(out)
+    family = segments([key], depth=1, levels=8, min_rows=1)
+    audit = multicalibration(df, "s", "r", segments=family)
+    tested = audit.filter(pl.col("p_family").is_not_null())
+    assert tested.height and (tested["p_family"] > 0.05).all()
+    assert set(tested[key].drop_nulls().to_list()) <= set(keys)
+    assert tested[key].null_count() < tested.height

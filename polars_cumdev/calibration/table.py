@@ -66,6 +66,9 @@ RENAME = {
 #: The statistics' columns of a calibration table, in order (the groups' keys come first).
 CALIBRATION_COLUMNS = tuple(RENAME.get(c, c) for c in STATISTIC_COLUMNS if c != "variance")
 
+# The statistics' columns of a calibration table, each with its name there (no variance).
+_NAMES = {c: RENAME.get(c, c) for c in STATISTIC_COLUMNS if c != "variance"}
+
 #: The one row :func:`~polars_cumdev.method.statistics.normalize` takes for responses
 #: in [0, 1]: Bernoulli's sigma, and C measured on the scale of 1.
 BERNOULLI = {nm.BINARY: True, RMAX: 1.0}
@@ -108,7 +111,7 @@ def normalized_table(
 ) -> pl.LazyFrame:
     """The statistics' table: :func:`normalize`, in calibration's names (a summary in
     memory is normalized as :func:`normalize` says)."""
-    out = normalize(
+    return normalize(
         stats,
         keys,
         bernoulli,
@@ -118,6 +121,5 @@ def normalized_table(
         sigma_zero=target.sigma_zero or SIGMA_ZERO,
         level=level,
         simulated=True,
+        names=_NAMES,
     )
-    named = [pl.col(c).alias(RENAME.get(c, c)) for c in STATISTIC_COLUMNS if c != "variance"]
-    return out.select(*keys, *named, "p_method")  # (one step: without variance, renamed)

@@ -81,6 +81,10 @@ def _erfc(t: _Array) -> _Array:
     return pl.Series(t, dtype=pl.Float64).erfc().to_numpy()
 
 
+#: The factors -(2j - 1) of the Mills-ratio series' terms, j = 1.._MILLS_TERMS (a column).
+_MILLS_FACTORS = np.array([-(2.0 * j - 1.0) for j in range(1, _MILLS_TERMS + 1)]).reshape(-1, 1)
+
+
 def log_q(x: _Array, tail: _Array | None = None) -> _Array:
     """ln Q(x), Q the standard normal upper tail, for x >= 1 (inf allowed).
 
@@ -92,13 +96,15 @@ def log_q(x: _Array, tail: _Array | None = None) -> _Array:
     ``tail``: :func:`q` of ``x``, when the caller has it.
     """
     series = x >= _SERIES
+    if not series.any():  # (the usual case: the series' arrays would all be discarded)
+        with np.errstate(divide="ignore"):
+            return np.log(q(x) if tail is None else tail)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         mills = -0.5 * x * x - np.log(x) - _HALF_LN_2PI
         v = 1.0 / np.where(x > _ASYMPTOTIC, np.inf, x * x)
-        total = np.ones_like(x)
-        term = np.ones_like(x)
-        for j in range(1, _MILLS_TERMS + 1):
-            term = term * (-(2.0 * j - 1.0) * v)
-            total = total + term
+        # term_j = term_(j-1) (-(2j - 1) v) from term_0 = 1, and total = 1 + term_1 + ...,
+        # each in order: accumulations down the rows (one row per j), a NumPy call each
+        rows = np.vstack([np.ones((1, x.size)), _MILLS_FACTORS * v])
+        total = np.add.accumulate(np.multiply.accumulate(rows, axis=0), axis=0)[-1]
         direct = np.log(q(np.where(series, 0.0, x)) if tail is None else tail)
     return np.where(series, mills + np.log(total), direct)

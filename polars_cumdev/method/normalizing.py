@@ -18,7 +18,7 @@ comparisons and the audits.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
@@ -94,6 +94,7 @@ def normalize(
     level: float = LEVEL,
     decide: bool = True,
     simulated: bool = False,
+    names: Mapping[str, str] | None = None,
 ) -> pl.LazyFrame:
     """Pick sigma, divide, attach p-values (method.md 4) and BH q-values; sort; check.
 
@@ -134,6 +135,10 @@ def normalize(
         multicalibration family's ``p_family``) and applies the rule itself.
     simulated
         ``stats`` carries finite-sample p-values (:mod:`.finite_sample`): used, with ``p_method``.
+    names
+        The statistics' columns to return, each with its name in the result
+        (an analysis's own names, in one step with the last selection); by
+        default every column of ``STATISTIC_COLUMNS`` under its own name.
 
     Returns
     -------
@@ -177,7 +182,12 @@ def normalize(
         out = out.sort(
             ["kuiper_z", *keys], descending=[True] + [False] * len(keys), nulls_last=True
         )
-    return out.select(*keys, *STATISTIC_COLUMNS, *(["p_method"] if simulated else []))
+    chosen = (
+        STATISTIC_COLUMNS
+        if names is None
+        else [pl.col(c).alias(name) if c != name else c for c, name in names.items()]
+    )
+    return out.select(*keys, *chosen, *(["p_method"] if simulated else []))
 
 
 @functools.lru_cache(maxsize=64)

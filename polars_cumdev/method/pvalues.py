@@ -28,6 +28,7 @@ SciPy's Brent solver is imported for the critical values only).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -103,13 +104,16 @@ def _tail(x: _Array, lead: float, terms: tuple[tuple[float, float], ...]) -> tup
     # Q and ln Q at x, min(x, cap) and every m_j min(x, cap), in one pass (each pass
     # of the special function has a fixed cost far above its cost per value).
     n = x.size
-    points = np.concatenate([x, capped, *(multiple * capped for _, multiple in terms)])
+    coefficients, multiples = _columns(terms)
+    points = np.concatenate([x, capped, (multiples * capped).ravel()])
     q = _q(points)
     log_q = _log_q(points, q)
     log_q_capped = log_q[n : 2 * n]
-    s = np.zeros_like(x)
-    for j, (coefficient, _) in enumerate(terms):
-        s += coefficient * np.exp(log_q[(2 + j) * n : (3 + j) * n] - log_q_capped)
+    # s = (((0 + c_1 r_1) + c_2 r_2) + ...), the ratios r_j of every term at once: one row
+    # per term, added in order by an accumulation from a row of zeros (a sum along the
+    # rows may pair its terms differently; the small calls pay per NumPy call, not per value)
+    ratios = np.exp(log_q[2 * n :].reshape(len(terms), n) - log_q_capped)
+    s = np.add.accumulate(np.vstack([np.zeros((1, n)), coefficients * ratios]), axis=0)[-1]
     log_p = math.log(lead) + log_q[:n] + np.log1p(s)
     p = lead * q[:n] * (1.0 + s)
     normal = p >= _SMALLEST_NORMAL
@@ -118,6 +122,14 @@ def _tail(x: _Array, lead: float, terms: tuple[tuple[float, float], ...]) -> tup
     with np.errstate(divide="ignore"):
         log_p = np.where(normal, np.log(np.where(normal, p, 1.0)), log_p)
     return np.where(normal, p, np.exp(log_p)), log_p
+
+
+@functools.cache
+def _columns(terms: tuple[tuple[float, float], ...]) -> tuple[_Array, _Array]:
+    """The (c_j, m_j) of :func:`_tail`'s ``terms`` as two columns (one row per term)."""
+    coefficients = np.array([c for c, _ in terms]).reshape(-1, 1)
+    multiples = np.array([m for _, m in terms]).reshape(-1, 1)
+    return coefficients, multiples
 
 
 # P(max |B| > x) = 4 Q(x) (1 + sum_{k >= 1} (-1)^k Q((2k + 1) x) / Q(x)); |s| < 0.01 for x >= 1.

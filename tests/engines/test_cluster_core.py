@@ -14,6 +14,7 @@ import sys
 import polars as pl
 import pytest
 from cluster_cases import assert_same, expected_error, make_data, planted, screen_expected
+from engine_cases import rare_groups
 
 from polars_cumdev import CumdevError
 from polars_cumdev.engines.cluster import EngineMissingError, finite, steps
@@ -22,7 +23,9 @@ from polars_cumdev.engines.cluster.request import make_request
 from polars_cumdev.engines.partitioned import SAMPLE_SIZE
 
 
-def run_screen(batches: list[pl.DataFrame], ranges, weight="w") -> pl.DataFrame:
+def run_screen(
+    batches: list[pl.DataFrame], ranges, weight="w", calls: dict | None = None
+) -> pl.DataFrame:
     request = make_request("screen", batches[0].schema, "g", "s", "r", weight)
     samples = [steps.sample_scores(b, request, SAMPLE_SIZE) for b in batches]
     cuts = steps.cuts_from_sample(samples, ranges)
@@ -42,11 +45,29 @@ def run_screen(batches: list[pl.DataFrame], ranges, weight="w") -> pl.DataFrame:
         found = [[p for p in pieces if p.height] for pieces in split]
         return [function(pl.concat(f)) if f else None for f in found]
 
-    stats, locating = finite.combine_ranges(plan, results, map_batches)
-    outputs = []
-    for r in sorted(locating.ranges) if locating is not None else ():
-        rows = pl.concat([s[r] for s in split])
-        outputs.append(steps.run_points(rows, steps.task_plan(plan, r), r, locating.for_range(r)))
+    def points(locating) -> list:  # as Spark's pass 3: the ranges holding a flagged cell
+        outputs = []
+        for r in sorted(locating.ranges) if locating is not None else ():
+            rows = pl.concat([s[r] for s in split])
+            cells = locating.for_range(r)
+            outputs.append(steps.run_points(rows, steps.task_plan(plan, r), r, cells))
+        return outputs
+
+    if calls is None:
+        stats, locating = finite.combine_ranges(plan, results, map_batches)
+        return steps.finish_screen(plan, stats, locating, points(locating))
+
+    def counted_points(locating) -> list:
+        calls["points"] = calls.get("points", 0) + 1
+        return points(locating)
+
+    def sums_and_points(cut, superset) -> tuple[list, list]:  # one pass for both
+        calls["superset"] = superset
+        return map_batches(lambda rows: finite.sum_intervals(rows, cut)), points(superset)
+
+    stats, locating, outputs = finite.combine_and_locate(
+        plan, results, map_batches, counted_points, sums_and_points
+    )
     return steps.finish_screen(plan, stats, locating, outputs)
 
 
@@ -73,6 +94,24 @@ def test_loop_locates_like_in_process(ranges):
     expected = screen_expected(df)
     assert expected["share"].null_count() < expected.height - 2
     assert_same(expected, run_screen(batches_of(df, 3), ranges), ["g"])
+
+
+@pytest.mark.parametrize("seed", [7, 8])
+def test_sums_read_with_the_second_steps_give_the_same_bits(seed):
+    # Spark reads the population's sums between the midpoints in the job of the
+    # second steps, which steps every group that could be flagged (each group that
+    # may be simulated at p = 0), before the simulated p-values decide: the
+    # screen is the one of the separate passes, bit for bit, with no third pass.
+    df = rare_groups(seed).with_columns(pl.col("r").cast(pl.Float64))
+    batches = batches_of(df, 3)
+    separate = run_screen(batches, 5)
+    assert "simulated" in separate["p_method"].to_list()
+    assert separate["share"].null_count() < separate.height
+    calls: dict = {}
+    assert run_screen(batches, 5, calls=calls).equals(separate)
+    assert calls["superset"] is not None and "points" not in calls
+    located = separate.filter(pl.col("share").is_not_null()).height
+    assert calls["superset"].groups.height >= located
 
 
 def test_weight_spread_is_judged_against_the_largest_weight_of_all_batches():

@@ -261,3 +261,39 @@ def test_real_responses_in_small_groups_are_resampled_as_in_process(spark):
     assert_same(expected, actual, ["g"])
     mine = actual.filter(pl.col("p_method") == "resampled").sort("g")
     assert mine.select("kuiper_p", "ks_p").equals(resampled.select("kuiper_p", "ks_p"))
+
+
+def test_a_few_groups_rows_are_filtered_before_python(spark):
+    # A function reading a few groups' rows (finite.OfGroups) gets only the rows whose
+    # keys are among theirs, filtered in the JVM: a null key and a second key included.
+    # A key whose values may change on their way to Polars (a double) is not filtered.
+    from polars_cumdev.engines.cluster import finite
+    from polars_cumdev.engines.cluster import spark_jobs as jobs
+    from polars_cumdev.method import _names as nm
+
+    df = pl.DataFrame(
+        {
+            "g": ["a", "b", None, "a", "c", None, "b"],
+            "h": [1, 1, 2, 2, 1, 2, 2],
+            "x": [0.5, 1.5, 0.5, 1.5, 0.5, 0.5, 1.5],
+            "s": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7],
+            "r": [0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0],
+        }
+    )
+    source = to_spark(spark, df, 3)
+
+    def seen(by: list[str], groups: pl.DataFrame) -> pl.DataFrame:
+        request = jobs.spark_request("screen", source, by, "s", "r", None, "auto")
+        rows = jobs.batches(source, request)(finite.OfGroups(lambda rows: rows, groups))
+        found = pl.concat([p for p in rows if p is not None])
+        return found.select(*by, nm.SCORE).sort(nm.SCORE)
+
+    picked = pl.DataFrame({"g": ["a", None]})
+    assert seen(["g"], picked)[nm.SCORE].to_list() == [0.1, 0.3, 0.4, 0.6]
+    both = pl.DataFrame({"g": ["a", "b"], "h": [2, 1]})  # each key on its own: a superset
+    assert seen(["g", "h"], both)[nm.SCORE].to_list() == [0.1, 0.2, 0.4, 0.7]
+    assert seen(["x"], pl.DataFrame({"x": [0.5]})).height == df.height
+    everything = jobs.batches(
+        source, jobs.spark_request("screen", source, "g", "s", "r", None, "auto")
+    )
+    assert sum(p.height for p in everything(lambda rows: rows) if p is not None) == df.height

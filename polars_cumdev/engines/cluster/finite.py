@@ -14,12 +14,17 @@ workers' standardized rows:
    midpoint), added up on the driver (:func:`combine_ranges`).
 
 Neither runs when no group may be simulated. An engine passes a function
-mapping a per-batch function over its batches.
+mapping a per-batch function over its batches. The functions reading only a
+few groups' rows come wrapped in :class:`OfGroups`, naming those groups: an
+engine may leave the other rows out before they reach Python (Spark filters
+them in the JVM, :func:`polars_cumdev.engines.cluster.spark_jobs.batches`);
+the function selects its rows exactly either way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
@@ -34,17 +39,23 @@ from polars_cumdev.engines.partitioned import (
 )
 from polars_cumdev.engines.partitioned import finite as pf
 from polars_cumdev.engines.partitioned.columns import WMAX
+from polars_cumdev.engines.partitioned.locating import FID
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import finite_batch
 from polars_cumdev.method import finite_groups as fg
 from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.finite_batch import TESTS
+from polars_cumdev.method.finite_groups import SIMULATED
 from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.summary_columns import SIGMA_B
 
 __all__ = [
     "MapBatches",
+    "OfGroups",
+    "Points",
+    "SumsAndPoints",
     "calibration_simulated",
+    "combine_and_locate",
     "combine_ranges",
     "group_maxima",
     "pick_rows",
@@ -54,6 +65,21 @@ __all__ = [
 #: ``map_batches(function)``: ``function`` applied to every batch of standardized rows
 #: (on the workers), the results gathered to the driver (a list, None for an empty batch).
 MapBatches = Callable[[Callable[[pl.DataFrame], object]], list]
+
+
+@dataclass(frozen=True)
+class OfGroups:
+    """A per-batch function that reads only the rows of the groups ``groups`` (their keys).
+
+    Called as ``function`` itself; an engine may hand it a batch holding more
+    rows than those groups' (it selects them), but never fewer.
+    """
+
+    function: Callable[[pl.DataFrame], object]
+    groups: pl.DataFrame
+
+    def __call__(self, rows: pl.DataFrame) -> object:
+        return self.function(rows)
 
 
 def pick_rows(rows: pl.DataFrame, keys: Sequence[str], picked: pl.DataFrame) -> pl.DataFrame:
@@ -75,21 +101,78 @@ def combine_ranges(
     before the significant groups are flagged: the located stretch follows
     the same decision as in-process.
     """
-    keys = list(plan.keys)
     cells = combine_cells(plan, results)
     stats = aggregate(plan, cells)
 
+    def fetch_sums(cut: np.ndarray) -> pl.DataFrame:
+        return pf.merge_interval_sums(map_batches(lambda rows: sum_intervals(rows, cut)), cut)
+
+    stats = _simulated(plan, stats, map_batches, fetch_sums)
+    return stats, flag(plan, cells, stats)
+
+
+#: ``points(locating)``: the second steps' outputs of the ranges holding ``locating``'s cells.
+Points = Callable[[Locating], list]
+#: ``sums_and_points(cut, locating)``: in one pass over the rows, every batch's
+#: :func:`sum_intervals` at ``cut`` and the second steps' outputs for ``locating``.
+SumsAndPoints = Callable[[np.ndarray, Locating | None], tuple[list, list]]
+
+
+def combine_and_locate(
+    plan: Plan,
+    results: Sequence[RangeResult | None],
+    map_batches: MapBatches,
+    points: Points,
+    sums_and_points: SumsAndPoints,
+) -> tuple[pl.DataFrame, Locating | None, list]:
+    """:func:`combine_ranges` and the second steps' outputs, the population's sums between
+    the midpoints read in the same pass as the second steps.
+
+    The groups to locate are known only once the simulated p-values are, and
+    those need the sums. So the pass steps every group that could be flagged:
+    those flagged when each group that may be simulated had a p-value of 0
+    (the adjusted decision only gains groups when a p-value falls). The
+    outputs of the groups then flagged are kept (each group's depend on its
+    own cells alone); when one of them was not stepped (a decision that is
+    not monotone), :func:`points` runs for them.
+    """
+    cells = combine_cells(plan, results)
+    plain = aggregate(plan, cells)
+    early: dict[str, object] = {}
+
+    def fetch_sums(cut: np.ndarray) -> pl.DataFrame:
+        superset = flag(plan, cells, _at_zero(plan, plain))
+        parts, early["outputs"] = sums_and_points(cut, superset)
+        early["superset"] = superset
+        return pf.merge_interval_sums(parts, cut)
+
+    stats = _simulated(plan, plain, map_batches, fetch_sums)
+    locating = flag(plan, cells, stats)
+    if locating is None:
+        return stats, None, []
+    if "outputs" in early:
+        kept = _renumbered(early["outputs"], early["superset"], locating, list(plan.keys))
+        if kept is not None:
+            return stats, locating, kept
+    return stats, locating, points(locating)
+
+
+def _simulated(
+    plan: Plan,
+    stats: pl.DataFrame,
+    map_batches: MapBatches,
+    fetch_sums: Callable[[np.ndarray], pl.DataFrame],
+) -> pl.DataFrame:
+    """``stats`` with the simulated columns, the chosen groups' rows gathered by ``map_batches``."""
+    keys = list(plan.keys)
+
     def fetch_rows(picked: pl.DataFrame) -> pl.DataFrame:
-        found = [
-            p for p in map_batches(lambda rows: pick_rows(rows, keys, picked)) if p is not None
-        ]
+        picking = OfGroups(lambda rows: pick_rows(rows, keys, picked), picked.select(keys))
+        found = [p for p in map_batches(picking) if p is not None]
         found = [p for p in found if p.height]
         if not found:
             return pl.DataFrame(schema={k: picked.schema[k] for k in keys})
         return pl.concat(found, how="vertical_relaxed")
-
-    def fetch_sums(cut: np.ndarray) -> pl.DataFrame:
-        return pf.merge_interval_sums(map_batches(lambda rows: sum_intervals(rows, cut)), cut)
 
     def fetch_population() -> pl.DataFrame:  # (responses not all 0/1, few rows: method.md)
         found = [p for p in map_batches(pf.population) if p is not None and p.height]
@@ -97,8 +180,46 @@ def combine_ranges(
             return pf.population(pl.DataFrame(schema=dict.fromkeys(_FULL, pl.Float64)))
         return pl.concat(found, how="vertical_relaxed")
 
-    stats = pf.with_simulation(plan, stats, fetch_rows, fetch_sums, fetch_population)
-    return stats, flag(plan, cells, stats)
+    return pf.with_simulation(plan, stats, fetch_rows, fetch_sums, fetch_population)
+
+
+def _at_zero(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame:
+    """``stats`` with a simulated p-value of 0 for each group that may be simulated."""
+    keys = list(plan.keys)
+    picked = pf.chosen(plan, stats)
+    if picked is None or not keys:
+        return pf.without_simulation(stats)
+    schema = pl.Schema({k: stats.schema[k] for k in keys})
+    zero = picked.select(pl.col(k).cast(schema[k]) for k in keys).with_columns(
+        pl.lit(0.0, dtype=pl.Float64).alias(c) for c in SIMULATED
+    )
+    return join_on_keys(stats.lazy(), zero.lazy(), keys, schema, maintain_order="left").collect()
+
+
+_NEW = "__cd_new_fid"
+
+
+def _renumbered(
+    outputs: list, superset: Locating | None, locating: Locating, keys: list[str]
+) -> list | None:
+    """The second steps' ``outputs`` of ``superset``'s groups, kept for ``locating``'s and
+    numbered as there; None when one of ``locating``'s groups is not in ``superset``."""
+    if superset is None or not keys:
+        return None
+    schema = pl.Schema({k: locating.groups.schema[k] for k in keys})
+    wanted = locating.groups.select(pl.col(FID).alias(_NEW), *keys).lazy()
+    pairs = join_on_keys(wanted, superset.groups.select(FID, *keys).lazy(), keys, schema)
+    pairs = pairs.select(FID, _NEW).collect()
+    if pairs.get_column(FID).null_count():
+        return None
+
+    def renumber(frame: pl.DataFrame) -> pl.DataFrame:
+        out = frame.join(pairs, on=FID, how="inner", maintain_order="left")
+        return out.with_columns(pl.col(_NEW).cast(frame.schema[FID]).alias(FID)).select(
+            frame.columns
+        )
+
+    return [(renumber(bests), renumber(found)) for bests, found in outputs]
 
 
 # --------------------------------------------------------------------------
@@ -149,7 +270,9 @@ def calibration_simulated(
     if not candidates.height:
         return pf.without_simulation(stats)
     chosen = candidates.select(*on, TESTS, "weight", SIGMA_B)
-    parts = map_batches(lambda rows: group_maxima(rows, keys, chosen))
+    parts = map_batches(
+        OfGroups(lambda rows: group_maxima(rows, keys, chosen), chosen.select(keys))
+    )
     found = [p for p in parts if p is not None and p.height]
     if not found:
         return pf.without_simulation(stats)
@@ -165,7 +288,10 @@ def calibration_simulated(
     if not chosen.height:
         return pf.without_simulation(stats)
     picked = chosen.select(*on, TESTS)
-    parts = map_batches(lambda rows: pf.select_rows(_whole(rows, keys), on, picked))
+    picking = OfGroups(
+        lambda rows: pf.select_rows(_whole(rows, keys), on, picked), picked.select(keys)
+    )
+    parts = map_batches(picking)
     rows = pl.concat([p for p in parts if p is not None and p.height], how="vertical_relaxed")
     tests = int(picked[TESTS][0])
     batch = rows.with_columns(pl.lit(tests, dtype=pl.Int64).alias(TESTS))

@@ -12,9 +12,15 @@
   :func:`.spark_ranges.shuffle_partitions`), ``repartition`` shuffles only
   the columns the screen reads, and ``mapInArrow`` runs the step of each
   range of a partition;
+- between them, the finite-sample p-values (:mod:`.finite`): the rows of the
+  few groups that may be simulated, filtered in the JVM before they reach
+  Python (:func:`.spark_jobs.batches`);
 - pass 3, only when some significant group has D > 2 sigma: the same shuffled rows
   (kept from pass 2, in memory or on disk), stepped again for those groups
-  in the ranges holding them (their located stretch).
+  in the ranges holding them (their located stretch; the other ranges' rows
+  are left out in the JVM). When groups were simulated, the same job sums the
+  population between their midpoints (:func:`.finite.combine_and_locate`):
+  one pass over the rows instead of two.
 
 The driver raises a failed check with the in-process message, plans the
 ranges and combines the range results. This module also builds the local
@@ -160,6 +166,8 @@ def _ranges(
     shuffled: Any, request: Request, plan: Any, note: Callable[[str], None]
 ) -> pl.DataFrame:
     """Passes 2 and 3 on the rows shuffled by range (see the module)."""
+    from pyspark.sql import functions as sf
+
     count = plan.ranges
     shipped = steps.task_plan(plan)
 
@@ -180,26 +188,47 @@ def _ranges(
             raise CumdevError(f"internal error: score range {r} was split between two tasks")
         results[r] = result
     note("pass 2: shuffled by range and stepped")
-    # The finite-sample p-values (polars_cumdev.engines.cluster.finite) before any flag.
-    stats, locating = finite.combine_ranges(plan, results, jobs.batches(shuffled, request))
-    outputs: list[Any] = []
-    if locating is not None:
-        flagged = {r: locating.for_range(r) for r in locating.ranges}
+
+    def located(locating: Any, cut: Any = None) -> tuple[list, list]:
+        """Pass 3: the second steps for ``locating`` (and, given ``cut``, every partition's
+        population sums between the midpoints, :func:`.finite.sum_intervals`, first)."""
+        flagged = {} if locating is None else {r: locating.for_range(r) for r in locating.ranges}
 
         def points(batches: Iterator[Any]) -> Iterator[Any]:
             chunk = partition_frame(batches, request)
             if not chunk.height:
+                return
+            if cut is not None:
+                sums = finite.sum_intervals(request.standardize(chunk), cut)
+                yield payload_batch([{"range": -1, PAYLOAD: steps.pack(sums)}])
+            if not flagged:
                 return
             for r, rows_r in enumerate(steps.split_part(chunk, request, shipped.cuts)):
                 if rows_r.height and r in flagged:
                     found = steps.run_points(rows_r, shipped, r, flagged[r])
                     yield payload_batch([{"range": r, PAYLOAD: steps.pack(found)}])
 
-        outputs = [
-            found for _, found in collect_payloads(shuffled.mapInArrow(points, PAYLOAD_SCHEMA))
-        ]
+        rows = shuffled
+        if cut is None and len(flagged) < count:  # only the ranges holding a flagged cell
+            index = range_of(sf.col(request.score).cast("double"), plan.cuts)
+            rows = shuffled.where(index.isin(sorted(flagged)))
+        sums, outputs = [], []
+        for r, found in collect_payloads(rows.mapInArrow(points, PAYLOAD_SCHEMA)):
+            (sums if r < 0 else outputs).append(found)
         if len(outputs) != len(flagged):
             raise CumdevError("internal error: a score range was split between two tasks")
+        return sums, outputs
+
+    # The finite-sample p-values (polars_cumdev.engines.cluster.finite) before any flag;
+    # the population sums they need are read in pass 3's job.
+    stats, locating, outputs = finite.combine_and_locate(
+        plan,
+        results,
+        jobs.batches(shuffled, request),
+        lambda locating: located(locating)[1],
+        lambda cut, locating: located(locating, cut),
+    )
+    if locating is not None:
         note(f"pass 3: {locating.groups.height} groups located")
     out = steps.finish_screen(plan, stats, locating, outputs)
     note("combined")

@@ -32,11 +32,13 @@ from polars_cumdev.engines.cluster.request import Kind, Request, make_request
 from polars_cumdev.engines.cluster.spark_files import check_spark_files
 
 __all__ = [
+    "MOST_LISTED",
     "PAYLOAD",
     "PAYLOAD_SCHEMA",
     "batches",
     "collect_payloads",
     "count_below",
+    "of_groups",
     "partition_frame",
     "payload_batch",
     "polars_schema",
@@ -111,18 +113,58 @@ def count_below(data: Any, weight: str | None):
 
 def batches(data: Any, request: Request) -> finite.MapBatches:
     """Map a function over the standardized rows of each partition of ``data`` and gather
-    the small results (:mod:`polars_cumdev.engines.cluster.finite`)."""
+    the small results (:mod:`polars_cumdev.engines.cluster.finite`).
+
+    A function reading a few groups' rows (:class:`~polars_cumdev.engines.cluster.finite.OfGroups`)
+    gets only the rows whose keys are among those groups' (:func:`of_groups`), filtered
+    in the JVM: at 1e7 rows, a pass over the kept rows through Python costs about
+    6.5 s, the filtered pass about 1-2 s.
+    """
 
     def run(function: Callable[[pl.DataFrame], object]) -> list:
+        groups = function.groups if isinstance(function, finite.OfGroups) else None
+        rows = data if groups is None else of_groups(data, request, groups)
+
         def task(chunks: Iterator[Any]) -> Iterator[Any]:
             chunk = partition_frame(chunks, request)
             if chunk.height:
                 found = function(request.standardize(chunk))
                 yield payload_batch([{"range": -1, PAYLOAD: steps.pack(found)}])
 
-        return [found for _, found in collect_payloads(data.mapInArrow(task, PAYLOAD_SCHEMA))]
+        return [found for _, found in collect_payloads(rows.mapInArrow(task, PAYLOAD_SCHEMA))]
 
     return run
+
+
+#: Most distinct values of a key the JVM filter of :func:`of_groups` lists.
+MOST_LISTED = 10_000
+
+
+def of_groups(data: Any, request: Request, groups: pl.DataFrame) -> Any:
+    """``data`` restricted in the JVM to rows whose every key is among ``groups``' values.
+
+    A superset of the groups' rows (each key is filtered on its own), which the
+    function then selects exactly. Only keys whose Spark values reach Polars
+    unchanged are filtered (strings, integers, booleans: ``request.standardize``
+    keeps the keys as they are); with any other key, or too many values, ``data``
+    is returned whole.
+    """
+    from pyspark.sql import functions as sf
+    from pyspark.sql import types as st
+
+    exact = (st.StringType, st.ByteType, st.ShortType, st.IntegerType, st.LongType, st.BooleanType)
+    types = {f.name: f.dataType for f in data.schema.fields}
+    condition = None
+    for key in request.keys:
+        values = groups.get_column(key).unique().to_list() if key in groups.columns else None
+        if values is None or not isinstance(types.get(key), exact) or len(values) > MOST_LISTED:
+            return data
+        listed = [v for v in values if v is not None]
+        term = sf.col(key).isin(listed) if listed else sf.lit(False)
+        if len(listed) < len(values):
+            term = term | sf.col(key).isNull()
+        condition = term if condition is None else condition & term
+    return data if condition is None else data.where(condition)
 
 
 #: The one warning PySpark 4 gives on every call with pandas 3 installed (the

@@ -15,7 +15,8 @@ times scikit-learn's ``calibration_curve`` + ``brier_score_loss`` at 10,000
 rows (``benchmarks/small_calibration.py``).
 
 The numbers are the plan's, bit for bit (``tests/analyses/test_calibration_in_memory.py``):
-the same checks (:func:`polars_cumdev.method.compiled.checked`), the rows in
+the same checks (:func:`polars_cumdev.method.checks.counted`, its query running
+while the arrays are sorted; the numbers are used only once they pass), the rows in
 the canonical order (:func:`polars_cumdev.method.numpy_order.canonical_sort`),
 the ties merged by the plan's own sums
 (:func:`polars_cumdev.method.ties.tie_points`), then the accumulation and the
@@ -35,16 +36,18 @@ that would hold them: each new array of 134,094 doubles costs its pages' faults.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import polars as pl
 
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method.compiled import checked
+from polars_cumdev.method.checks import counted
 from polars_cumdev.method.findings import check_level
 from polars_cumdev.method.finite_groups import SIMULATED, any_candidate, with_simulated
 from polars_cumdev.method.location import located, searched
 from polars_cumdev.method.node_columns import numbers
-from polars_cumdev.method.numpy_order import canonical_sort
+from polars_cumdev.method.numpy_order import Sorted, canonical_sort
 from polars_cumdev.method.prepare import Prepared
 from polars_cumdev.method.summary_columns import (
     C_ERROR,
@@ -64,16 +67,38 @@ __all__ = ["overall_summary"]
 
 
 def _columns(frame: pl.DataFrame, prepared: Prepared) -> tuple[np.ndarray, ...]:
-    """The checked score (without -0.0), response and weight as float64, and 2^-e."""
+    """The score (without -0.0), weight (None without) and response as float64, as they are
+    (not yet checked): the arguments of :func:`canonical_sort`."""
     score, response, weight = prepared.names
-    largest = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64).max()
-    (scale,) = checked(frame, prepared, scale_factor(largest))
     # (as the plan's standardized score: -0.0 becomes 0.0, every other value stays; one
     # pass: the others are read as they are when they are doubles already)
     s = np.add(numbers(frame.get_column(score)), 0.0, dtype=np.float64)
     r = np.asarray(numbers(frame.get_column(response)), dtype=np.float64)
     w = None if weight is None else np.asarray(numbers(frame.get_column(weight)), np.float64)
-    return s, r, w, float(scale)
+    return s, w, r
+
+
+def _sorted(frame: pl.DataFrame, prepared: Prepared) -> tuple[Sorted, float]:
+    """The rows in canonical order and the rescaling's 2^-e, once the plan's checks pass.
+
+    The checks' query (:func:`polars_cumdev.method.checks.counted`, which
+    also finds 2^-e) runs on Polars' threads while the arrays are read and
+    sorted here (NumPy sorts without the interpreter's lock), when called on
+    the main thread. Where rows the checks refuse break the sort, the check's
+    error is the one raised.
+    """
+    weight = prepared.names[2]
+    largest = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64).max()
+    main = threading.current_thread() is threading.main_thread()  # (see counted)
+    verdict = counted(frame, prepared.checks, [scale_factor(largest)], background=main)
+    try:
+        ordered = canonical_sort(*_columns(frame, prepared))
+    except Exception:  # (raised again below unless a check fails first)
+        ordered = None
+    (scale,) = verdict()
+    if ordered is None:
+        ordered = canonical_sort(*_columns(frame, prepared))
+    return ordered, float(scale)
 
 
 def overall_summary(
@@ -87,8 +112,7 @@ def overall_summary(
     its source, in memory.
     """
     level = check_level(level)
-    s, r, w, scale = _columns(frame, prepared)
-    _, s, w, r, first, distinct = canonical_sort(s, w, r)
+    (_, s, w, r, first, distinct), scale = _sorted(frame, prepared)
     rows = s.shape[0]
     if w is not None:
         w *= scale

@@ -12,7 +12,7 @@ written where the columns are understood (:mod:`polars_cumdev.method.prepare`,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -21,7 +21,7 @@ import polars as pl
 from polars_cumdev.errors import CumdevError, InvalidValuesError
 from polars_cumdev.method import _names as nm
 
-__all__ = ["Check", "guard", "raise_failures", "verdict"]
+__all__ = ["Check", "counted", "guard", "raise_failures", "verdict"]
 
 
 @dataclass(frozen=True)
@@ -106,3 +106,43 @@ def raise_failures(checks: Sequence[Check], counts: Sequence[int | None], rows: 
     for check, count in zip(checks, counts, strict=True):
         if count not in (0, None):
             raise check.error(check.message.format(count=count, rows=rows))
+
+
+def counted(
+    frame: pl.DataFrame,
+    checks: Sequence[Check],
+    extra: Sequence[pl.Expr] = (),
+    *,
+    background: bool = False,
+) -> Callable[[], tuple]:
+    """Count ``checks`` on rows in memory, in one query; the function returned waits for
+    it, raises the first failed check (:func:`raise_failures`) or returns the values of
+    the ``extra`` aggregates, computed in the same query.
+
+    A plan of one pass over a frame in memory: collected without the
+    optimizer's passes. With ``background``, the query is started now on
+    Polars' threads (its background collection) and the caller goes on: a
+    small call reads and sorts its arrays meanwhile, and uses them only once
+    the checks have passed. Only a caller on the main thread may ask for it:
+    waiting for Polars' threads from one of them (a function called inside a
+    Polars query) could wait for itself.
+    """
+    query = frame.lazy().select(
+        pl.len().alias("rows"),
+        *[c.count.cast(pl.Int64).alias(f"c{i}") for i, c in enumerate(checks)],
+        *[e.alias(f"x{i}") for i, e in enumerate(extra)],
+    )
+    flags = pl.QueryOptFlags.none()
+    if background:
+        running = query.collect(engine="in-memory", optimizations=flags, background=True)
+        result: Callable[[], pl.DataFrame] = running.fetch_blocking
+    else:
+        done = query.collect(engine="in-memory", optimizations=flags)
+        result = lambda: done  # noqa: E731
+
+    def verdict() -> tuple:
+        counts = result().row(0)
+        raise_failures(checks, counts[1 : len(checks) + 1], counts[0])
+        return counts[len(checks) + 1 :]
+
+    return verdict

@@ -37,7 +37,7 @@ import polars as pl
 
 from polars_cumdev.errors import CumdevError, InvalidParameterError
 from polars_cumdev.method import _names as nm
-from polars_cumdev.method.checks import raise_failures
+from polars_cumdev.method.checks import counted
 from polars_cumdev.method.kernel_loader import available, kernel
 from polars_cumdev.method.node_columns import GID as _GID
 from polars_cumdev.method.node_columns import group_ids, numbers
@@ -255,16 +255,10 @@ def _sorted_rows(
 def checked(batch: pl.DataFrame, prepared: Prepared, *extra: pl.Expr) -> tuple:
     """Run the plan's checks on rows in memory (one query); raise the first that fails.
 
-    ``extra`` aggregates are computed in the same query, their values returned.
+    ``extra`` aggregates are computed in the same query, their values returned
+    (:func:`~polars_cumdev.method.checks.counted`, waited for at once).
     """
-    checks = prepared.checks
-    counts = batch.select(
-        pl.len().alias("rows"),
-        *[c.count.cast(pl.Int64).alias(f"c{i}") for i, c in enumerate(checks)],
-        *[e.alias(f"x{i}") for i, e in enumerate(extra)],
-    ).row(0)
-    raise_failures(checks, counts[1 : len(checks) + 1], counts[0])
-    return counts[len(checks) + 1 :]
+    return counted(batch, prepared.checks, extra)()
 
 
 def _read(batch: pl.DataFrame, prepared: Prepared, grouped: bool = False) -> Rows:

@@ -40,7 +40,7 @@ def pvalue_columns(
     function, and given as Series (no query around it).
     """
     if rows is not None:
-        found: list[pl.Expr | pl.Series] = _pvalue_frame(rows, simulated).get_columns()
+        found: list[pl.Expr | pl.Series] = list(_pvalue_series(rows, simulated))
     else:
         dtype = pl.Struct({n: pl.Float64() for n in _PVALUE_NAMES})
         both = pl.struct(*_pvalue_inputs(simulated)).map_batches(
@@ -72,6 +72,11 @@ def _pvalue_inputs(simulated: bool) -> tuple[str, ...]:
 
 def _pvalue_frame(rows: pl.DataFrame, simulated: bool) -> pl.DataFrame:
     """:func:`pvalue_columns`' four columns from the frame ``rows`` holding their inputs."""
+    return pl.DataFrame(_pvalue_series(rows, simulated))  # (no query)
+
+
+def _pvalue_series(rows: pl.DataFrame, simulated: bool) -> list[pl.Series]:
+    """:func:`_pvalue_frame`'s columns, as Series."""
     # (to_numpy gives NaN for a null double; nan_to_null maps it back: no query run)
     values = [rows.get_column(c).cast(pl.Float64).to_numpy() for c in _pvalue_inputs(simulated)]
     columns = list(pvalue_pairs(*values[:2]))
@@ -82,11 +87,10 @@ def _pvalue_frame(rows: pl.DataFrame, simulated: bool) -> pl.DataFrame:
             columns[j] = np.where(given, found, columns[j])
             with np.errstate(divide="ignore"):
                 columns[j + 2] = np.where(given, np.log10(found), columns[j + 2])
-    series = [
+    return [
         pl.Series(n, np.asarray(c, dtype=np.float64), dtype=pl.Float64, nan_to_null=True)
         for n, c in zip(_PVALUE_NAMES, columns, strict=True)
     ]
-    return pl.DataFrame(series)  # (no query)
 
 
 def benjamini_hochberg(p: pl.Expr) -> pl.Expr:

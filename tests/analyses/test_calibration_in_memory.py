@@ -91,15 +91,85 @@ def test_no_plan_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
         polars_cumdev.calibration(_frame(9, 200, 2), "p", "y", "w", engine="polars")
 
 
-def test_bad_values_named_in_memory() -> None:
-    df = _frame(4, 200, None).with_columns(
-        pl.when(pl.int_range(pl.len()) < 2).then(1.5).otherwise(pl.col("p")).alias("p")
-    )
-    with pytest.raises(polars_cumdev.InvalidValuesError, match="'p'") as fast:
-        polars_cumdev.calibration(df, "p", "y")
-    with pytest.raises(polars_cumdev.InvalidValuesError) as plan:
-        polars_cumdev.calibration(df, "p", "y", engine="polars")
-    assert str(fast.value) == str(plan.value)
+_FIRST_TWO = pl.int_range(pl.len()) < 2
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "named"),
+    [
+        ("p", 1.5, "'p'"),  # outside [0, 1]
+        ("p", float("nan"), "'p'"),
+        ("p", None, "'p'"),
+        ("y", -1.0, "'y'"),
+        ("w", 0.0, "'w'"),
+        ("w", None, "'w'"),
+        ("w", float("inf"), "'w'"),
+        ("w", 1e-200, "'w'"),  # beyond the spread a double resolves beside the others
+        ("p", "empty", "empty"),
+    ],
+)
+def test_bad_values_named_in_memory(column: str, value: object, named: str) -> None:
+    """The error of the first failed check, the plan's, whatever the bad values do to the
+    arrays read from the frame (NaN, nulls, no row at all)."""
+    df = _frame(4, 200, None)
+    if value == "empty":
+        df = df.clear()
+    else:
+        dtype = pl.Float64 if column != "y" else pl.Int64
+        bad = pl.lit(value, dtype=pl.Float64).cast(dtype) if value is not None else None
+        df = df.with_columns(pl.when(_FIRST_TWO).then(bad).otherwise(pl.col(column)).alias(column))
+    with pytest.raises(polars_cumdev.CumdevError, match=named) as fast:
+        polars_cumdev.calibration(df, "p", "y", "w")
+    with pytest.raises(polars_cumdev.CumdevError) as plan:
+        polars_cumdev.calibration(df, "p", "y", "w", engine="polars")
+    assert type(fast.value) is type(plan.value) and str(fast.value) == str(plan.value)
+
+
+def test_the_checks_error_comes_before_the_sorts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks' query runs while the arrays are sorted: where the sort fails on rows the
+    checks refuse, the check's error is raised; where the checks pass, the sort's."""
+    from polars_cumdev.calibration import in_memory
+
+    def broken(*args: object) -> object:
+        raise RuntimeError("the sort failed")
+
+    monkeypatch.setattr(in_memory, "canonical_sort", broken)
+    df = _frame(4, 200, None)
+    bad = df.with_columns(pl.when(_FIRST_TWO).then(None).otherwise(pl.col("p")).alias("p"))
+    with pytest.raises(polars_cumdev.InvalidValuesError, match="'p' has 2 null"):
+        polars_cumdev.calibration(bad, "p", "y", "w")
+    with pytest.raises(RuntimeError, match="the sort failed"):
+        polars_cumdev.calibration(df, "p", "y", "w")
+
+
+def test_the_checks_run_beside_only_on_the_main_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the main thread the checks' query runs in Polars' background while the arrays are
+    sorted; on another thread (which could be one of Polars' own) it runs first. The same
+    numbers and the same errors either way."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from polars_cumdev.calibration import in_memory
+
+    asked: list[bool] = []
+    counted = in_memory.counted
+
+    def recorded(*args: object, background: bool = False) -> object:
+        asked.append(background)
+        return counted(*args, background=background)
+
+    monkeypatch.setattr(in_memory, "counted", recorded)
+    df = _frame(6, 500, 2)
+    bad = df.with_columns(pl.when(_FIRST_TWO).then(0.0).otherwise(pl.col("w")).alias("w"))
+    here = polars_cumdev.calibration(df, "p", "y", "w")
+    with pytest.raises(polars_cumdev.InvalidValuesError) as error_here:
+        polars_cumdev.calibration(bad, "p", "y", "w")
+    with ThreadPoolExecutor(1) as pool:
+        there = pool.submit(polars_cumdev.calibration, df, "p", "y", "w").result()
+        with pytest.raises(polars_cumdev.InvalidValuesError) as error_there:
+            pool.submit(polars_cumdev.calibration, bad, "p", "y", "w").result()
+    assert asked == [True, True, False, False]
+    assert_frame_equal(here, there, check_exact=True)
+    assert str(error_here.value) == str(error_there.value)
 
 
 def test_statistic_not_finite_named_in_memory() -> None:

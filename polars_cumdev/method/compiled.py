@@ -267,14 +267,13 @@ def _read(batch: pl.DataFrame, prepared: Prepared, grouped: bool = False) -> Row
     With ``grouped``, the rows' group numbers (:func:`group_ids` of the
     node's keys) are moved into the order with the score, response and weight.
     """
-    checked(batch, prepared)
     score, response, weight = prepared.names
+    largest = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64).max()
+    (scale,) = checked(batch, prepared, scale_factor(largest))  # (2^-e in the checks' query)
     batch = unsigned_score(batch, score)  # (the plan's standardized score does the same)
     numbered = group_ids(batch, prepared.keys) if grouped else None
     order, columns = _sorted_rows(batch, prepared, numbered)
     s, r, w = columns[:3]
-    largest = pl.lit(1.0) if weight is None else pl.col(weight).cast(pl.Float64).max()
-    (scale,) = batch.select(scale_factor(largest)).row(0)
     # The centre from the responses in order, as method/prefix_sums.py computes it.
     centre_ = response_centre(pl.col(response).cast(pl.Float64)).fill_null(0.0)
     (centre,) = pl.DataFrame({response: r}).select(centre_).row(0)

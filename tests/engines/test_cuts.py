@@ -91,6 +91,21 @@ def test_the_merged_sample_of_any_split_is_the_naive_sample_of_the_whole(seed, s
     assert as_dict(merged) == expected
 
 
+@pytest.mark.parametrize("copies", [1, 3, 16])
+def test_the_sample_of_repeated_rows_is_the_rows_sample_with_counts_times_copies(copies):
+    """Multicalibration's engines cut the rows repeated once per feature subset from the
+    rows themselves (:func:`cutting.repeat_sample`): the naive sample of the repeated
+    rows, and so their cuts, whether the sample is full or not."""
+    s = scores(4, 3000)
+    repeated = np.tile(s, copies)  # every row ``copies`` times
+    for size in (100, 5000):  # a bottom-k sample, and every distinct score
+        sample = cutting.repeat_sample(cutting.sample_scores(pl.Series(s), size), copies)
+        assert as_dict(sample) == naive_sample(repeated, size)
+        whole = cutting.sample_scores(pl.Series(repeated), size)
+        for ranges in (2, 9, 40):
+            assert cutting.quantile_cuts(sample, ranges) == cutting.quantile_cuts(whole, ranges)
+
+
 def test_cuts_are_quantiles_of_the_sample_repeated_by_their_counts():
     s = scores(3, 3000)
     sample = cutting.sample_scores(pl.Series(s), 200)

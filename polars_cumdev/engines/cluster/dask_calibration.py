@@ -21,6 +21,7 @@ import polars as pl
 
 from polars_cumdev.engines.cluster import dask_engine, steps
 from polars_cumdev.engines.cluster.batches import dask_ranges
+from polars_cumdev.engines.cluster.finite import MapBatches
 from polars_cumdev.engines.cluster.probe import probe_dask
 from polars_cumdev.engines.cluster.range_calibration import (
     check_and_split,
@@ -28,6 +29,7 @@ from polars_cumdev.engines.cluster.range_calibration import (
     range_points,
     weight_scale,
 )
+from polars_cumdev.engines.cluster.repeats import Repeat, repeated_standard, split_loaded
 from polars_cumdev.engines.cluster.request import Request
 from polars_cumdev.engines.partitioned import cuts as cutting
 from polars_cumdev.engines.partitioned.calibration_drivers import (
@@ -56,21 +58,41 @@ def _piece(split: tuple, r: int) -> pl.DataFrame:
     return split[1][r]
 
 
-def _ranged(client: Any, parts: list[Any], request: Request, ranges, note) -> tuple:
+def _repeated_range(repeat: Repeat, request: Request, *pieces: pl.DataFrame) -> pl.DataFrame:
+    """A range's loaded rows repeated and standardized (kept on the worker)."""
+    return repeated_standard(_rows(*pieces), repeat, request)
+
+
+def _ranged(
+    client: Any, parts: list[Any], request: Request, ranges, note, repeat: Repeat | None = None
+) -> tuple:
     """Rounds 1 to 3 prepared: the cuts, the scale, the ranges' rows (futures, filled by
-    the first pass) and the two passes."""
+    the first pass) and the two passes.
+
+    With ``repeat``, ``parts`` are loaded rows that each range's task repeats: the
+    sample, the checks and the split read them once, and the cuts are those of the
+    repeated rows (:func:`~polars_cumdev.engines.partitioned.cuts.repeat_sample`).
+    """
     size = cutting.SAMPLE_SIZE
+    copies = 1 if repeat is None else repeat.copies
+    sampled = request if repeat is None else repeat.source
     rows, merged = 0, cutting.merge_samples([])
-    futures = client.map(dask_engine._sample, parts, request=request, size=size, pure=False)
+    futures = client.map(dask_engine._sample, parts, request=sampled, size=size, pure=False)
     for count, sample in dask_engine._samples(futures):
-        rows, merged = rows + count, cutting.merge_samples([merged, sample], size)
+        sample = sample if copies == 1 else cutting.repeat_sample(sample, copies)
+        rows, merged = rows + count * copies, cutting.merge_samples([merged, sample], size)
     del futures
     cuts = cutting.quantile_cuts(merged, steps.default_ranges(rows) if ranges is None else ranges)
     count = len(cuts) + 1
     note(f"round 1: {len(parts)} parts sampled; {count} score ranges")
-    split = client.map(check_and_split, parts, request=request, cuts=cuts)
+    if repeat is None:
+        split = client.map(check_and_split, parts, request=request, cuts=cuts)
+    else:
+        split = client.map(split_loaded, parts, repeat=repeat, cuts=cuts)
     tallies = client.gather(client.map(operator.itemgetter(0), split))
-    scale = weight_scale(request, tallies, dask_engine._count_below(client, parts, request.weight))
+    checked = request if repeat is None else repeat.source
+    count_below = dask_engine._count_below(client, parts, checked.weight)
+    scale = weight_scale(checked, tallies, count_below)
     keys = list(request.keys)
     note("round 2: values checked, rows split by range")
 
@@ -80,7 +102,11 @@ def _ranged(client: Any, parts: list[Any], request: Request, ranges, note) -> tu
 
     def cells_of() -> list[pl.DataFrame | None]:
         for r in range(count):
-            held[r] = client.submit(_rows, *[client.submit(_piece, s, r) for s in split])
+            pieces = [client.submit(_piece, s, r) for s in split]
+            if repeat is None:
+                held[r] = client.submit(_rows, *pieces)
+            else:
+                held[r] = client.submit(_repeated_range, repeat, request, *pieces)
         split.clear()  # (the scheduler keeps the pieces until the ranges are put together)
         tasks = [client.submit(_cells_task, keys, cuts, scale, r, held[r]) for r in range(count)]
         return client.gather(tasks)
@@ -131,13 +157,18 @@ def calibrate_by_ranges(
     return calibrate_ranges(keys, cuts, scale, level, prepared, cells_of, batches, points_of, note)
 
 
-def segment_statistics(client: Any, frames: list[Any], request: Request) -> pl.DataFrame:
-    """Every segment's statistics by score ranges, the stretch located where T > 0.
+def segment_statistics(
+    client: Any, parts: list[Any], request: Request, repeat: Repeat
+) -> tuple[pl.DataFrame, MapBatches]:
+    """Every segment's statistics by score ranges, the stretch located where T > 0, and
+    a map over the ranges' repeated rows (the finite-sample gathers read them in place).
 
-    ``frames``: futures of the rows repeated per segment (the key ``SEGMENT``);
-    no segment, the whole population included, has to fit in one task.
+    ``parts``: futures of the loaded rows, repeated per segment (the key ``SEGMENT``
+    of ``request``) in each range's task by ``repeat``; no segment, the whole
+    population included, has to fit in one task.
     """
-    keys, _, scale, _, cells_of, points_of = _ranged(
-        client, frames, request, None, steps.clock(None)
+    keys, _, scale, held, cells_of, points_of = _ranged(
+        client, parts, request, None, steps.clock(None), repeat
     )
-    return located_statistics(keys, scale, cells_of, points_of)
+    batches = dask_ranges(client, held)  # (filled by cells_of, before any gather)
+    return located_statistics(keys, scale, cells_of, points_of), batches

@@ -1,30 +1,32 @@
 """``multicalibration`` on Dask: the steps of :mod:`.segments` as Dask tasks.
 
 Four rounds over the parts, which stay on the workers: first the checks and
-value tables (the levels); second the rows repeated per segment, with the
-per-segment rows and sums; third those rows calibrated by segment and score
-range (:func:`.dask_calibration.segment_statistics`: no segment, the whole
-population included, has to fit in one task), then the finite-sample
-p-values' few rows; last, only when some significant segment may be an echo,
-that segment's rows. Only per-segment summaries and those few
-rows reach the driver.
+value tables (the levels); second the per-segment rows and sums; third the
+rows calibrated by segment and score range
+(:func:`.dask_calibration.segment_statistics`: each row is shuffled once to
+its score range, whose task repeats it once per feature subset with its
+segment's number; no segment, the whole population included, has to fit in
+one task), then the finite-sample p-values' few rows, read from the ranges
+where they are; last, only when some significant segment may be an echo,
+that segment's rows. Only per-segment summaries and those few rows reach the
+driver.
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from polars_cumdev.engines.cluster import dask_engine, finite, steps
-from polars_cumdev.engines.cluster.batches import dask_parts
 from polars_cumdev.engines.cluster.checks import raise_tally, tally
 from polars_cumdev.engines.cluster.dask_calibration import segment_statistics
 from polars_cumdev.engines.cluster.probe import probe_dask
+from polars_cumdev.engines.cluster.repeats import Repeat
 from polars_cumdev.engines.cluster.request import Request, make_request
 from polars_cumdev.engines.cluster.segment_levels import (
     levels_from_tables,
@@ -35,10 +37,11 @@ from polars_cumdev.engines.cluster.segment_levels import (
 from polars_cumdev.engines.cluster.segments import (
     SEGMENT,
     Layout,
-    explode,
     family_table,
     kept_segments,
+    repeated_rows,
     segment_rows,
+    segment_sums,
 )
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.multicalibration.api import MULTICALIBRATION_COLUMNS, check_options
@@ -88,12 +91,13 @@ def _tables(chunk: pl.DataFrame, request: Request, family: Segments) -> tuple:
     return counts, (None if checked is None else value_tables(checked, family))
 
 
-def _explode(chunk: pl.DataFrame, request: Request, layout: Layout) -> tuple:
-    return explode(request.conform(chunk), request, layout)
+def _sums(chunk: pl.DataFrame, request: Request, layout: Layout) -> np.ndarray:
+    return segment_sums(request.conform(chunk), request, layout)
 
 
-def _sums(exploded: tuple) -> np.ndarray:
-    return exploded[1]
+def _repeated(chunk: pl.DataFrame, request: Request, layout: Layout) -> pl.DataFrame:
+    """A range's loaded rows (checked, conformed) repeated once per feature subset."""
+    return repeated_rows(chunk, request, layout)
 
 
 def _rows(chunk: pl.DataFrame, request: Request, layout: Layout, wanted: list[int]):
@@ -134,18 +138,18 @@ def dask_multicalibration(
         tables = merge_tables(per_part, len(segments.features))
         levels = levels_from_tables(tables, segments, pl.Schema(dict(request.schema)))
         layout = Layout.of(levels, segments)
-        exploded = client.map(_explode, parts, request=request, layout=layout)
         sums = np.zeros((layout.total, 3))
-        for part_sums in client.gather(client.map(_sums, exploded)):
+        for part_sums in client.gather(client.map(_sums, parts, request=request, layout=layout)):
             sums += part_sums
         kept = kept_segments(layout, segments, sums)
-        frames = client.map(operator.itemgetter(0), exploded)
-        del exploded
         grouped = segment_request(request)
-        stats = segment_statistics(client, frames, grouped)
+        # Each row crosses the network once: every range's task repeats its own rows.
+        repeat = Repeat(
+            request, len(layout.subsets), partial(_repeated, request=request, layout=layout)
+        )
+        stats, batches = segment_statistics(client, parts, grouped, repeat)
         stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
         # (0/1 segments redrawn, soft-label segments bounded: as in process)
-        batches = dask_parts(client, frames, grouped)
         stats = finite.calibration_simulated(stats, [SEGMENT], options.level, batches)
 
         def gather(wanted: Sequence[int]) -> pl.DataFrame:

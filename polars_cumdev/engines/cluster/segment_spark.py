@@ -2,17 +2,19 @@
 
 Jobs over the rows, which stay on the executors: first the checks and value
 tables (the levels); then the per-segment rows and sums; then the rows
-repeated per segment (``mapInArrow``, Arrow batches out), calibrated by
-segment and score range (:func:`.spark_calibration.segment_statistics`: no
-segment, the whole population included, has to fit in one task), then the
-finite-sample p-values' few rows; last, only when some significant segment
-may be an echo, that segment's rows. Only per-segment summaries and those
-few rows reach the driver.
+calibrated by segment and score range
+(:func:`.spark_calibration.segment_statistics`: each row is shuffled once to
+its score range, whose task repeats it once per feature subset with its
+segment's number; no segment, the whole population included, has to fit in
+one task), then the finite-sample p-values' few rows; last, only when some
+significant segment may be an echo, that segment's rows. Only per-segment
+summaries and those few rows reach the driver.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -23,6 +25,7 @@ from polars_cumdev.engines.cluster import spark_jobs as jobs
 from polars_cumdev.engines.cluster.checks import raise_tally, tally
 from polars_cumdev.engines.cluster.failures import spark_errors
 from polars_cumdev.engines.cluster.probe import probe_spark
+from polars_cumdev.engines.cluster.repeats import Repeat
 from polars_cumdev.engines.cluster.segment_engines import (
     _tables,
     options_of,
@@ -37,10 +40,11 @@ from polars_cumdev.engines.cluster.segment_levels import (
 from polars_cumdev.engines.cluster.segments import (
     SEGMENT,
     Layout,
-    explode,
     family_table,
     kept_segments,
+    repeated_rows,
     segment_rows,
+    segment_sums,
 )
 from polars_cumdev.engines.cluster.spark_calibration import segment_statistics
 from polars_cumdev.engines.cluster.spark_files import check_spark_files
@@ -84,7 +88,6 @@ def spark_multicalibration(
     locate: bool,
 ) -> pl.DataFrame:
     """See :func:`polars_cumdev.spark.multicalibration`."""
-    from pyspark.sql.types import LongType, StructField, StructType
 
     options = options_of(segments, level, method, locate, "Spark")
     names = [*segments.features, score, response, *([weight] if weight else [])]
@@ -106,28 +109,22 @@ def spark_multicalibration(
     layout = Layout.of(levels, segments)
 
     def sums_of(chunk: pl.DataFrame) -> np.ndarray:
-        return explode(chunk, request, layout)[1]
+        return segment_sums(chunk, request, layout)
 
     sums = np.zeros((layout.total, 3))
     for part_sums in _each(data, request, sums_of):
         sums += part_sums
     kept = kept_segments(layout, segments, sums)
     grouped = segment_request(request)
-    fields = [StructField(SEGMENT, LongType(), False)]
-    fields += [data.schema[c] for c in grouped.columns if c != SEGMENT]
-    schema = StructType(fields)
-
-    def repeated(batches: Iterator[Any]) -> Iterator[Any]:
-        chunk = partition_frame(batches, request)
-        if chunk.height:
-            out = explode(chunk, request, layout)[0].select(grouped.columns)
-            yield from out.to_arrow().to_batches()
-
-    rows = data.mapInArrow(repeated, schema)
-    stats = segment_statistics(rows, grouped)  # by score ranges: no segment held whole
+    # Each row is shuffled once, from Spark's JVM to Python once a pass: every range's
+    # task repeats its own rows (:mod:`.repeats`).
+    repeat = Repeat(
+        request, len(layout.subsets), partial(repeated_rows, request=request, layout=layout)
+    )
+    stats = segment_statistics(data, grouped, repeat)  # by score ranges: no segment held whole
     stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
     # (0/1 segments redrawn, soft-label segments bounded: as in process)
-    gather_rows = jobs.batches(rows, grouped)
+    gather_rows = jobs.batches(data, grouped, repeat)
     stats = finite.calibration_simulated(stats, [SEGMENT], options.level, gather_rows)
 
     def gather(wanted: Sequence[int]) -> pl.DataFrame:

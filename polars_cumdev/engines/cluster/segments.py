@@ -5,18 +5,19 @@ part of rows or of small driver-side tables:
 
 1. the levels (:mod:`.segment_levels`): value tables per part, merged, the
    rule of :func:`polars_cumdev.segments` applied once;
-2. :func:`explode`: each part's rows coded, and each row repeated once per
-   feature subset with the number of its segment there (a row of a family of
-   depth 2 over 3 features belongs to 7 segments, the whole population
-   included): one pass over the data serves every subset; beside it the
-   part's rows, W and W R per segment (added up on the driver: the family
-   kept, :func:`kept_segments`, and each segment's mean response);
+2. :func:`segment_sums`: each part's rows coded, and its rows, W and W R per
+   segment (added up on the driver: the family kept, :func:`kept_segments`,
+   and each segment's mean response);
 3. the segments are the groups of the engine's calibration by score ranges
-   (:mod:`polars_cumdev.engines.cluster.range_calibration`): the repeated
-   rows are cut into ranges of scores, each range's step sums its segments,
-   and the driver joins the ranges (no segment, the whole population
-   included, has to fit in one task); the finite-sample p-values of the few
-   small candidates come from their rows;
+   (:mod:`polars_cumdev.engines.cluster.range_calibration`): the rows are cut
+   into ranges of scores and shuffled once; each range's task repeats its
+   rows once per feature subset with the number of their segment there
+   (:func:`repeated_rows`; a row of a family of depth 2 over 3 features
+   belongs to 7 segments, the whole population included;
+   :mod:`.repeats`), each range's step sums its segments, and the driver
+   joins the ranges (no segment, the whole population included, has to fit
+   in one task); the finite-sample p-values of the few small candidates come
+   from their rows;
 4. :func:`family_table`: Holm over the kept segments, the echoes (the rows
    of the few significant segments :func:`~polars_cumdev.multicalibration.echoes.echo_plan`
    examines are gathered, :func:`segment_rows`), and the frame of
@@ -47,7 +48,15 @@ from polars_cumdev.multicalibration.echoes import echo_plan, echoes, kernel_z, s
 from polars_cumdev.multicalibration.family import Segments, enumerate_family, subset_ids
 from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Options, _labels, pooled_words
 
-__all__ = ["SEGMENT", "Layout", "explode", "family_table", "kept_segments", "segment_rows"]
+__all__ = [
+    "SEGMENT",
+    "Layout",
+    "family_table",
+    "kept_segments",
+    "repeated_rows",
+    "segment_rows",
+    "segment_sums",
+]
 
 #: The segment number column of the repeated rows (over all subsets, from 0).
 SEGMENT = "_cumdev_segment"
@@ -83,28 +92,38 @@ def _numbers(rows: pl.DataFrame, layout: Layout) -> list[np.ndarray]:
     ]
 
 
-def explode(
-    chunk: pl.DataFrame, request: Request, layout: Layout
-) -> tuple[pl.DataFrame, np.ndarray]:
-    """A checked part's rows repeated once per subset with their segment number (``SEGMENT``),
-    and its rows, W and W R per segment number (total x 3)."""
+def _sums(numbers: list[np.ndarray], chunk: pl.DataFrame, request: Request, total: int):
+    """Rows, W and W R per segment number (total x 3) of a checked part."""
     standard = request.standardize(chunk)
     w = standard.get_column(nm.WEIGHT).to_numpy()
     r = standard.get_column(nm.RESPONSE).to_numpy()
     if w.shape[0] != r.shape[0]:
         w = np.broadcast_to(w, r.shape)
+    sums = np.zeros((total, 3))
+    for ids in numbers:
+        sums[:, 0] += np.bincount(ids, minlength=total)
+        sums[:, 1] += np.bincount(ids, weights=w, minlength=total)
+        sums[:, 2] += np.bincount(ids, weights=w * r, minlength=total)
+    return sums
+
+
+def _repeated(numbers: list[np.ndarray], chunk: pl.DataFrame, request: Request) -> pl.DataFrame:
     payload = chunk.select(
         request.score, request.response, *([request.weight] if request.weight else [])
     )
-    sums = np.zeros((layout.total, 3))
-    pieces = []
-    for ids in _numbers(chunk, layout):
-        sums[:, 0] += np.bincount(ids, minlength=layout.total)
-        sums[:, 1] += np.bincount(ids, weights=w, minlength=layout.total)
-        sums[:, 2] += np.bincount(ids, weights=w * r, minlength=layout.total)
-        pieces.append(payload.with_columns(pl.Series(SEGMENT, ids, dtype=pl.Int64)))
-    out = pl.concat(pieces) if pieces else payload.with_columns(pl.lit(0).alias(SEGMENT))
-    return out, sums
+    pieces = [payload.with_columns(pl.Series(SEGMENT, ids, dtype=pl.Int64)) for ids in numbers]
+    return pl.concat(pieces) if pieces else payload.with_columns(pl.lit(0).alias(SEGMENT))
+
+
+def segment_sums(chunk: pl.DataFrame, request: Request, layout: Layout) -> np.ndarray:
+    """A checked part's rows, W and W R per segment number (total x 3)."""
+    return _sums(_numbers(chunk, layout), chunk, request, layout.total)
+
+
+def repeated_rows(chunk: pl.DataFrame, request: Request, layout: Layout) -> pl.DataFrame:
+    """A checked part's rows repeated once per subset with their segment number (``SEGMENT``):
+    ``len(layout.subsets)`` copies of every row, each with the score, response and weight."""
+    return _repeated(_numbers(chunk, layout), chunk, request)
 
 
 def segment_rows(

@@ -31,6 +31,7 @@ from polars_cumdev.engines.cluster.range_calibration import (
     range_points,
     weight_scale,
 )
+from polars_cumdev.engines.cluster.repeats import Repeat, repeated_standard
 from polars_cumdev.engines.cluster.request import Request
 from polars_cumdev.engines.cluster.spark_jobs import (
     PAYLOAD,
@@ -99,46 +100,56 @@ def calibrate_rows(
         shuffled.unpersist()
 
 
-def segment_statistics(rows: Any, request: Request) -> pl.DataFrame:
+def segment_statistics(data: Any, request: Request, repeat: Repeat) -> pl.DataFrame:
     """Every segment's statistics by score ranges, the stretch located where T > 0.
 
-    ``rows``: the Spark DataFrame of the rows repeated per segment (the key
-    ``SEGMENT``); no segment, the whole population included, has to fit in
-    one task.
+    ``data``: the Spark DataFrame of the loaded rows (checked), which each range's task
+    repeats per segment (the key ``SEGMENT`` of ``request``) by ``repeat``: one copy of
+    each row is shuffled. No segment, the whole population included, has to fit in one
+    task.
     """
     from pyspark import StorageLevel
 
-    rows = rows.persist(StorageLevel.MEMORY_AND_DISK)  # (read by four jobs)
+    data = data.persist(StorageLevel.MEMORY_AND_DISK)  # (read by four jobs)
     try:
         keys, _, scale, shuffled, cells_of, points_of = _ranged(
-            rows, request, None, steps.clock(None)
+            data, request, None, steps.clock(None), repeat
         )
         try:
             return located_statistics(keys, scale, cells_of, points_of)
         finally:
             shuffled.unpersist()
     finally:
-        rows.unpersist()
+        data.unpersist()
 
 
-def _ranged(data: Any, request: Request, ranges, note: Callable[[str], None]) -> tuple:
+def _ranged(
+    data: Any, request: Request, ranges, note: Callable[[str], None], repeat: Repeat | None = None
+) -> tuple:
     """The cuts, the checks (raised), the scale, the rows shuffled by range (kept) and
-    the two passes over them."""
+    the two passes over them.
+
+    With ``repeat``, ``data`` holds loaded rows that each range's task repeats: the
+    count, the sample, the checks and the shuffle read one copy of each row, and the
+    cuts are those of the repeated rows.
+    """
     from pyspark import StorageLevel
     from pyspark.sql import functions as sf
 
     score = request.score
-    rows = data.count()
-    cuts = sampled_cuts(data, score, ranges, rows)
+    read = request if repeat is None else repeat.source
+    copies = 1 if repeat is None else repeat.copies
+    rows = data.count() * copies
+    cuts = sampled_cuts(data, score, ranges, rows, copies)
     count = len(cuts) + 1
     note(f"{rows} rows; {count} score ranges")
 
     def check(batches: Iterator[Any]) -> Iterator[Any]:
-        counts, _ = steps._checked(partition_frame(batches, request), request)
+        counts, _ = steps._checked(partition_frame(batches, read), read)
         yield payload_batch([{"range": -1, PAYLOAD: steps.pack(counts)}])
 
     tallies = [t for _, t in collect_payloads(data.mapInArrow(check, PAYLOAD_SCHEMA))]
-    scale = weight_scale(request, tallies, count_below(data, request.weight))
+    scale = weight_scale(read, tallies, count_below(data, read.weight))
     note("pass 1: values checked")
     keys = list(request.keys)
     routes = routing_keys(data.sparkSession, count)
@@ -147,13 +158,20 @@ def _ranged(data: Any, request: Request, ranges, note: Callable[[str], None]) ->
     shuffled = data.withColumn(ROUTE, route).repartition(count, ROUTE).drop(ROUTE)
     shuffled = shuffled.persist(StorageLevel.MEMORY_AND_DISK)
 
+    def split(chunk: pl.DataFrame) -> list[pl.DataFrame]:
+        if repeat is None:
+            return steps.split_part(chunk, request, cuts)
+        return steps._split_rows(chunk, cuts, repeat.score())
+
     def by_range(work: Callable[[int, pl.DataFrame], object], wanted=None) -> dict[int, Any]:
         def task(batches: Iterator[Any]) -> Iterator[Any]:
-            chunk = partition_frame(batches, request)
+            chunk = partition_frame(batches, read)
             if not chunk.height:
                 return
-            for r, rows_r in enumerate(steps.split_part(chunk, request, cuts)):
+            for r, rows_r in enumerate(split(chunk)):
                 if rows_r.height and (wanted is None or r in wanted):
+                    if repeat is not None:
+                        rows_r = repeated_standard(rows_r, repeat, request)
                     yield payload_batch([{"range": r, PAYLOAD: steps.pack(work(r, rows_r))}])
 
         found: dict[int, Any] = {}

@@ -28,6 +28,7 @@ from typing import Any
 import polars as pl
 
 from polars_cumdev.engines.cluster import finite, require, steps
+from polars_cumdev.engines.cluster.repeats import Repeat, repeated_standard
 from polars_cumdev.engines.cluster.request import Kind, Request, make_request
 from polars_cumdev.engines.cluster.spark_files import check_spark_files
 
@@ -111,24 +112,30 @@ def count_below(data: Any, weight: str | None):
     return count
 
 
-def batches(data: Any, request: Request) -> finite.MapBatches:
+def batches(data: Any, request: Request, repeat: Repeat | None = None) -> finite.MapBatches:
     """Map a function over the standardized rows of each partition of ``data`` and gather
     the small results (:mod:`polars_cumdev.engines.cluster.finite`).
 
     A function reading a few groups' rows (:class:`~polars_cumdev.engines.cluster.finite.OfGroups`)
     gets only the rows whose keys are among those groups' (:func:`of_groups`), filtered
     in the JVM: at 1e7 rows, a pass over the kept rows through Python costs about
-    6.5 s, the filtered pass about 1-2 s.
+    6.5 s, the filtered pass about 1-2 s. With ``repeat``, ``data`` holds the loaded
+    rows, repeated in each task (:mod:`~polars_cumdev.engines.cluster.repeats`); its
+    keys are made there, so no JVM filter applies.
     """
 
     def run(function: Callable[[pl.DataFrame], object]) -> list:
         groups = function.groups if isinstance(function, finite.OfGroups) else None
-        rows = data if groups is None else of_groups(data, request, groups)
+        rows = data if groups is None or repeat is not None else of_groups(data, request, groups)
+        read = request if repeat is None else repeat.source
 
         def task(chunks: Iterator[Any]) -> Iterator[Any]:
-            chunk = partition_frame(chunks, request)
+            chunk = partition_frame(chunks, read)
             if chunk.height:
-                found = function(request.standardize(chunk))
+                if repeat is None:
+                    found = function(request.standardize(chunk))
+                else:
+                    found = function(repeated_standard(chunk, repeat, request))
                 yield payload_batch([{"range": -1, PAYLOAD: steps.pack(found)}])
 
         return [found for _, found in collect_payloads(rows.mapInArrow(task, PAYLOAD_SCHEMA))]

@@ -42,7 +42,7 @@ ROUTE = "__cumdev_route"
 
 
 def sampled_cuts(
-    data: Any, score: str, ranges: int | Sequence[float] | None, rows: int
+    data: Any, score: str, ranges: int | Sequence[float] | None, rows: int, copies: int = 1
 ) -> list[float]:
     """Cut points: quantiles of the bottom-k sample of the distinct scores.
 
@@ -51,6 +51,8 @@ def sampled_cuts(
     a tree and the driver gets the merged sample
     (:mod:`polars_cumdev.engines.partitioned.cuts`): the cuts depend on the
     data alone, not on its partitioning, its row order or the cluster.
+    ``rows`` counts the rows cut; with ``copies``, the cuts are those of
+    ``data``'s rows each repeated ``copies`` times (``rows`` counting the copies).
     """
     if ranges is None:
         ranges = steps.default_ranges(rows)
@@ -59,7 +61,10 @@ def sampled_cuts(
     ranges = int(ranges)
     if ranges <= 1 or rows == 0:
         return steps.cuts_from_sample([], ranges)
-    return cutting.quantile_cuts(_sample(data, score)[1], ranges)
+    sample = _sample(data, score)[1]
+    if copies != 1:  # the cuts of ``data``'s rows each repeated ``copies`` times
+        sample = cutting.repeat_sample(sample, copies)
+    return cutting.quantile_cuts(sample, ranges)
 
 
 def rows_and_cuts(

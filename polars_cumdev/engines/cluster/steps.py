@@ -224,11 +224,15 @@ def split_part(chunk: pl.DataFrame, request: Request, cuts: Sequence[float]) -> 
     return _split_rows(request.standardize(request.conform(chunk)), cuts)
 
 
-def _split_rows(rows: pl.DataFrame, cuts: Sequence[float]) -> list[pl.DataFrame]:
+def _split_rows(
+    rows: pl.DataFrame, cuts: Sequence[float], score: pl.Expr | None = None
+) -> list[pl.DataFrame]:
+    """``rows`` one frame per range of ``score`` (the standardized score by default)."""
     count = len(cuts) + 1
     if count == 1:
         return [rows]
-    indexed = rows.with_columns(range_index(cuts, pl.col(nm.SCORE)).alias(RANGE))
+    score = pl.col(nm.SCORE) if score is None else score
+    indexed = rows.with_columns(range_index(cuts, score).alias(RANGE))
     split = indexed.partition_by(RANGE, as_dict=True)
     pieces = {key[0]: piece.drop(RANGE) for key, piece in split.items()}
     empty = rows.clear()

@@ -32,6 +32,7 @@ __all__ = [
     "quantile_cuts",
     "range_filter",
     "range_index",
+    "repeat_sample",
     "sample_scores",
     "score_keys",
 ]
@@ -189,6 +190,16 @@ def merge_samples(samples: Iterable[pl.DataFrame], size: int | None = None) -> p
     starts = np.flatnonzero(np.r_[True, scores[1:] != scores[:-1]])
     summed = np.add.reduceat(counts, starts).astype(np.int64)
     return _bottom(pl.DataFrame({nm.SCORE: scores[starts], _COUNT: summed}), size)
+
+
+def repeat_sample(sample: pl.DataFrame, copies: int) -> pl.DataFrame:
+    """The sample of the rows repeated ``copies`` times: the same scores, counts times ``copies``.
+
+    Repeating every row leaves the distinct scores, hence their keys and the
+    bottom-k choice, unchanged and multiplies each exact count: the cuts of
+    the repeated rows follow from the rows themselves, without repeating them.
+    """
+    return sample.with_columns(pl.col(_COUNT) * copies)
 
 
 def quantile_cuts(sample: pl.DataFrame, ranges: int | Sequence[float]) -> list[float]:

@@ -95,11 +95,6 @@ def _sums(chunk: pl.DataFrame, request: Request, layout: Layout) -> np.ndarray:
     return segment_sums(request.conform(chunk), request, layout)
 
 
-def _repeated(chunk: pl.DataFrame, request: Request, layout: Layout) -> pl.DataFrame:
-    """A range's loaded rows (checked, conformed) repeated once per feature subset."""
-    return repeated_rows(chunk, request, layout)
-
-
 def _rows(chunk: pl.DataFrame, request: Request, layout: Layout, wanted: list[int]):
     return segment_rows(request.conform(chunk), request, layout, wanted)
 
@@ -145,7 +140,7 @@ def dask_multicalibration(
         grouped = segment_request(request)
         # Each row crosses the network once: every range's task repeats its own rows.
         repeat = Repeat(
-            request, len(layout.subsets), partial(_repeated, request=request, layout=layout)
+            request, len(layout.subsets), partial(repeated_rows, request=request, layout=layout)
         )
         stats, batches = segment_statistics(client, parts, grouped, repeat)
         stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")

@@ -88,7 +88,6 @@ def spark_multicalibration(
     locate: bool,
 ) -> pl.DataFrame:
     """See :func:`polars_cumdev.spark.multicalibration`."""
-
     options = options_of(segments, level, method, locate, "Spark")
     names = [*segments.features, score, response, *([weight] if weight else [])]
     require("pyspark", "spark")

@@ -49,10 +49,10 @@ def split_loaded(chunk: pl.DataFrame, repeat: Repeat, cuts: Sequence[float]) -> 
     """A loaded part's tally (``repeat.source``'s checks) and its checked rows by range
     (None when a check failed; empty frames for an empty part)."""
     counts, checked = steps._checked(chunk, repeat.source)
-    if checked is None:
-        empty = None if chunk.height else repeat.source.conform(chunk)
-        return counts, (None if empty is None else steps._split_rows(empty, cuts, repeat.score()))
-    return counts, steps._split_rows(checked, cuts, repeat.score())
+    if checked is None and chunk.height:
+        return counts, None
+    rows = repeat.source.conform(chunk) if checked is None else checked
+    return counts, steps._split_rows(rows, cuts, repeat.score())
 
 
 def repeated_standard(rows: pl.DataFrame, repeat: Repeat, request: Request) -> pl.DataFrame:

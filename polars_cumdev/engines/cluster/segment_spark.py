@@ -120,7 +120,9 @@ def spark_multicalibration(
     repeat = Repeat(
         request, len(layout.subsets), partial(repeated_rows, request=request, layout=layout)
     )
-    stats = segment_statistics(data, grouped, repeat)  # by score ranges: no segment held whole
+    stats = segment_statistics(
+        data, grouped, repeat, tallies
+    )  # by score ranges: no segment held whole
     stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
     # (0/1 segments redrawn, soft-label segments bounded: as in process)
     gather_rows = jobs.batches(data, grouped, repeat)

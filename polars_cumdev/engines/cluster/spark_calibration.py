@@ -100,20 +100,23 @@ def calibrate_rows(
         shuffled.unpersist()
 
 
-def segment_statistics(data: Any, request: Request, repeat: Repeat) -> pl.DataFrame:
+def segment_statistics(
+    data: Any, request: Request, repeat: Repeat, tallies: list[pl.DataFrame]
+) -> pl.DataFrame:
     """Every segment's statistics by score ranges, the stretch located where T > 0.
 
     ``data``: the Spark DataFrame of the loaded rows (checked), which each range's task
     repeats per segment (the key ``SEGMENT`` of ``request``) by ``repeat``: one copy of
     each row is shuffled. No segment, the whole population included, has to fit in one
-    task.
+    task. ``tallies``: the check counts of ``data``'s partitions by ``repeat.source``
+    (the caller's pass made them; no second pass checks the rows again).
     """
     from pyspark import StorageLevel
 
     data = data.persist(StorageLevel.MEMORY_AND_DISK)  # (read by four jobs)
     try:
         keys, _, scale, shuffled, cells_of, points_of = _ranged(
-            data, request, None, steps.clock(None), repeat
+            data, request, None, steps.clock(None), repeat, tallies
         )
         try:
             return located_statistics(keys, scale, cells_of, points_of)
@@ -124,14 +127,20 @@ def segment_statistics(data: Any, request: Request, repeat: Repeat) -> pl.DataFr
 
 
 def _ranged(
-    data: Any, request: Request, ranges, note: Callable[[str], None], repeat: Repeat | None = None
+    data: Any,
+    request: Request,
+    ranges,
+    note: Callable[[str], None],
+    repeat: Repeat | None = None,
+    tallies: list[pl.DataFrame] | None = None,
 ) -> tuple:
     """The cuts, the checks (raised), the scale, the rows shuffled by range (kept) and
     the two passes over them.
 
     With ``repeat``, ``data`` holds loaded rows that each range's task repeats: the
     count, the sample, the checks and the shuffle read one copy of each row, and the
-    cuts are those of the repeated rows.
+    cuts are those of the repeated rows. ``tallies``: the check counts of ``data``'s
+    partitions (by ``repeat.source`` when repeating), when a pass already made them.
     """
     from pyspark import StorageLevel
     from pyspark.sql import functions as sf
@@ -148,7 +157,8 @@ def _ranged(
         counts, _ = steps._checked(partition_frame(batches, read), read)
         yield payload_batch([{"range": -1, PAYLOAD: steps.pack(counts)}])
 
-    tallies = [t for _, t in collect_payloads(data.mapInArrow(check, PAYLOAD_SCHEMA))]
+    if tallies is None:  # (else the caller's pass over ``data`` counted them)
+        tallies = [t for _, t in collect_payloads(data.mapInArrow(check, PAYLOAD_SCHEMA))]
     scale = weight_scale(read, tallies, count_below(data, read.weight))
     note("pass 1: values checked")
     keys = list(request.keys)

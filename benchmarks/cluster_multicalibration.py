@@ -21,6 +21,7 @@ over it (issue 39, item 5: at most 2).
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 
 import numpy as np
@@ -84,6 +85,7 @@ def main() -> None:
 
         spark = cspark.local_session("local[2]")
         spark.sparkContext.setLogLevel("ERROR")
+    scratch = tempfile.mkdtemp(prefix="cumdev_mc_")
     print("| rows | engine | first s | warm s | warm / in-process | largest rel. diff of z |")
     print("| --- | --- | --- | --- | --- | --- |")
     for rows in (int(float(r)) for r in args.rows.split(",")):
@@ -110,7 +112,11 @@ def main() -> None:
                       f"{warm:.2f} | {warm / base:.1f} | audit / screen {audit / warm:.1f} |",
                       flush=True)  # fmt: skip
         if spark is not None:
-            sdf = spark.createDataFrame(df.to_arrow()).repartition(4).cache()
+            # (from a Parquet file: at 1e7 rows the driver's heap does not hold the frame
+            # that createDataFrame builds)
+            path = f"{scratch}/rows_{rows}.parquet"
+            df.write_parquet(path)
+            sdf = spark.read.parquet(path).repartition(4).cache()
             sdf.count()
             first, warm, got = twice(
                 lambda sdf=sdf: cspark.multicalibration(sdf, "s", "y", segments=family)

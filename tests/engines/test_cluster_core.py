@@ -179,3 +179,19 @@ def test_a_missing_engine_names_the_extra(monkeypatch, module, extra):
 def test_default_ranges_depend_on_the_rows_alone(rows, expected):
     """One range per 100,000 rows up to 32, then one per 4,000,000 rows; no slots involved."""
     assert steps.default_ranges(rows) == expected
+
+
+@pytest.mark.parametrize(
+    ("rows", "copies", "expected"),
+    [
+        (0, 16, 1),
+        (200_000, 16, 2),  # 3.2e6 copies: one range each 100,000 rows shuffled
+        (10**6, 16, 10),  # not 32: 1.6e7 copies, but 1e6 rows shuffled
+        (10**7, 16, 40),  # 1.6e8 copies: one range per 4,000,000 of them
+        (10**7, 1, 32),
+    ],
+)
+def test_default_ranges_of_repeated_rows(rows, copies, expected):
+    """Rows repeated in their range's task: the tasks counted by the rows shuffled, a range's
+    size by the copies walked."""
+    assert steps.default_ranges(rows, copies) == expected

@@ -14,19 +14,30 @@ from typing import Any
 
 import polars as pl
 
-from polars_cumdev.engines.cluster.finite import MapBatches
+from polars_cumdev.engines.cluster.finite import MapBatches, OfGroups
+from polars_cumdev.engines.cluster.repeats import RepeatedRange
 from polars_cumdev.engines.cluster.request import Request
 
 __all__ = ["dask_parts", "dask_ranges"]
 
 
-def _held_rows(rows: pl.DataFrame, function: Callable[[pl.DataFrame], object]) -> object:
-    """``function`` of one range's standardized rows, held on a worker, or None when empty."""
-    return function(rows) if rows.height else None
+def _held_rows(rows: pl.DataFrame | RepeatedRange, function: Callable[[pl.DataFrame], object]):
+    """``function`` of one range's standardized rows, held on a worker, or None when empty.
+
+    A range held as loaded rows to repeat makes only the copies ``function`` reads
+    (those of its groups' segments, :class:`~polars_cumdev.engines.cluster.finite.OfGroups`).
+    """
+    if not rows.height:
+        return None
+    if isinstance(rows, RepeatedRange):
+        groups = function.groups if isinstance(function, OfGroups) else None
+        return function(rows.standard(groups))
+    return function(rows)
 
 
 def dask_ranges(client: Any, held: Mapping[int, Any]) -> MapBatches:
-    """Map over the futures ``held`` (range -> the range's standardized rows, on a worker),
+    """Map over the futures ``held`` (range -> the range's standardized rows, or its
+    :class:`~polars_cumdev.engines.cluster.repeats.RepeatedRange`, on a worker),
     in the order of the ranges (Dask's screen and calibration by score ranges)."""
 
     def run(function: Callable[[pl.DataFrame], object]) -> list:

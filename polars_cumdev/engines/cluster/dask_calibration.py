@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import polars as pl
@@ -29,13 +30,15 @@ from polars_cumdev.engines.cluster.range_calibration import (
     range_points,
     weight_scale,
 )
-from polars_cumdev.engines.cluster.repeats import Repeat, repeated_standard, split_loaded
+from polars_cumdev.engines.cluster.repeats import Repeat, RepeatedRange, split_cells, split_loaded
 from polars_cumdev.engines.cluster.request import Request
 from polars_cumdev.engines.partitioned import cuts as cutting
 from polars_cumdev.engines.partitioned.calibration_drivers import (
+    Locate,
     calibrate_ranges,
-    located_statistics,
+    locate_chosen,
 )
+from polars_cumdev.engines.partitioned.calibration_ranges import combine
 from polars_cumdev.method.findings import LEVEL
 
 __all__ = ["calibrate_by_ranges", "calibration", "segment_statistics"]
@@ -46,11 +49,15 @@ def _rows(*pieces: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(found, how="vertical_relaxed") if found else pieces[0]
 
 
-def _cells_task(keys, cuts, scale, r, rows):
+def _cells_task(keys, cuts, scale, r, rows: pl.DataFrame | RepeatedRange):
+    if isinstance(rows, RepeatedRange):  # (its copies walked without being made)
+        return rows.cells(cuts, scale, r)
     return range_cells(rows, keys, cuts, scale, r)
 
 
-def _points_task(keys, cuts, scale, r, cells, rows):
+def _points_task(keys, cuts, scale, r, cells, rows: pl.DataFrame | RepeatedRange):
+    if isinstance(rows, RepeatedRange):
+        return rows.points(cuts, scale, r, cells)
     return range_points(rows, keys, cuts, scale, r, cells)
 
 
@@ -58,9 +65,9 @@ def _piece(split: tuple, r: int) -> pl.DataFrame:
     return split[1][r]
 
 
-def _repeated_range(repeat: Repeat, request: Request, *pieces: pl.DataFrame) -> pl.DataFrame:
-    """A range's loaded rows repeated and standardized (kept on the worker)."""
-    return repeated_standard(_rows(*pieces), repeat, request)
+def _repeated_range(repeat: Repeat, request: Request, *pieces: pl.DataFrame) -> RepeatedRange:
+    """A range's loaded rows, to be repeated by its tasks (kept on the worker)."""
+    return RepeatedRange(_rows(*pieces), repeat, request)
 
 
 def _ranged(
@@ -82,7 +89,8 @@ def _ranged(
         sample = sample if copies == 1 else cutting.repeat_sample(sample, copies)
         rows, merged = rows + count * copies, cutting.merge_samples([merged, sample], size)
     del futures
-    cuts = cutting.quantile_cuts(merged, steps.default_ranges(rows) if ranges is None else ranges)
+    default = steps.default_ranges(rows // copies, copies)
+    cuts = cutting.quantile_cuts(merged, default if ranges is None else ranges)
     count = len(cuts) + 1
     note(f"round 1: {len(parts)} parts sampled; {count} score ranges")
     if repeat is None:
@@ -159,9 +167,13 @@ def calibrate_by_ranges(
 
 def segment_statistics(
     client: Any, parts: list[Any], request: Request, repeat: Repeat
-) -> tuple[pl.DataFrame, MapBatches]:
-    """Every segment's statistics by score ranges, the stretch located where T > 0, and
-    a map over the ranges' repeated rows (the finite-sample gathers read them in place).
+) -> tuple[pl.DataFrame, pl.DataFrame, MapBatches, Locate]:
+    """Every segment's statistics by score ranges (no stretch located yet), its largest
+    weight and count of responses other than 0 and 1 per range
+    (:func:`~polars_cumdev.engines.cluster.repeats.split_cells`), a map over the ranges'
+    repeated rows (the finite-sample gathers read them in place) and the pass that
+    locates the stretches of the segments a predicate chooses (the significant ones, once
+    the family-wise decision is made).
 
     ``parts``: futures of the loaded rows, repeated per segment (the key ``SEGMENT``
     of ``request``) in each range's task by ``repeat``; no segment, the whole
@@ -171,4 +183,6 @@ def segment_statistics(
         client, parts, request, None, steps.clock(None), repeat
     )
     batches = dask_ranges(client, held)  # (filled by cells_of, before any gather)
-    return located_statistics(keys, scale, cells_of, points_of), batches
+    cells, maxima = split_cells(cells_of())
+    stats, joined = combine(cells, keys, scale)
+    return stats, maxima, batches, partial(locate_chosen, joined, keys, points_of)

@@ -50,6 +50,7 @@ from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.summary_columns import SIGMA_B
 
 __all__ = [
+    "OTHER",
     "MapBatches",
     "OfGroups",
     "Points",
@@ -229,7 +230,8 @@ def _renumbered(
 
 _ALL = "__cd_all"
 _FULL = (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
-_OTHER = "__cd_other"
+#: Per group, its rows whose response is neither 0 nor 1 (beside ``WMAX``, its largest weight).
+OTHER = "__cd_other"
 
 
 def _whole(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
@@ -245,12 +247,16 @@ def group_maxima(rows: pl.DataFrame, keys: Sequence[str], picked: pl.DataFrame) 
     r = pl.col(nm.RESPONSE)
     return rows.group_by(on).agg(
         pl.col(nm.WEIGHT).max().alias(WMAX),
-        ((r != 0.0) & (r != 1.0)).sum().cast(pl.Int64).alias(_OTHER),
+        ((r != 0.0) & (r != 1.0)).sum().cast(pl.Int64).alias(OTHER),
     )
 
 
 def calibration_simulated(
-    stats: pl.DataFrame, keys: Sequence[str], level: float, map_batches: MapBatches
+    stats: pl.DataFrame,
+    keys: Sequence[str],
+    level: float,
+    map_batches: MapBatches,
+    maxima: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """The calibration statistics (:func:`~polars_cumdev.calibration.cumulative._summary_node`'s
     layout, every group) with the simulated p-value columns, as in-process.
@@ -259,7 +265,10 @@ def calibration_simulated(
     effective events, sigma_B W^2 / w_max^2 (:mod:`polars_cumdev.engines.partitioned.finite`),
     is below the threshold send their rows to the driver, which decides exactly and
     simulates them (responses all 0 or 1) or bounds their p-values (soft labels,
-    :mod:`polars_cumdev.method.finite_bound`), as in-process.
+    :mod:`polars_cumdev.method.finite_bound`), as in-process. Each group's w_max (and
+    its count of responses other than 0 and 1) come from a pass over the rows
+    (:func:`group_maxima`), or from ``maxima`` (the keys, ``WMAX`` and :data:`OTHER`
+    of batches that together hold every row once) when the caller has them.
     """
     keys = list(keys)
     on = keys or [_ALL]
@@ -270,16 +279,19 @@ def calibration_simulated(
     if not candidates.height:
         return pf.without_simulation(stats)
     chosen = candidates.select(*on, TESTS, "weight", SIGMA_B)
-    parts = map_batches(
-        OfGroups(lambda rows: group_maxima(rows, keys, chosen), chosen.select(keys))
-    )
+    if maxima is None:
+        parts = map_batches(
+            OfGroups(lambda rows: group_maxima(rows, keys, chosen), chosen.select(keys))
+        )
+    else:  # (the pass over the rows that made the statistics found them too)
+        parts = [maxima]
     found = [p for p in parts if p is not None and p.height]
     if not found:
         return pf.without_simulation(stats)
     maxima = (
         pl.concat(found, how="vertical_relaxed")
         .group_by(on)
-        .agg(pl.col(WMAX).max(), pl.col(_OTHER).sum())
+        .agg(pl.col(WMAX).max(), pl.col(OTHER).sum())
     )
     schema = pl.Schema({k: table.schema[k] for k in on})
     chosen = join_on_keys(chosen.lazy(), maxima.lazy(), on, schema).collect()

@@ -11,6 +11,16 @@ instead of one per subset.
 The cut points are those of the repeated rows: repeating every row ``copies``
 times keeps the distinct scores and multiplies each count
 (:func:`polars_cumdev.engines.partitioned.cuts.repeat_sample`).
+
+Nor does a range's task make the copies to walk them (:class:`RepeatedRange`):
+the calibration walk keeps one state per group and needs each group's rows in
+canonical order (score, weight, response) only, so the range's rows are
+sorted once and each row, in that order, is handed to its segment in every
+subset. Each segment then adds the same rows in the same order as the walk
+of the copies sorted together
+(:func:`polars_cumdev.engines.partitioned.calibration_step.calibration_cells`):
+the same bits, without sorting ``copies`` times the rows. The copies are made
+only for the finite-sample gathers, and only those of the segments gathered.
 """
 
 from __future__ import annotations
@@ -18,13 +28,27 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from polars_cumdev.engines.cluster import steps
+from polars_cumdev.engines.cluster.finite import OTHER
+from polars_cumdev.engines.cluster.range_calibration import _routed
 from polars_cumdev.engines.cluster.request import Request
+from polars_cumdev.engines.cluster.segments import SEGMENT, copies_of, members
+from polars_cumdev.engines.partitioned.calibration_step import (
+    empty_cells,
+    walk_ordered,
+    walked_cells,
+    walked_points,
+)
+from polars_cumdev.engines.partitioned.columns import GID, WMAX
+from polars_cumdev.engines.partitioned.locating import empty_outputs
 from polars_cumdev.errors import CumdevError
+from polars_cumdev.method import _names as nm
+from polars_cumdev.method import compiled
 
-__all__ = ["Repeat", "repeated_standard", "split_loaded"]
+__all__ = ["Repeat", "RepeatedRange", "split_cells", "split_loaded"]
 
 
 @dataclass(frozen=True)
@@ -32,17 +56,22 @@ class Repeat:
     """How the loaded rows become the repeated rows.
 
     ``source``: the request the loaded rows are checked and conformed by;
-    ``copies``: the copies of each row; ``rows``: loaded rows (checked,
-    conformed) -> their copies, in the columns of the repeated rows' request.
+    ``copies``: the copies of each row; ``numbers``: loaded rows (checked,
+    conformed) -> each copy's segment numbers (``copies`` int64 arrays).
     """
 
     source: Request
     copies: int
-    rows: Callable[[pl.DataFrame], pl.DataFrame]
+    numbers: Callable[[pl.DataFrame], Sequence[np.ndarray]]
 
     def score(self) -> pl.Expr:
         """The loaded rows' score as the standardized score reads it (the range it is in)."""
         return pl.col(self.source.score).cast(pl.Float64)
+
+    def rows(self, rows: pl.DataFrame, keep: np.ndarray | None = None) -> pl.DataFrame:
+        """The copies of loaded rows (checked, conformed), in the repeated rows' columns:
+        copy by copy, the rows in their order; with ``keep``, those of its segments only."""
+        return copies_of(self.numbers(rows), rows, self.source, keep)
 
 
 def split_loaded(chunk: pl.DataFrame, repeat: Repeat, cuts: Sequence[float]) -> tuple:
@@ -55,12 +84,121 @@ def split_loaded(chunk: pl.DataFrame, repeat: Repeat, cuts: Sequence[float]) -> 
     return counts, steps._split_rows(rows, cuts, repeat.score())
 
 
-def repeated_standard(rows: pl.DataFrame, repeat: Repeat, request: Request) -> pl.DataFrame:
-    """Loaded rows (checked, conformed) repeated, checked by ``request`` and standardized."""
-    copies = repeat.rows(rows)
+def _standard(copies: pl.DataFrame, request: Request) -> pl.DataFrame:
+    """Repeated rows checked by ``request`` (whose checks their rows passed) and standardized."""
     _, checked = steps._checked(copies, request)
     if checked is None:
         if copies.height:
             raise CumdevError("internal error: repeated rows failed a check their rows passed")
         return request.standardize(request.conform(copies))
     return request.standardize(checked)
+
+
+@dataclass(frozen=True)
+class RepeatedRange:
+    """One score range's loaded rows (checked, conformed), repeated per segment by
+    ``repeat``, as the repeated rows' ``request`` (keyed by ``SEGMENT``) reads them."""
+
+    rows: pl.DataFrame
+    repeat: Repeat
+    request: Request
+
+    @property
+    def height(self) -> int:
+        """The number of repeated rows."""
+        return self.rows.height * self.repeat.copies
+
+    def standard(self, groups: pl.DataFrame | None = None) -> pl.DataFrame:
+        """The repeated rows standardized; with ``groups`` (a ``SEGMENT`` column), only
+        those segments' rows, in the order they have among all."""
+        keep = None if groups is None else groups.get_column(SEGMENT).to_numpy()
+        return _standard(self.repeat.rows(self.rows, keep), self.request)
+
+    def _ordered(self, keep: np.ndarray | None) -> tuple:
+        """The repeated rows (of the segments ``keep``, or all) in an order canonical
+        within every segment, row after row with its copies: ``(ids, s, r, w, one)``,
+        ``one`` the standardized rows walked (those with a copy kept), one copy each."""
+        kernel = compiled.kernel()
+        rows = self.rows
+        numbers = np.stack([np.asarray(x, dtype=np.int64) for x in self.repeat.numbers(rows)])
+        mask = None
+        if keep is not None:  # (only the rows with a copy kept are sorted)
+            mask = members(numbers, keep)
+            some = mask.any(axis=0)
+            numbers, mask, rows = numbers[:, some], mask[:, some], rows.filter(pl.Series(some))
+        one = _standard(copies_of(numbers[:1], rows, self.repeat.source), self.request)
+        s, r, w = (
+            np.ascontiguousarray(one.get_column(c).cast(pl.Float64).to_numpy())
+            for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
+        )
+        s, order, (r, w, _) = kernel.bucketsort.bucket_sort(s, r, w, np.empty(0, np.int64), True)
+        held = numbers[:, order].T  # rows x copies, rows in canonical order
+        if mask is None:
+            every = held.shape[1]  # (the same count for every row: numpy's faster repeat)
+            ids = np.ascontiguousarray(held).ravel()
+        else:
+            mask = mask[:, order].T
+            every, ids = mask.sum(axis=1), held[mask]
+        return ids, *(np.repeat(x, every) for x in (s, r, w)), one
+
+    def cells(self, cuts: Sequence[float], scale: float, r: int) -> pl.DataFrame:
+        """Range ``r``'s cells, the bits of
+        :func:`~polars_cumdev.engines.cluster.range_calibration.range_cells` of the
+        standardized copies, with each segment's largest weight (``WMAX``) and count of
+        responses other than 0 and 1 (``OTHER``) after ``SEGMENT`` (:func:`split_cells`)."""
+        if not self.rows.height:
+            empty = empty_cells([SEGMENT], {SEGMENT: pl.Int64()})
+            return empty.with_columns(
+                pl.lit(None, pl.Float64).alias(WMAX), pl.lit(None, pl.Int64).alias(OTHER)
+            )
+        ids, s, r_, w, one = self._ordered(None)
+        _routed(one, cuts, r)
+        count = int(ids.max()) + 1
+        out, first, curves, starts = walk_ordered(ids, 0, count, s, r_, w, scale)
+        present = first >= 0
+        largest = np.full(count, -np.inf)
+        np.maximum.at(largest, ids, w)
+        other = np.bincount(ids, weights=(r_ != 0.0) & (r_ != 1.0), minlength=count)
+        named = pl.DataFrame(
+            {
+                SEGMENT: np.flatnonzero(present),
+                WMAX: largest[present],
+                OTHER: other[present].astype(np.int64),
+            },
+            schema={SEGMENT: pl.Int64, WMAX: pl.Float64, OTHER: pl.Int64},
+        )
+        return pl.concat([named, walked_cells(out, first, curves, starts)], how="horizontal")
+
+    def points(
+        self, cuts: Sequence[float], scale: float, r: int, cells: pl.DataFrame
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """Range ``r``'s second pass for the flagged cells ``cells``, the bits of
+        :func:`~polars_cumdev.engines.cluster.range_calibration.range_points` of the
+        standardized copies."""
+        keep = cells.get_column(SEGMENT).to_numpy()
+        if not self.rows.height or not keep.shape[0]:
+            return empty_outputs()
+        ids, s, r_, w, one = self._ordered(keep)
+        _routed(one, cuts, r)
+        if not ids.shape[0]:
+            return empty_outputs()
+        count = int(ids.max()) + 1
+        _, first, curves, starts = walk_ordered(ids, 0, count, s, r_, w, scale)
+        present = np.flatnonzero(first >= 0)
+        groups = pl.DataFrame({SEGMENT: present, GID: present}).cast({SEGMENT: pl.Int64})
+        groups = groups.join(cells, on=SEGMENT, how="inner").drop(SEGMENT)
+        return walked_points(groups, curves, starts)
+
+
+def split_cells(
+    found: Sequence[pl.DataFrame | None],
+) -> tuple[list[pl.DataFrame | None], pl.DataFrame]:
+    """The ranges' cells (:meth:`RepeatedRange.cells`) without ``WMAX`` and ``OTHER``, and
+    those two per (range, segment) in one frame: the maxima the finite-sample step reads
+    (:func:`~polars_cumdev.engines.cluster.finite.calibration_simulated`) without one
+    more pass over the rows."""
+    extra = [SEGMENT, WMAX, OTHER]
+    maxima = [c.select(extra) for c in found if c is not None and c.height]
+    empty = pl.DataFrame(schema={SEGMENT: pl.Int64, WMAX: pl.Float64, OTHER: pl.Int64})
+    merged = pl.concat(maxima) if maxima else empty
+    return [None if c is None else c.drop(WMAX, OTHER) for c in found], merged

@@ -4,10 +4,12 @@ Four rounds over the parts, which stay on the workers: first the checks and
 value tables (the levels); second the per-segment rows and sums; third the
 rows calibrated by segment and score range
 (:func:`.dask_calibration.segment_statistics`: each row is shuffled once to
-its score range, whose task repeats it once per feature subset with its
-segment's number; no segment, the whole population included, has to fit in
-one task), then the finite-sample p-values' few rows, read from the ranges
-where they are; last, only when some significant segment may be an echo,
+its score range, whose task walks it into its segment in every feature
+subset; no segment, the whole population included, has to fit in one task;
+each segment's largest weight comes with its statistics), then the
+finite-sample p-values' few rows, read from the ranges
+where they are; then the stretches of the segments found significant
+family-wise (Holm, once); last, only when some significant segment may be an echo,
 that segment's rows. Only per-segment summaries and those few rows reach the
 driver.
 """
@@ -37,9 +39,10 @@ from polars_cumdev.engines.cluster.segment_levels import (
 from polars_cumdev.engines.cluster.segments import (
     SEGMENT,
     Layout,
+    decide,
     family_table,
     kept_segments,
-    repeated_rows,
+    segment_numbers,
     segment_rows,
     segment_sums,
 )
@@ -139,19 +142,20 @@ def dask_multicalibration(
         kept = kept_segments(layout, segments, sums)
         grouped = segment_request(request)
         # Each row crosses the network once: every range's task repeats its own rows.
-        repeat = Repeat(
-            request, len(layout.subsets), partial(repeated_rows, request=request, layout=layout)
-        )
-        stats, batches = segment_statistics(client, parts, grouped, repeat)
+        repeat = Repeat(request, len(layout.subsets), partial(segment_numbers, layout=layout))
+        stats, maxima, batches, locate = segment_statistics(client, parts, grouped, repeat)
         stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
         # (0/1 segments redrawn, soft-label segments bounded: as in process)
-        stats = finite.calibration_simulated(stats, [SEGMENT], options.level, batches)
+        stats = finite.calibration_simulated(stats, [SEGMENT], options.level, batches, maxima)
+        decision = decide(kept, stats, options)
+        if options.locate:  # the significant segments' stretches: one more pass
+            stats = locate(stats, decision.chosen(kept))
 
         def gather(wanted: Sequence[int]) -> pl.DataFrame:
             rows = client.map(_rows, parts, request=request, layout=layout, wanted=list(wanted))
             return pl.concat(client.gather(rows), how="vertical_relaxed")
 
         return family_table(
-            layout, segments, options, kept, stats, sums, request.prepared().labels, gather,
-            weight is not None,
+            layout, segments, options, kept, stats, decision, sums, request.prepared().labels,
+            gather, weight is not None,
         )  # fmt: skip

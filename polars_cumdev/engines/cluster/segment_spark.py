@@ -4,9 +4,10 @@ Jobs over the rows, which stay on the executors: first the checks and value
 tables (the levels); then the per-segment rows and sums; then the rows
 calibrated by segment and score range
 (:func:`.spark_calibration.segment_statistics`: each row is shuffled once to
-its score range, whose task repeats it once per feature subset with its
-segment's number; no segment, the whole population included, has to fit in
-one task), then the finite-sample p-values' few rows; last, only when some
+its score range, whose task walks it into its segment in every feature
+subset; no segment, the whole population included, has to fit in one task;
+each segment's largest weight comes with its statistics), then the
+finite-sample p-values' few rows; last, only when some
 significant segment may be an echo, that segment's rows. Only per-segment
 summaries and those few rows reach the driver.
 """
@@ -40,9 +41,10 @@ from polars_cumdev.engines.cluster.segment_levels import (
 from polars_cumdev.engines.cluster.segments import (
     SEGMENT,
     Layout,
+    decide,
     family_table,
     kept_segments,
-    repeated_rows,
+    segment_numbers,
     segment_rows,
     segment_sums,
 )
@@ -117,22 +119,22 @@ def spark_multicalibration(
     grouped = segment_request(request)
     # Each row is shuffled once, from Spark's JVM to Python once a pass: every range's
     # task repeats its own rows (:mod:`.repeats`).
-    repeat = Repeat(
-        request, len(layout.subsets), partial(repeated_rows, request=request, layout=layout)
-    )
-    stats = segment_statistics(
-        data, grouped, repeat, tallies
-    )  # by score ranges: no segment held whole
-    stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
-    # (0/1 segments redrawn, soft-label segments bounded: as in process)
-    gather_rows = jobs.batches(data, grouped, repeat)
-    stats = finite.calibration_simulated(stats, [SEGMENT], options.level, gather_rows)
+    repeat = Repeat(request, len(layout.subsets), partial(segment_numbers, layout=layout))
+    # by score ranges: no segment held whole
+    with segment_statistics(data, grouped, repeat, tallies) as (stats, maxima, locate):
+        stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
+        # (0/1 segments redrawn, soft-label segments bounded: as in process)
+        gather_rows = jobs.batches(data, grouped, repeat)
+        stats = finite.calibration_simulated(stats, [SEGMENT], options.level, gather_rows, maxima)
+        decision = decide(kept, stats, options)
+        if options.locate:  # the significant segments' stretches: one more pass
+            stats = locate(stats, decision.chosen(kept))
 
     def gather(wanted: Sequence[int]) -> pl.DataFrame:
         found = _each(data, request, lambda c: segment_rows(c, request, layout, list(wanted)))
         return pl.concat(found, how="vertical_relaxed")
 
     return family_table(
-        layout, segments, options, kept, stats, sums, request.prepared().labels, gather,
-        weight is not None,
+        layout, segments, options, kept, stats, decision, sums, request.prepared().labels,
+        gather, weight is not None,
     )  # fmt: skip

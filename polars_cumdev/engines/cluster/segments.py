@@ -10,15 +10,17 @@ part of rows or of small driver-side tables:
    and each segment's mean response);
 3. the segments are the groups of the engine's calibration by score ranges
    (:mod:`polars_cumdev.engines.cluster.range_calibration`): the rows are cut
-   into ranges of scores and shuffled once; each range's task repeats its
-   rows once per feature subset with the number of their segment there
-   (:func:`repeated_rows`; a row of a family of depth 2 over 3 features
-   belongs to 7 segments, the whole population included;
-   :mod:`.repeats`), each range's step sums its segments, and the driver
-   joins the ranges (no segment, the whole population included, has to fit
-   in one task); the finite-sample p-values of the few small candidates come
-   from their rows;
-4. :func:`family_table`: Holm over the kept segments, the echoes (the rows
+   into ranges of scores and shuffled once; each range's task sorts its rows
+   once and walks each of them into its segment in every feature subset (a
+   row of a family of depth 2 over 3 features belongs to 7 segments, the
+   whole population included: :func:`segment_numbers`,
+   :class:`~polars_cumdev.engines.cluster.repeats.RepeatedRange`), and the
+   driver joins the ranges (no segment, the whole population included, has
+   to fit in one task); the finite-sample p-values of the few small
+   candidates come from their rows;
+4. :func:`decide`: Holm over the kept segments, once; then the stretches of
+   the significant segments only are located (one more pass over their ranges);
+5. :func:`family_table`: the decision's table, the echoes (the rows
    of the few significant segments :func:`~polars_cumdev.multicalibration.echoes.echo_plan`
    examines are gathered, :func:`segment_rows`), and the frame of
    :func:`polars_cumdev.multicalibration.walk.family_frame`'s layout, which
@@ -50,10 +52,14 @@ from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Options, _labels, 
 
 __all__ = [
     "SEGMENT",
+    "Decision",
     "Layout",
+    "copies_of",
+    "decide",
     "family_table",
     "kept_segments",
-    "repeated_rows",
+    "members",
+    "segment_numbers",
     "segment_rows",
     "segment_sums",
 ]
@@ -84,7 +90,8 @@ class Layout:
         return int(sum(self.sizes))
 
 
-def _numbers(rows: pl.DataFrame, layout: Layout) -> list[np.ndarray]:
+def segment_numbers(rows: pl.DataFrame, layout: Layout) -> list[np.ndarray]:
+    """A checked part's segment number (int64) in each feature subset, subset by subset."""
     coded = feature_codes(rows, layout.levels)
     return [
         layout.bases[k] + subset_ids(coded, subset, rows.height)[0].astype(np.int64)
@@ -107,23 +114,37 @@ def _sums(numbers: list[np.ndarray], chunk: pl.DataFrame, request: Request, tota
     return sums
 
 
-def _repeated(numbers: list[np.ndarray], chunk: pl.DataFrame, request: Request) -> pl.DataFrame:
+def members(ids: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Which segment numbers ``ids`` are among ``keep`` (both small and non-negative: a
+    lookup table, not a search)."""
+    top = max(int(ids.max(initial=-1)), int(keep.max(initial=-1))) + 1
+    table = np.zeros(top, dtype=np.bool_)
+    table[keep] = True
+    return table[ids]
+
+
+def copies_of(
+    numbers: Sequence[np.ndarray],
+    chunk: pl.DataFrame,
+    request: Request,
+    keep: np.ndarray | None = None,
+) -> pl.DataFrame:
+    """A checked part's rows once per array of ``numbers`` (subset by subset, the rows in
+    their order) with that segment number (``SEGMENT``), the score, response and weight;
+    with ``keep``, only the copies whose segment number is in ``keep``."""
     payload = chunk.select(
         request.score, request.response, *([request.weight] if request.weight else [])
     )
-    pieces = [payload.with_columns(pl.Series(SEGMENT, ids, dtype=pl.Int64)) for ids in numbers]
+    pieces = []
+    for ids in numbers:
+        piece = payload.with_columns(pl.Series(SEGMENT, ids, dtype=pl.Int64))
+        pieces.append(piece if keep is None else piece.filter(pl.Series(members(ids, keep))))
     return pl.concat(pieces) if pieces else payload.with_columns(pl.lit(0).alias(SEGMENT))
 
 
 def segment_sums(chunk: pl.DataFrame, request: Request, layout: Layout) -> np.ndarray:
     """A checked part's rows, W and W R per segment number (total x 3)."""
-    return _sums(_numbers(chunk, layout), chunk, request, layout.total)
-
-
-def repeated_rows(chunk: pl.DataFrame, request: Request, layout: Layout) -> pl.DataFrame:
-    """A checked part's rows repeated once per subset with their segment number (``SEGMENT``):
-    ``len(layout.subsets)`` copies of every row, each with the score, response and weight."""
-    return _repeated(_numbers(chunk, layout), chunk, request)
+    return _sums(segment_numbers(chunk, layout), chunk, request, layout.total)
 
 
 def segment_rows(
@@ -143,8 +164,8 @@ def segment_rows(
     )
     found = []
     wanted_set = np.asarray(sorted(set(wanted)), dtype=np.int64)
-    for ids in _numbers(chunk, layout):
-        mask = np.isin(ids, wanted_set)
+    for ids in segment_numbers(chunk, layout):
+        mask = members(ids, wanted_set)
         if mask.any():
             found.append(base.filter(pl.Series(mask)).with_columns(pl.Series(SEGMENT, ids[mask])))
     return pl.concat(found) if found else base.clear().with_columns(pl.lit(0).alias(SEGMENT))
@@ -189,23 +210,30 @@ def _remainder(rows: pl.DataFrame, weighted: bool) -> float:
     return kernel_z(out, k.C_MAX, k.C_MIN, k.SIGMA_B)
 
 
-def family_table(
-    layout: Layout,
-    family: Segments,
-    options: Options,
-    kept: Kept,
-    stats: pl.DataFrame,
-    sums: np.ndarray,
-    labels: object,
-    gather: Callable[[list[int]], pl.DataFrame],
-    weighted: bool,
-) -> pl.DataFrame:
-    """The in-process table from the kept segments' statistics (``SEGMENT`` and
-    :data:`SUMMARY_SCHEMA`, with the simulated p-value columns)."""
+@dataclass(frozen=True)
+class Decision:
+    """The family-wise decision over the kept segments (in ``Kept.ids``' order), made once
+    from their statistics (:func:`decide`); the table and the location follow it."""
+
+    z: np.ndarray
+    tests: int
+    critical: float
+    significant: np.ndarray
+
+    def chosen(self, kept: Kept) -> pl.Expr:
+        """A predicate over statistics keyed by ``SEGMENT``: the significant segments."""
+        return pl.col(SEGMENT).is_in(kept.ids[self.significant].tolist())
+
+
+def _body(kept: Kept, stats: pl.DataFrame) -> pl.DataFrame:
     order = pl.DataFrame({SEGMENT: kept.ids})
-    body = order.join(stats, on=SEGMENT, how="left", maintain_order="left")
-    coded = list(layout.levels.coded)
-    subsets = list(layout.subsets)
+    return order.join(stats, on=SEGMENT, how="left", maintain_order="left")
+
+
+def decide(kept: Kept, stats: pl.DataFrame, options: Options) -> Decision:
+    """Holm over the kept segments' p-values (simulated where ``stats`` has them), as in
+    process (:func:`polars_cumdev.multicalibration.walk.family_frame`)."""
+    body = _body(kept, stats)
     sigma = body.get_column(SIGMA_B).fill_null(np.nan).to_numpy()
     kuiper = body.get_column("kuiper").fill_null(np.nan).to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -215,8 +243,30 @@ def family_table(
     sim_k = body.get_column(fs.SIM_KUIPER).fill_null(np.nan).to_numpy()
     p = np.asarray(kuiper_pvalue(z), dtype=np.float64)
     family_p = holm_numpy(np.where(np.isnan(sim_k), p, sim_k))
-    critical = critical_z(options.level, tests)
-    significant = family_p <= options.level
+    return Decision(z, tests, critical_z(options.level, tests), family_p <= options.level)
+
+
+def family_table(
+    layout: Layout,
+    family: Segments,
+    options: Options,
+    kept: Kept,
+    stats: pl.DataFrame,
+    decision: Decision,
+    sums: np.ndarray,
+    labels: object,
+    gather: Callable[[list[int]], pl.DataFrame],
+    weighted: bool,
+) -> pl.DataFrame:
+    """The in-process table from the kept segments' statistics (``SEGMENT`` and
+    :data:`SUMMARY_SCHEMA`, with the simulated p-value columns; located where
+    ``decision`` is significant) and the family-wise ``decision`` made from them."""
+    body = _body(kept, stats)
+    coded = list(layout.levels.coded)
+    subsets = list(layout.subsets)
+    z, tests, critical, significant = (
+        decision.z, decision.tests, decision.critical, decision.significant,
+    )  # fmt: skip
 
     plan = echo_plan(z, significant, kept.which, kept.numbers, coded, subsets)
     gathered = gather(sorted({int(kept.ids[i]) for i, _ in plan})) if plan else None

@@ -18,6 +18,8 @@ those of :func:`polars_cumdev.partitioned.calibration_partitioned`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import polars as pl
@@ -31,7 +33,7 @@ from polars_cumdev.engines.cluster.range_calibration import (
     range_points,
     weight_scale,
 )
-from polars_cumdev.engines.cluster.repeats import Repeat, repeated_standard
+from polars_cumdev.engines.cluster.repeats import Repeat, RepeatedRange, split_cells
 from polars_cumdev.engines.cluster.request import Request
 from polars_cumdev.engines.cluster.spark_jobs import (
     PAYLOAD,
@@ -45,9 +47,11 @@ from polars_cumdev.engines.cluster.spark_jobs import (
 )
 from polars_cumdev.engines.cluster.spark_ranges import ROUTE, range_of, routing_keys, sampled_cuts
 from polars_cumdev.engines.partitioned.calibration_drivers import (
+    Locate,
     calibrate_ranges,
-    located_statistics,
+    locate_chosen,
 )
+from polars_cumdev.engines.partitioned.calibration_ranges import combine
 from polars_cumdev.errors import CumdevError
 from polars_cumdev.method.findings import LEVEL
 
@@ -100,10 +104,15 @@ def calibrate_rows(
         shuffled.unpersist()
 
 
+@contextmanager
 def segment_statistics(
     data: Any, request: Request, repeat: Repeat, tallies: list[pl.DataFrame]
-) -> pl.DataFrame:
-    """Every segment's statistics by score ranges, the stretch located where T > 0.
+) -> Iterator[tuple[pl.DataFrame, pl.DataFrame, Locate]]:
+    """Every segment's statistics by score ranges (no stretch located yet), its largest
+    weight and count of responses other than 0 and 1 per range
+    (:func:`~polars_cumdev.engines.cluster.repeats.split_cells`) and the pass that
+    locates the stretches of the segments a predicate chooses (the significant ones,
+    once the family-wise decision is made), while the rows stay cached.
 
     ``data``: the Spark DataFrame of the loaded rows (checked), which each range's task
     repeats per segment (the key ``SEGMENT`` of ``request``) by ``repeat``: one copy of
@@ -119,7 +128,9 @@ def segment_statistics(
             data, request, None, steps.clock(None), repeat, tallies
         )
         try:
-            return located_statistics(keys, scale, cells_of, points_of)
+            cells, maxima = split_cells(cells_of())
+            stats, joined = combine(cells, keys, scale)
+            yield stats, maxima, partial(locate_chosen, joined, keys, points_of)
         finally:
             shuffled.unpersist()
     finally:
@@ -173,7 +184,7 @@ def _ranged(
             return steps.split_part(chunk, request, cuts)
         return steps._split_rows(chunk, cuts, repeat.score())
 
-    def by_range(work: Callable[[int, pl.DataFrame], object], wanted=None) -> dict[int, Any]:
+    def by_range(work: Callable[[int, Any], object], wanted=None) -> dict[int, Any]:
         def task(batches: Iterator[Any]) -> Iterator[Any]:
             chunk = partition_frame(batches, read)
             if not chunk.height:
@@ -181,7 +192,7 @@ def _ranged(
             for r, rows_r in enumerate(split(chunk)):
                 if rows_r.height and (wanted is None or r in wanted):
                     if repeat is not None:
-                        rows_r = repeated_standard(rows_r, repeat, request)
+                        rows_r = RepeatedRange(rows_r, repeat, request)
                     yield payload_batch([{"range": r, PAYLOAD: steps.pack(work(r, rows_r))}])
 
         found: dict[int, Any] = {}
@@ -192,11 +203,18 @@ def _ranged(
         return found
 
     def cells_of() -> list[pl.DataFrame | None]:
-        found = by_range(lambda r, rows_r: range_cells(rows_r, keys, cuts, scale, r))
+        def work(r: int, rows_r: Any) -> object:
+            if repeat is not None:  # (a RepeatedRange: its copies walked without being made)
+                return rows_r.cells(cuts, scale, r)
+            return range_cells(rows_r, keys, cuts, scale, r)
+
+        found = by_range(work)
         return [found.get(r) for r in range(count)]
 
     def points_of(wanted: dict[int, pl.DataFrame]) -> list:
-        def work(r: int, rows_r: pl.DataFrame) -> object:
+        def work(r: int, rows_r: Any) -> object:
+            if repeat is not None:
+                return rows_r.points(cuts, scale, r, wanted[r])
             return range_points(rows_r, keys, cuts, scale, r, wanted[r])
 
         found = by_range(work, set(wanted))

@@ -55,7 +55,7 @@ def sampled_cuts(
     ``data``'s rows each repeated ``copies`` times (``rows`` counting the copies).
     """
     if ranges is None:
-        ranges = steps.default_ranges(rows)
+        ranges = steps.default_ranges(rows // copies, copies)
     if not isinstance(ranges, numbers.Integral) or isinstance(ranges, bool):
         return steps.cuts_from_sample([], ranges)  # the cut points given (or a clear error)
     ranges = int(ranges)

@@ -109,7 +109,7 @@ MIN_RANGE_ROWS = 100_000
 WAVE = 32
 
 
-def default_ranges(rows: int) -> int:
+def default_ranges(rows: int, copies: int = 1) -> int:
     """The default number of score ranges for ``rows`` rows: a function of the row count alone.
 
     One range per :data:`MIN_RANGE_ROWS` rows up to :data:`WAVE` ranges (so
@@ -118,9 +118,16 @@ def default_ranges(rows: int) -> int:
     :data:`polars_cumdev.engines.partitioned.ROWS_PER_RANGE` rows (so that
     a range stays small). The slots of the cluster play no part: the same
     data gives the same ranges, hence the same bits, on any cluster.
+
+    ``copies``: each row counts that many times toward a range's size, as when
+    a range's task repeats its rows once per feature subset (multicalibration,
+    :mod:`~polars_cumdev.engines.cluster.repeats`). The tasks are counted by the rows
+    shuffled, one copy each: a task's fixed cost (its pieces gathered, its rows read)
+    is per row shuffled, while its walk runs over ``copies`` times as many.
     """
-    rows = max(0, int(rows))
-    return max(1, min(WAVE, -(-rows // MIN_RANGE_ROWS)), -(-rows // ROWS_PER_RANGE))
+    rows, copies = max(0, int(rows)), max(1, int(copies))
+    total = rows * copies
+    return max(1, min(WAVE, -(-rows // MIN_RANGE_ROWS)), -(-total // ROWS_PER_RANGE))
 
 
 def sample_scores(chunk: pl.DataFrame, request: Request, size: int) -> pl.DataFrame:

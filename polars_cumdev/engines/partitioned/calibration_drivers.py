@@ -29,11 +29,18 @@ from polars_cumdev.method.weights import scale_factor
 from polars_cumdev.progress import Progress, reporting
 
 __all__ = [
+    "Locate",
     "calibrate_ranges",
     "calibration_parquet",
     "calibration_partitioned",
+    "locate_chosen",
     "located_statistics",
 ]
+
+
+#: ``locate(stats, chosen)``: ``stats`` with the stretches of the groups the predicate
+#: ``chosen`` selects located (:func:`locate_chosen`, its first three arguments bound).
+Locate = Callable[[pl.DataFrame, pl.Expr | None], pl.DataFrame]
 
 
 def calibrate_ranges(
@@ -81,10 +88,30 @@ def located_statistics(
     points_of: Callable[[dict[int, pl.DataFrame]], list[tuple[pl.DataFrame, pl.DataFrame]]],
 ) -> pl.DataFrame:
     """Every group's statistics (the in-process summary's layout) with the stretch of every
-    group with T > 0 located, whatever its p-value: for a caller whose decision comes later
-    (the engines' multicalibration, which keeps the stretches of the significant segments)."""
+    group with T > 0 located, whatever its p-value (:func:`locate_chosen` locates the
+    groups a later decision picks)."""
     stats, joined = combine(cells_of(), keys, scale)
-    locating = flag(joined, stats, None, keys, 0.0)
+    return locate_chosen(joined, keys, points_of, stats)
+
+
+def locate_chosen(
+    joined: pl.DataFrame,
+    keys: Sequence[str],
+    points_of: Callable[[dict[int, pl.DataFrame]], list[tuple[pl.DataFrame, pl.DataFrame]]],
+    stats: pl.DataFrame,
+    chosen: pl.Expr | None = None,
+) -> pl.DataFrame:
+    """``stats`` (from :func:`~.calibration_ranges.combine`, whose second output is
+    ``joined``) with the stretch located of every group with T > 0 that ``chosen`` (a
+    predicate over ``stats``; None: every group) selects, by one more pass
+    (``points_of``); the other groups' location stays null.
+
+    A group's stretch depends on its own points only: locating fewer groups changes
+    none of theirs. A caller whose decision comes after the statistics (the engines'
+    multicalibration: Holm over the family) passes the groups it found significant.
+    """
+    candidates = stats if chosen is None else stats.filter(chosen)
+    locating = flag(joined, candidates, None, keys, 0.0)
     return stats if locating is None else _located(stats, locating, keys, points_of)
 
 

@@ -35,7 +35,15 @@ from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled as _engines
 from polars_cumdev.method.node_columns import group_ids
 
-__all__ = ["CELL_SUMS", "calibration_cells", "calibration_points", "empty_cells"]
+__all__ = [
+    "CELL_SUMS",
+    "calibration_cells",
+    "calibration_points",
+    "empty_cells",
+    "walk_ordered",
+    "walked_cells",
+    "walked_points",
+]
 
 #: The cell's sums, in the kernel's units (weights times the plan's scale), undivided.
 CELL_SUMS = ("weight", "c_last", "s_b", "s_e", "e_c", "e_b", "e_e")
@@ -76,12 +84,31 @@ def _walk(frame: pl.DataFrame, keys: Sequence[str], scale: float):
         for c in (nm.SCORE, nm.RESPONSE, nm.WEIGHT)
     )
     s, order, (r, w, ids) = kernel.bucketsort.bucket_sort(s, r, w, ids, True)
+    return (*walk_ordered(ids, offset, count, s, r, w, scale), order)
+
+
+def walk_ordered(
+    ids: np.ndarray,
+    offset: int,
+    count: int,
+    s: np.ndarray,
+    r: np.ndarray,
+    w: np.ndarray,
+    scale: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The calibration walk of rows already in canonical order (score, weight, response)
+    within each group: ``(out, first, curves, starts)`` as :func:`_walk` gives them.
+
+    Only each group's own rows need that order: the walk keeps one state per
+    group, so rows of different groups may interleave in any way.
+    """
+    kernel = _engines.kernel()
     starts = np.zeros(count + 1, dtype=np.int64)
     np.cumsum(kernel.tie_counts(ids, offset, s, count), out=starts[1:])
     out, first, curves = kernel.calibration_walk(
         ids, offset, s, r, w, True, scale, count, starts, 1, divided=False
     )
-    return out, first, curves, starts, order
+    return out, first, curves, starts
 
 
 def _first_places(values: np.ndarray, extremes: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -89,9 +116,12 @@ def _first_places(values: np.ndarray, extremes: np.ndarray, starts: np.ndarray) 
     counts = np.diff(starts)
     owner = np.repeat(np.arange(counts.shape[0]), counts)
     hits = np.flatnonzero(values == extremes[owner])
-    groups, at = np.unique(owner[hits], return_index=True)
+    hit_owner = owner[hits]  # (non-decreasing: the first hit of each group opens its run)
+    opens = np.ones(hits.shape[0], dtype=np.bool_)
+    np.not_equal(hit_owner[1:], hit_owner[:-1], out=opens[1:])
+    groups = hit_owner[opens]
     places = np.zeros(counts.shape[0], dtype=np.int64)
-    places[groups] = hits[at] - starts[groups] + 1
+    places[groups] = hits[opens] - starts[groups] + 1
     return places
 
 
@@ -121,11 +151,23 @@ def calibration_cells(frame: pl.DataFrame, keys: Sequence[str], scale: float) ->
         places of their first occurrences, from 1), ``lo`` (the cell's
         first score) and ``overflows``.
     """
-    from polars_cumdev import kernel as k
-
     if not frame.height:
         return empty_cells(keys, dict(frame.schema))
     out, first, curves, starts, order = _walk(frame, keys, scale)
+    body = walked_cells(out, first, curves, starts)
+    if not keys:
+        return body
+    named = frame.select(keys)[pl.Series(order[first[first >= 0]])]
+    return pl.concat([named, body], how="horizontal")
+
+
+def walked_cells(
+    out: np.ndarray, first: np.ndarray, curves: np.ndarray, starts: np.ndarray
+) -> pl.DataFrame:
+    """The cells' columns after the keys, one row per group present (``first >= 0``), in
+    the order of the group numbers, from the walk :func:`walk_ordered`."""
+    from polars_cumdev import kernel as k
+
     present = first >= 0
     at_max = _first_places(curves[:, 1], out[:, k.C_MAX], starts)
     at_min = _first_places(curves[:, 1], out[:, k.C_MIN], starts)
@@ -147,11 +189,7 @@ def calibration_cells(frame: pl.DataFrame, keys: Sequence[str], scale: float) ->
         "lo": lo,
         "overflows": out[:, k.OVERFLOWS].astype(np.int64),
     }
-    body = pl.DataFrame({c: v[present] for c, v in columns.items()})
-    if not keys:
-        return body
-    named = frame.select(keys)[pl.Series(order[first[present]])]
-    return pl.concat([named, body], how="horizontal")
+    return pl.DataFrame({c: v[present] for c, v in columns.items()})
 
 
 def calibration_points(
@@ -186,6 +224,15 @@ def calibration_points(
         groups = groups.join(cells, on=keys, how="inner", nulls_equal=True).drop(keys)
     else:
         groups = groups.join(cells, how="cross")
+    return walked_points(groups, curves, starts)
+
+
+def walked_points(
+    groups: pl.DataFrame, curves: np.ndarray, starts: np.ndarray
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`calibration_points`' outputs from the walk (:func:`walk_ordered`) of the
+    flagged groups' rows: ``groups`` holds each flagged group's number (``GID``) and
+    its cell's columns (those of ``cells`` after the keys)."""
     groups = groups.sort(GID)
     ids = groups.get_column(GID).to_numpy()
     counts = np.diff(starts)[ids]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
@@ -22,10 +23,10 @@ from segment_cases import MIXED, mixed_features
 
 from polars_cumdev.engines.cluster import steps
 from polars_cumdev.engines.cluster.finite import OTHER, group_maxima
-from polars_cumdev.engines.cluster.repeats import Repeat
+from polars_cumdev.engines.cluster.repeats import Repeat, range_sums
 from polars_cumdev.engines.cluster.segment_engines import _tables, prepare_request, segment_request
 from polars_cumdev.engines.cluster.segment_levels import levels_from_tables, merge_tables
-from polars_cumdev.engines.cluster.segments import SEGMENT, Layout, segment_numbers
+from polars_cumdev.engines.cluster.segments import SEGMENT, Layout, segment_numbers, segment_sums
 from polars_cumdev.engines.partitioned.calibration_drivers import located_statistics
 from polars_cumdev.engines.partitioned.columns import WMAX
 from polars_cumdev.method.location import LOCATION_COLUMNS
@@ -37,14 +38,14 @@ ROWS = 2500
 
 
 def case(parts: int):
-    """The loaded parts, their request, the segments' request and the repetition."""
+    """The loaded parts, the segments' request, the repetition and the segments' layout."""
     df = mixed_features(7, rows=ROWS).with_columns(pl.col("s").round(2))  # tied scores
     request = prepare_request(df.schema, MIXED, "s", "y", "w")
     chunks = [request.conform(c) for c in df.select(request.columns).iter_slices(-(-ROWS // parts))]
     tables = merge_tables([_tables(c, request, MIXED)[1] for c in chunks], len(MIXED.features))
     layout = Layout.of(levels_from_tables(tables, MIXED, pl.Schema(dict(request.schema))), MIXED)
     repeat = Repeat(request, len(layout.subsets), partial(segment_numbers, layout=layout))
-    return chunks, segment_request(request), repeat
+    return chunks, segment_request(request), repeat, layout
 
 
 def merged(maxima: pl.DataFrame) -> pl.DataFrame:
@@ -72,7 +73,7 @@ def test_dask_repeats_in_the_range_tasks_with_the_bits_of_repeating_first(client
     from polars_cumdev.engines.cluster import dask_calibration
 
     monkeypatch.setattr(steps, "MIN_RANGE_ROWS", 100)  # default: 25 ranges of the rows
-    chunks, grouped, repeat = case(3)
+    chunks, grouped, repeat, layout = case(3)
     parts = client.scatter(chunks)
     first = client.scatter([repeat.rows(c) for c in chunks])  # every copy shuffled
 
@@ -93,6 +94,12 @@ def test_dask_repeats_in_the_range_tasks_with_the_bits_of_repeating_first(client
         f for f in batches(lambda rows: group_maxima(rows, [SEGMENT], segments)) if f is not None
     ]
     assert_frame_equal(merged(pl.concat(found)), merged(maxima))
+    # So are the segments' rows, W and W R (the family kept), to rounding.
+    total = int(maxima[SEGMENT].max()) + 1
+    expected_sums = sum(segment_sums(c, repeat.source, layout)[:total] for c in chunks)
+    got_sums = range_sums(maxima, total)
+    assert np.array_equal(got_sums[:, 0], expected_sums[:, 0])
+    np.testing.assert_allclose(got_sums, expected_sums, rtol=1e-13, atol=0)
     # Locating only some segments (the significant ones, in the audit) gives theirs
     # unchanged and leaves every other segment's stretch null.
     located = expected.filter(pl.col(LOCATION_COLUMNS[0]).is_not_null())[SEGMENT]
@@ -110,7 +117,7 @@ def test_spark_repeats_in_the_range_tasks_with_the_bits_of_repeating_first(spark
     from polars_cumdev.engines.cluster import spark_calibration
 
     monkeypatch.setattr(steps, "MIN_RANGE_ROWS", 100)  # default: 25 ranges of the rows
-    chunks, grouped, repeat = case(2)
+    chunks, grouped, repeat, _ = case(2)
     loaded = spark.createDataFrame(pl.concat(chunks).to_arrow()).repartition(3)
     first = pl.concat([repeat.rows(c) for c in chunks]).select(grouped.columns)
     first = spark.createDataFrame(first.to_arrow()).repartition(3)  # every copy shuffled

@@ -48,7 +48,20 @@ from polars_cumdev.errors import CumdevError
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled
 
-__all__ = ["Repeat", "RepeatedRange", "split_cells", "split_loaded"]
+__all__ = ["EXTRA_SCHEMA", "Repeat", "RepeatedRange", "range_sums", "split_cells", "split_loaded"]
+
+ROWS, SUM_W, SUM_WR = "_cd_rows", "_cd_w", "_cd_wr"
+#: What a range's cells carry after ``SEGMENT`` beyond the calibration cells: each
+#: segment's largest weight and rows with a response other than 0 and 1 (the
+#: finite-sample step's), its rows, W and W R (the family kept, the mean response).
+EXTRA_SCHEMA = {
+    SEGMENT: pl.Int64(),
+    WMAX: pl.Float64(),
+    OTHER: pl.Int64(),
+    ROWS: pl.Float64(),
+    SUM_W: pl.Float64(),
+    SUM_WR: pl.Float64(),
+}
 
 
 @dataclass(frozen=True)
@@ -144,13 +157,12 @@ class RepeatedRange:
     def cells(self, cuts: Sequence[float], scale: float, r: int) -> pl.DataFrame:
         """Range ``r``'s cells, the bits of
         :func:`~polars_cumdev.engines.cluster.range_calibration.range_cells` of the
-        standardized copies, with each segment's largest weight (``WMAX``) and count of
-        responses other than 0 and 1 (``OTHER``) after ``SEGMENT`` (:func:`split_cells`)."""
+        standardized copies, with the columns of :data:`EXTRA_SCHEMA` first
+        (:func:`split_cells`)."""
         if not self.rows.height:
-            empty = empty_cells([SEGMENT], {SEGMENT: pl.Int64()})
-            return empty.with_columns(
-                pl.lit(None, pl.Float64).alias(WMAX), pl.lit(None, pl.Int64).alias(OTHER)
-            )
+            empty = pl.DataFrame(schema=EXTRA_SCHEMA)
+            cells = empty_cells([SEGMENT], {SEGMENT: pl.Int64()}).drop(SEGMENT)
+            return pl.concat([empty, cells], how="horizontal")
         ids, s, r_, w, one = self._ordered(None)
         _routed(one, cuts, r)
         count = int(ids.max()) + 1
@@ -159,14 +171,17 @@ class RepeatedRange:
         largest = np.full(count, -np.inf)
         np.maximum.at(largest, ids, w)
         other = np.bincount(ids, weights=(r_ != 0.0) & (r_ != 1.0), minlength=count)
-        named = pl.DataFrame(
-            {
-                SEGMENT: np.flatnonzero(present),
-                WMAX: largest[present],
-                OTHER: other[present].astype(np.int64),
-            },
-            schema={SEGMENT: pl.Int64, WMAX: pl.Float64, OTHER: pl.Int64},
-        )
+        extra = {
+            SEGMENT: np.flatnonzero(present),
+            WMAX: largest[present],
+            OTHER: other[present].astype(np.int64),
+            # (each segment's copies in canonical order: sums that do not depend on
+            # how the rows were partitioned or shuffled)
+            ROWS: np.bincount(ids, minlength=count)[present].astype(np.float64),
+            SUM_W: np.bincount(ids, weights=w, minlength=count)[present],
+            SUM_WR: np.bincount(ids, weights=w * r_, minlength=count)[present],
+        }
+        named = pl.DataFrame(extra, schema=EXTRA_SCHEMA)
         return pl.concat([named, walked_cells(out, first, curves, starts)], how="horizontal")
 
     def points(
@@ -193,12 +208,22 @@ class RepeatedRange:
 def split_cells(
     found: Sequence[pl.DataFrame | None],
 ) -> tuple[list[pl.DataFrame | None], pl.DataFrame]:
-    """The ranges' cells (:meth:`RepeatedRange.cells`) without ``WMAX`` and ``OTHER``, and
-    those two per (range, segment) in one frame: the maxima the finite-sample step reads
-    (:func:`~polars_cumdev.engines.cluster.finite.calibration_simulated`) without one
-    more pass over the rows."""
-    extra = [SEGMENT, WMAX, OTHER]
-    maxima = [c.select(extra) for c in found if c is not None and c.height]
-    empty = pl.DataFrame(schema={SEGMENT: pl.Int64, WMAX: pl.Float64, OTHER: pl.Int64})
-    merged = pl.concat(maxima) if maxima else empty
-    return [None if c is None else c.drop(WMAX, OTHER) for c in found], merged
+    """The ranges' cells (:meth:`RepeatedRange.cells`) without the columns of
+    :data:`EXTRA_SCHEMA`, and those per (range, segment), range after range, in one
+    frame: the maxima the finite-sample step reads
+    (:func:`~polars_cumdev.engines.cluster.finite.calibration_simulated`) and the
+    segments' sums (:func:`range_sums`), without more passes over the rows."""
+    extra = list(EXTRA_SCHEMA)
+    parts = [c.select(extra) for c in found if c is not None and c.height]
+    merged = pl.concat(parts) if parts else pl.DataFrame(schema=EXTRA_SCHEMA)
+    return [None if c is None else c.drop(extra[1:]) for c in found], merged
+
+
+def range_sums(extra: pl.DataFrame, total: int) -> np.ndarray:
+    """Rows, W and W R per segment number (``total`` x 3), the ranges' sums
+    (:func:`split_cells`) added range after range, in a fixed order."""
+    sums = np.zeros((total, 3))
+    segment = extra.get_column(SEGMENT).to_numpy()
+    for j, column in enumerate((ROWS, SUM_W, SUM_WR)):
+        np.add.at(sums[:, j], segment, extra.get_column(column).to_numpy())
+    return sums

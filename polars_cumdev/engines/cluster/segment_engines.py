@@ -25,10 +25,10 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.engines.cluster import dask_engine, finite, steps
-from polars_cumdev.engines.cluster.checks import raise_tally, tally
+from polars_cumdev.engines.cluster.checks import ROWS, raise_tally, tally
 from polars_cumdev.engines.cluster.dask_calibration import segment_statistics
 from polars_cumdev.engines.cluster.probe import probe_dask
-from polars_cumdev.engines.cluster.repeats import Repeat
+from polars_cumdev.engines.cluster.repeats import Repeat, range_sums
 from polars_cumdev.engines.cluster.request import Request, make_request
 from polars_cumdev.engines.cluster.segment_levels import (
     levels_from_tables,
@@ -51,7 +51,7 @@ from polars_cumdev.multicalibration.api import MULTICALIBRATION_COLUMNS, check_o
 from polars_cumdev.multicalibration.family import Segments
 from polars_cumdev.multicalibration.walk import Options
 
-__all__ = ["dask_multicalibration", "prepare_request"]
+__all__ = ["dask_multicalibration", "prepare_request", "too_few_rows"]
 
 
 def prepare_request(
@@ -87,6 +87,13 @@ def segment_request(request: Request) -> Request:
         "calibration", pl.Schema(columns), SEGMENT, request.score, request.response,
         request.weight,
     )  # fmt: skip
+
+
+def too_few_rows(tallies: pl.DataFrame, family: Segments) -> bool:
+    """Whether the rows (counted by the checks' ``tallies``) are fewer than ``min_rows``:
+    then no segment is kept, and the few rows are summed at once for the in-process error
+    (else the range pass sums the segments)."""
+    return int(tallies.get_column(ROWS).sum()) < family.min_rows
 
 
 def _tables(chunk: pl.DataFrame, request: Request, family: Segments) -> tuple:
@@ -136,17 +143,19 @@ def dask_multicalibration(
         tables = merge_tables(per_part, len(segments.features))
         levels = levels_from_tables(tables, segments, pl.Schema(dict(request.schema)))
         layout = Layout.of(levels, segments)
-        sums = np.zeros((layout.total, 3))
-        for part_sums in client.gather(client.map(_sums, parts, request=request, layout=layout)):
-            sums += part_sums
-        kept = kept_segments(layout, segments, sums)
+        if too_few_rows(merged, segments):  # (no segment can be kept: the in-process error)
+            sums = client.gather(client.map(_sums, parts, request=request, layout=layout))
+            kept_segments(layout, segments, sum(sums, np.zeros((layout.total, 3))))
         grouped = segment_request(request)
-        # Each row crosses the network once: every range's task repeats its own rows.
+        # Each row crosses the network once: every range's task walks its own rows into
+        # their segments, and sums them (the family kept) beside the calibration.
         repeat = Repeat(request, len(layout.subsets), partial(segment_numbers, layout=layout))
-        stats, maxima, batches, locate = segment_statistics(client, parts, grouped, repeat)
+        stats, extra, batches, locate = segment_statistics(client, parts, grouped, repeat)
+        sums = range_sums(extra, layout.total)
+        kept = kept_segments(layout, segments, sums)
         stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
         # (0/1 segments redrawn, soft-label segments bounded: as in process)
-        stats = finite.calibration_simulated(stats, [SEGMENT], options.level, batches, maxima)
+        stats = finite.calibration_simulated(stats, [SEGMENT], options.level, batches, extra)
         decision = decide(kept, stats, options)
         if options.locate:  # the significant segments' stretches: one more pass
             stats = locate(stats, decision.chosen(kept))

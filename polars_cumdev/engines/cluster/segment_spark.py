@@ -26,12 +26,13 @@ from polars_cumdev.engines.cluster import spark_jobs as jobs
 from polars_cumdev.engines.cluster.checks import raise_tally, tally
 from polars_cumdev.engines.cluster.failures import spark_errors
 from polars_cumdev.engines.cluster.probe import probe_spark
-from polars_cumdev.engines.cluster.repeats import Repeat
+from polars_cumdev.engines.cluster.repeats import Repeat, range_sums
 from polars_cumdev.engines.cluster.segment_engines import (
     _tables,
     options_of,
     prepare_request,
     segment_request,
+    too_few_rows,
 )
 from polars_cumdev.engines.cluster.segment_levels import (
     levels_from_tables,
@@ -109,23 +110,27 @@ def spark_multicalibration(
     levels = levels_from_tables(tables, segments, pl.Schema(dict(request.schema)))
     layout = Layout.of(levels, segments)
 
-    def sums_of(chunk: pl.DataFrame) -> np.ndarray:
-        return segment_sums(chunk, request, layout)
+    if too_few_rows(merged, segments):  # (no segment can be kept: the in-process error)
 
-    sums = np.zeros((layout.total, 3))
-    for part_sums in _each(data, request, sums_of):
-        sums += part_sums
-    kept = kept_segments(layout, segments, sums)
+        def sums_of(chunk: pl.DataFrame) -> np.ndarray:
+            return segment_sums(chunk, request, layout)
+
+        kept_segments(
+            layout, segments, sum(_each(data, request, sums_of), np.zeros((layout.total, 3)))
+        )
     grouped = segment_request(request)
     # Each row is shuffled once, from Spark's JVM to Python once a pass: every range's
-    # task repeats its own rows (:mod:`.repeats`).
+    # task walks its own rows into their segments, and sums them (the family kept)
+    # beside the calibration (:mod:`.repeats`).
     repeat = Repeat(request, len(layout.subsets), partial(segment_numbers, layout=layout))
     # by score ranges: no segment held whole
-    with segment_statistics(data, grouped, repeat, tallies) as (stats, maxima, locate):
+    with segment_statistics(data, grouped, repeat, tallies) as (stats, extra, locate):
+        sums = range_sums(extra, layout.total)
+        kept = kept_segments(layout, segments, sums)
         stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
         # (0/1 segments redrawn, soft-label segments bounded: as in process)
         gather_rows = jobs.batches(data, grouped, repeat)
-        stats = finite.calibration_simulated(stats, [SEGMENT], options.level, gather_rows, maxima)
+        stats = finite.calibration_simulated(stats, [SEGMENT], options.level, gather_rows, extra)
         decision = decide(kept, stats, options)
         if options.locate:  # the significant segments' stretches: one more pass
             stats = locate(stats, decision.chosen(kept))

@@ -27,7 +27,8 @@ from polars_cumdev.engines.cluster.repeats import Repeat, range_sums
 from polars_cumdev.engines.cluster.segment_engines import _tables, prepare_request, segment_request
 from polars_cumdev.engines.cluster.segment_levels import levels_from_tables, merge_tables
 from polars_cumdev.engines.cluster.segments import SEGMENT, Layout, segment_numbers, segment_sums
-from polars_cumdev.engines.partitioned.calibration_drivers import located_statistics
+from polars_cumdev.engines.partitioned.calibration_drivers import locate_chosen
+from polars_cumdev.engines.partitioned.calibration_ranges import combine
 from polars_cumdev.engines.partitioned.columns import WMAX
 from polars_cumdev.method.location import LOCATION_COLUMNS
 
@@ -46,6 +47,12 @@ def case(parts: int):
     layout = Layout.of(levels_from_tables(tables, MIXED, pl.Schema(dict(request.schema))), MIXED)
     repeat = Repeat(request, len(layout.subsets), partial(segment_numbers, layout=layout))
     return chunks, segment_request(request), repeat, layout
+
+
+def all_located(keys, scale, cells_of, points_of) -> pl.DataFrame:
+    """Every segment's statistics with every stretch with T > 0 located."""
+    stats, joined = combine(cells_of(), keys, scale)
+    return locate_chosen(joined, keys, points_of, stats)
 
 
 def merged(maxima: pl.DataFrame) -> pl.DataFrame:
@@ -81,7 +88,7 @@ def test_dask_repeats_in_the_range_tasks_with_the_bits_of_repeating_first(client
         keys, cuts, scale, _, cells_of, points_of = dask_calibration._ranged(
             client, frames, grouped, ranges, steps.clock(None), repeat
         )
-        return cuts, located_statistics(keys, scale, cells_of, points_of)
+        return cuts, all_located(keys, scale, cells_of, points_of)
 
     expected = assert_same_bits(statistics, first, parts, repeat)
     stats, maxima, batches, locate = dask_calibration.segment_statistics(
@@ -127,7 +134,7 @@ def test_spark_repeats_in_the_range_tasks_with_the_bits_of_repeating_first(spark
             data, grouped, ranges, steps.clock(None), repeat
         )
         try:
-            return cuts, located_statistics(keys, scale, cells_of, points_of)
+            return cuts, all_located(keys, scale, cells_of, points_of)
         finally:
             shuffled.unpersist()
 

@@ -87,9 +87,9 @@ def _ranged(
     futures = client.map(dask_engine._sample, parts, request=sampled, size=size, pure=False)
     for count, sample in dask_engine._samples(futures):
         sample = sample if copies == 1 else cutting.repeat_sample(sample, copies)
-        rows, merged = rows + count * copies, cutting.merge_samples([merged, sample], size)
+        rows, merged = rows + count, cutting.merge_samples([merged, sample], size)
     del futures
-    default = steps.default_ranges(rows // copies, copies)
+    default = steps.default_ranges(rows, copies)
     cuts = cutting.quantile_cuts(merged, default if ranges is None else ranges)
     count = len(cuts) + 1
     note(f"round 1: {len(parts)} parts sampled; {count} score ranges")

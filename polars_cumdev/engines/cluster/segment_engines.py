@@ -38,6 +38,8 @@ from polars_cumdev.engines.cluster.segment_levels import (
 )
 from polars_cumdev.engines.cluster.segments import (
     SEGMENT,
+    Decision,
+    Kept,
     Layout,
     decide,
     family_table,
@@ -46,12 +48,13 @@ from polars_cumdev.engines.cluster.segments import (
     segment_rows,
     segment_sums,
 )
+from polars_cumdev.engines.partitioned.calibration_drivers import Locate
 from polars_cumdev.errors import InvalidParameterError
 from polars_cumdev.multicalibration.api import MULTICALIBRATION_COLUMNS, check_options
 from polars_cumdev.multicalibration.family import Segments
 from polars_cumdev.multicalibration.walk import Options
 
-__all__ = ["dask_multicalibration", "prepare_request", "too_few_rows"]
+__all__ = ["dask_multicalibration", "decided_family", "prepare_request", "too_few_rows"]
 
 
 def prepare_request(
@@ -94,6 +97,30 @@ def too_few_rows(tallies: pl.DataFrame, family: Segments) -> bool:
     then no segment is kept, and the few rows are summed at once for the in-process error
     (else the range pass sums the segments)."""
     return int(tallies.get_column(ROWS).sum()) < family.min_rows
+
+
+def decided_family(
+    layout: Layout,
+    family: Segments,
+    options: Options,
+    stats: pl.DataFrame,
+    extra: pl.DataFrame,
+    map_batches: finite.MapBatches,
+    locate: Locate,
+) -> tuple[Kept, np.ndarray, pl.DataFrame, Decision]:
+    """After either engine's range pass (``stats``, the ranges' ``extra`` columns, a map
+    over their rows, the locating pass): the family kept from the ranges' sums, the
+    finite-sample p-values (0/1 segments redrawn, soft-label segments bounded: as in
+    process), Holm once, then the significant segments' stretches located.
+    Returns ``(kept, sums, stats, decision)``."""
+    sums = range_sums(extra, layout.total)
+    kept = kept_segments(layout, family, sums)
+    stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
+    stats = finite.calibration_simulated(stats, [SEGMENT], options.level, map_batches, extra)
+    decision = decide(kept, stats, options)
+    if options.locate:  # the significant segments' stretches: one more pass
+        stats = locate(stats, decision.chosen(kept))
+    return kept, sums, stats, decision
 
 
 def _tables(chunk: pl.DataFrame, request: Request, family: Segments) -> tuple:
@@ -150,15 +177,8 @@ def dask_multicalibration(
         # Each row crosses the network once: every range's task walks its own rows into
         # their segments, and sums them (the family kept) beside the calibration.
         repeat = Repeat(request, len(layout.subsets), partial(segment_numbers, layout=layout))
-        stats, extra, batches, locate = segment_statistics(client, parts, grouped, repeat)
-        sums = range_sums(extra, layout.total)
-        kept = kept_segments(layout, segments, sums)
-        stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
-        # (0/1 segments redrawn, soft-label segments bounded: as in process)
-        stats = finite.calibration_simulated(stats, [SEGMENT], options.level, batches, extra)
-        decision = decide(kept, stats, options)
-        if options.locate:  # the significant segments' stretches: one more pass
-            stats = locate(stats, decision.chosen(kept))
+        found = segment_statistics(client, parts, grouped, repeat)
+        kept, sums, stats, decision = decided_family(layout, segments, options, *found)
 
         def gather(wanted: Sequence[int]) -> pl.DataFrame:
             rows = client.map(_rows, parts, request=request, layout=layout, wanted=list(wanted))

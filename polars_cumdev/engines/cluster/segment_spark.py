@@ -21,14 +21,15 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from polars_cumdev.engines.cluster import finite, require, steps
+from polars_cumdev.engines.cluster import require, steps
 from polars_cumdev.engines.cluster import spark_jobs as jobs
 from polars_cumdev.engines.cluster.checks import raise_tally, tally
 from polars_cumdev.engines.cluster.failures import spark_errors
 from polars_cumdev.engines.cluster.probe import probe_spark
-from polars_cumdev.engines.cluster.repeats import Repeat, range_sums
+from polars_cumdev.engines.cluster.repeats import Repeat
 from polars_cumdev.engines.cluster.segment_engines import (
     _tables,
+    decided_family,
     options_of,
     prepare_request,
     segment_request,
@@ -40,9 +41,7 @@ from polars_cumdev.engines.cluster.segment_levels import (
     value_tables,
 )
 from polars_cumdev.engines.cluster.segments import (
-    SEGMENT,
     Layout,
-    decide,
     family_table,
     kept_segments,
     segment_numbers,
@@ -125,15 +124,9 @@ def spark_multicalibration(
     repeat = Repeat(request, len(layout.subsets), partial(segment_numbers, layout=layout))
     # by score ranges: no segment held whole
     with segment_statistics(data, grouped, repeat, tallies) as (stats, extra, locate):
-        sums = range_sums(extra, layout.total)
-        kept = kept_segments(layout, segments, sums)
-        stats = stats.join(pl.DataFrame({SEGMENT: kept.ids}), on=SEGMENT, how="semi")
-        # (0/1 segments redrawn, soft-label segments bounded: as in process)
         gather_rows = jobs.batches(data, grouped, repeat)
-        stats = finite.calibration_simulated(stats, [SEGMENT], options.level, gather_rows, extra)
-        decision = decide(kept, stats, options)
-        if options.locate:  # the significant segments' stretches: one more pass
-            stats = locate(stats, decision.chosen(kept))
+        found = (stats, extra, gather_rows, locate)
+        kept, sums, stats, decision = decided_family(layout, segments, options, *found)
 
     def gather(wanted: Sequence[int]) -> pl.DataFrame:
         found = _each(data, request, lambda c: segment_rows(c, request, layout, list(wanted)))

@@ -53,6 +53,7 @@ from polars_cumdev.multicalibration.walk import EXTRA_SCHEMA, Options, _labels, 
 __all__ = [
     "SEGMENT",
     "Decision",
+    "Kept",
     "Layout",
     "copies_of",
     "decide",

@@ -159,10 +159,10 @@ def _ranged(
     score = request.score
     read = request if repeat is None else repeat.source
     copies = 1 if repeat is None else repeat.copies
-    rows = data.count() * copies
+    rows = data.count()
     cuts = sampled_cuts(data, score, ranges, rows, copies)
     count = len(cuts) + 1
-    note(f"{rows} rows; {count} score ranges")
+    note(f"{rows * copies} rows; {count} score ranges")
 
     def check(batches: Iterator[Any]) -> Iterator[Any]:
         counts, _ = steps._checked(partition_frame(batches, read), read)

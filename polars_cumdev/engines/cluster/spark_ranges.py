@@ -51,11 +51,11 @@ def sampled_cuts(
     a tree and the driver gets the merged sample
     (:mod:`polars_cumdev.engines.partitioned.cuts`): the cuts depend on the
     data alone, not on its partitioning, its row order or the cluster.
-    ``rows`` counts the rows cut; with ``copies``, the cuts are those of
-    ``data``'s rows each repeated ``copies`` times (``rows`` counting the copies).
+    ``rows`` counts ``data``'s rows; with ``copies``, the cuts are those of its rows
+    each repeated ``copies`` times.
     """
     if ranges is None:
-        ranges = steps.default_ranges(rows // copies, copies)
+        ranges = steps.default_ranges(rows, copies)
     if not isinstance(ranges, numbers.Integral) or isinstance(ranges, bool):
         return steps.cuts_from_sample([], ranges)  # the cut points given (or a clear error)
     ranges = int(ranges)

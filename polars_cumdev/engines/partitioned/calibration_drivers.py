@@ -34,7 +34,6 @@ __all__ = [
     "calibration_parquet",
     "calibration_partitioned",
     "locate_chosen",
-    "located_statistics",
 ]
 
 
@@ -79,19 +78,6 @@ def _located(stats: pl.DataFrame, locating, keys: Sequence[str], points_of) -> p
     wanted = {r: locating.for_range(r) for r in sorted(locating.ranges)}
     found = stitch(locating, *gather(points_of(wanted)))
     return with_located(stats, found, keys)
-
-
-def located_statistics(
-    keys: Sequence[str],
-    scale: float,
-    cells_of: Callable[[], list[pl.DataFrame | None]],
-    points_of: Callable[[dict[int, pl.DataFrame]], list[tuple[pl.DataFrame, pl.DataFrame]]],
-) -> pl.DataFrame:
-    """Every group's statistics (the in-process summary's layout) with the stretch of every
-    group with T > 0 located, whatever its p-value (:func:`locate_chosen` locates the
-    groups a later decision picks)."""
-    stats, joined = combine(cells_of(), keys, scale)
-    return locate_chosen(joined, keys, points_of, stats)
 
 
 def locate_chosen(

@@ -13,6 +13,9 @@ engines shuffle 11 copies of the score, response and segment number).
 ``--family 1051``: five categorical features of 10 levels, depth 2 (1 + 50 + 1,000
 = 1,051 segments, "about 1,000"; each row in 16 of them).
 
+``--data tied`` rounds the scores to 2 decimals; ``--data skewed`` draws the levels
+with skewed frequencies (:func:`data`).
+
 ``--screen`` adds each engine's screen of the same rows by ``g``, the 1,000 cells
 of three of the features (``a``, ``b``, ``c``), and prints the engine's audit time
 over it (issue 39, item 5: at most 2).
@@ -37,14 +40,27 @@ FAMILIES = {
 }
 
 
-def data(rows: int, seed: int = 0) -> pl.DataFrame:
+def data(rows: int, seed: int = 0, kind: str = "continuous") -> pl.DataFrame:
+    """The rows: continuous scores (every one distinct) and even levels; ``kind="tied"``:
+    scores rounded to 2 decimals (101 distinct); ``"skewed"``: every feature's levels
+    drawn with probabilities proportional to 1 / (k + 1)^1.5 (level 0 holds 50% of the
+    rows, level 9 1.6%), so the segments' sizes span two orders of magnitude."""
     rng = np.random.default_rng(seed)
     s = rng.uniform(size=rows)
-    a, b, c = (rng.integers(0, 10, rows) for _ in range(3))
+    if kind == "tied":
+        s = np.round(s, 2)
+    weights = 1.0 / np.arange(1, 11) ** 1.5
+
+    def level() -> np.ndarray:
+        if kind != "skewed":
+            return rng.integers(0, 10, rows)
+        return rng.choice(10, size=rows, p=weights / weights.sum())
+
+    a, b, c = (level() for _ in range(3))
     x = rng.normal(size=rows)
     p = np.clip(s + 0.05 * ((a == 0) & (b == 1)), 0, 1)
     y = (rng.random(rows) < p).astype(float)
-    d, e = (rng.integers(0, 10, rows) for _ in range(2))
+    d, e = (level() for _ in range(2))
     g = a * 100 + b * 10 + c
     return pl.DataFrame({"s": s, "y": y, "a": a, "b": b, "c": c, "x": x, "d": d, "e": e, "g": g})
 
@@ -70,6 +86,7 @@ def main() -> None:
     parser.add_argument("--engines", default="dask,spark")
     parser.add_argument("--family", default="397", choices=sorted(FAMILIES))
     parser.add_argument("--screen", action="store_true", help="each engine's screen beside")
+    parser.add_argument("--data", default="continuous", choices=["continuous", "tied", "skewed"])
     args = parser.parse_args()
     engines = args.engines.split(",")
     family = FAMILIES[args.family]
@@ -89,7 +106,7 @@ def main() -> None:
     print("| rows | engine | first s | warm s | warm / in-process | largest rel. diff of z |")
     print("| --- | --- | --- | --- | --- | --- |")
     for rows in (int(float(r)) for r in args.rows.split(",")):
-        df = data(rows)
+        df = data(rows, kind=args.data)
         first, warm, want = twice(lambda df=df: multicalibration(df, "s", "y", segments=family))
         print(f"| {rows:.0e} | in-process | {first:.2f} | {warm:.2f} | 1 | 0 |", flush=True)
         base = warm

@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/cluster_floor.py --rows 1e7 --repeat 2
     python benchmarks/cluster_floor.py --rows 1e7 --engines spark
+    python benchmarks/cluster_floor.py --rows 1e7 --engines spark --driver-memory 4g
 
 Issue 39 item 5 asks each cluster screen to cost at most 1.2 times the
 engine's own sort of the same file by score. This script measures, in one
@@ -27,7 +28,18 @@ Spark (``local[--workers]``, the package's own session settings):
   Spark SQL formulation needs (each group's, by range and group in score
   order, and the population's, by range in score order) into ``noop``;
   without the midpoints' lookup, the offsets across ranges, the extremes,
-  sigma or any p-value.
+  sigma or any p-value;
+- ``range shuffle + sort within``: ``repartitionByRange(score)`` and
+  ``sortWithinPartitions(score)`` into the ``noop`` sink: the rows where a
+  per-range step in the JVM would read them;
+- ``range shuffle + jvm walk``: the same rows handed to a skeleton of that
+  step written in Java (``benchmarks/jvm/RangeWalkFloor.java``, compiled at run
+  time by the Janino compiler pyspark ships, so no JDK is needed): the floor of
+  a port of the kernel to the JVM, the one road that keeps Python out of the
+  rows' way.
+
+``--driver-memory`` sets the local JVM's heap (Spark's default is 1g); every
+Spark run, the sort included, uses it.
 
 Dask (``LocalCluster`` of ``--workers`` one-thread processes):
 
@@ -101,6 +113,32 @@ def spark_sort_once(spark, path: Path) -> None:
     ordered.write.format("noop").mode("overwrite").save()
 
 
+def janino_walk(spark, scratch: Path):
+    """``RangeWalkFloor.walk`` compiled by pyspark's own Janino, its classes in a jar the
+    executors fetch; returns a function of (sorted Spark frame, number of groups)."""
+    import zipfile
+
+    jvm = spark._jvm
+    compiler = jvm.org.codehaus.janino.SimpleCompiler()
+    compiler.setParentClassLoader(jvm.java.lang.Thread.currentThread().getContextClassLoader())
+    compiler.cook((Path(__file__).parent / "jvm" / "RangeWalkFloor.java").read_text())
+    codes = compiler.getBytecodes()
+    jar = scratch / "range_walk_floor.jar"
+    with zipfile.ZipFile(jar, "w") as out:
+        for name in codes.keySet():
+            out.writestr(name.replace(".", "/") + ".class", bytes(codes.get(name)))
+    spark.sparkContext._jsc.sc().addJar(str(jar))
+    found = compiler.getClassLoader().loadClass("RangeWalkFloor")
+    (walk,) = [m for m in found.getMethods() if m.getName() == "walk"]
+
+    def run(sdf, groups: int) -> float:
+        args = spark.sparkContext._gateway.new_array(jvm.java.lang.Object, 2)
+        args[0], args[1] = sdf._jdf, jvm.java.lang.Integer.valueOf(groups)
+        return float(walk.invoke(None, args))
+
+    return run
+
+
 def spark_floor(path: Path, workers: int, repeat: int) -> dict[str, tuple[float, float, float]]:
     import pyarrow as pa
     from pyspark.sql import Window
@@ -140,12 +178,24 @@ def spark_floor(path: Path, workers: int, repeat: int) -> dict[str, tuple[float,
         )
         out.write.format("noop").mode("overwrite").save()
 
+    def sorted_ranges():
+        columns = ("group", "score", "weight", "cast(response as double) as response")
+        sdf = spark.read.parquet(str(path)).selectExpr(*columns)
+        return sdf.repartitionByRange(RANGES, "score").sortWithinPartitions("score")
+
+    def sorted_to_noop():
+        sorted_ranges().write.format("noop").mode("overwrite").save()
+
+    groups = pl.scan_parquet(path).select(pl.col("group").max()).collect().item() + 1
     try:
+        jvm_walk = janino_walk(spark, path.parent)
         runs = {"sort": best(lambda: spark_sort_once(spark, path), repeat)}
         assert to_python() == shuffled_to_python()
         runs["to python"] = best(to_python, repeat)
         runs["range shuffle + to python"] = best(shuffled_to_python, repeat)
         runs["sql windows"] = best(sql_windows, repeat)
+        runs["range shuffle + sort within"] = best(sorted_to_noop, repeat)
+        runs["range shuffle + jvm walk"] = best(lambda: jvm_walk(sorted_ranges(), groups), repeat)
     finally:
         spark.stop()
     return runs
@@ -223,8 +273,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--engines", default="spark,dask")
     parser.add_argument("--repeat", type=int, default=2, help="warm runs (the best is printed)")
+    parser.add_argument("--driver-memory", default=None, help="the local JVM's heap, e.g. 4g")
     parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "cumdev_cluster"))
     args = parser.parse_args()
+    if args.driver_memory:  # (read when pyspark starts the JVM)
+        os.environ["PYSPARK_SUBMIT_ARGS"] = f"--driver-memory {args.driver_memory} pyspark-shell"
     folder = Path(args.dir)
     folder.mkdir(parents=True, exist_ok=True)
     rows = int(float(args.rows))

@@ -94,7 +94,7 @@ from polars_cumdev.kernel._cache import tolerate_damage
 from polars_cumdev.kernel.curves import calibration_curves, group_curves, tie_scores
 from polars_cumdev.kernel.events import screen_events
 from polars_cumdev.kernel.location import stretches, stretches_from
-from polars_cumdev.kernel.pieces import curve_pieces
+from polars_cumdev.kernel.pieces import calibration_pieces, curve_pieces
 from polars_cumdev.kernel.points import (
     P_BIN_WEIGHT,
     P_E_BERNOULLI,
@@ -189,6 +189,7 @@ __all__ = [
     "bucketsort",
     "calibration_curves",
     "calibration_groups",
+    "calibration_pieces",
     "calibration_walk",
     "curve",
     "curve_pieces",

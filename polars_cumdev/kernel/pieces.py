@@ -17,7 +17,33 @@ from numba import njit
 
 from polars_cumdev.kernel.prefix import F64, I64, JIT
 
-__all__ = ["curve_pieces"]
+__all__ = ["calibration_pieces", "curve_pieces"]
+
+
+@njit(**JIT)
+def _mark(
+    c: F64,
+    lo: int,
+    hi: int,
+    band: tuple[float, float, float, float],
+    end: npt.NDArray[np.bool_],
+    start: npt.NDArray[np.bool_],
+) -> None:
+    """The candidates among one group's points ``lo:hi``: with v = sign C, ``end`` where v
+    exceeds every earlier v of the range and the point before it (C = ``c_base``) and
+    reaches ``hi_level``; ``start`` where v is below every later v and at most
+    ``lo_level``. ``band`` is ``(sign, c_base, lo_level, hi_level)``."""
+    sign, c_base, lo_level, hi_level = band
+    highest = sign * c_base  # the running maximum of v, from the point before the range
+    for i in range(lo, hi):
+        v = sign * c[i]
+        end[i] = v > highest and v >= hi_level
+        highest = max(highest, v)
+    lowest = np.inf  # the minimum of v over the points after i
+    for i in range(hi - 1, lo - 1, -1):
+        v = sign * c[i]
+        start[i] = v < lowest and v <= lo_level
+        lowest = min(lowest, v)
 
 
 @njit(**JIT)
@@ -77,14 +103,66 @@ def curve_pieces(
             a[i] = (prior_w + running_weight[i]) / total
             position[i] = prior_n[j] + place[i]
             following[i] = next_score if last else score[i + 1]
-        highest = sign * c_base  # the running maximum of v, from the point before the range
-        for i in range(lo, hi):
-            v = sign * c[i]
-            end[i] = v > highest and v >= hi_level
-            highest = max(highest, v)
-        lowest = np.inf  # the minimum of v over the points after i
-        for i in range(hi - 1, lo - 1, -1):
-            v = sign * c[i]
-            start[i] = v < lowest and v <= lo_level
-            lowest = min(lowest, v)
+        _mark(c, lo, hi, (sign, c_base, lo_level, hi_level), end, start)
     return a, c, position, following, end, start
+
+
+@njit(**JIT)
+def calibration_pieces(
+    first: I64, counts: I64, curves: F64, constants: F64
+) -> tuple[F64, F64, F64, F64, F64, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """The calibration's form of :func:`curve_pieces`: each flagged group's points in one
+    range, placed on the group's whole curve, and whether each is a candidate.
+
+    Parameters
+    ----------
+    first, counts
+        Per flagged group, its first row in ``curves`` and its number of points there.
+    curves
+        The range's walk (:func:`polars_cumdev.kernel.calibration_walk`): per point,
+        the cell's running weight, its running sum of W'_k (R'_k - S'_k) and S'_k.
+    constants
+        Per flagged group, in this order: ``total`` (its W), ``prior_w`` (the
+        weight before the cell), ``c_base`` (C at the point before the range),
+        ``prior_n`` (the number of its points before the range), ``next_score``
+        (the score of its next point after the range, NaN: none), ``sign`` (+1 or
+        -1), ``lo_level`` and ``hi_level`` (the band of the candidates).
+
+    Returns
+    -------
+    tuple
+        Per point, the groups one after the other: ``score``, ``a`` (A_k = (weight
+        before the cell + running weight) / W), ``c`` (C_k = C before the range +
+        running sum / W), ``position`` (k on the whole curve), ``next`` (the score of
+        the following point), ``end`` and ``start`` as :func:`curve_pieces` marks
+        them (equations (44)-(47) of "Cumulative deviation of a subpopulation from
+        the full population"; the candidates of
+        :mod:`polars_cumdev.engines.partitioned.locating`).
+    """
+    n = 0
+    for j in range(counts.shape[0]):
+        n += counts[j]
+    score = np.empty(n)
+    a = np.empty(n)
+    c = np.empty(n)
+    position = np.empty(n)
+    following = np.empty(n)
+    end = np.empty(n, dtype=np.bool_)
+    start = np.empty(n, dtype=np.bool_)
+    lo = 0
+    for j in range(counts.shape[0]):
+        hi = lo + counts[j]
+        total, prior_w, c_base, prior_n, next_score, sign, lo_level, hi_level = constants[j]
+        for i in range(lo, hi):
+            row = first[j] + (i - lo)
+            score[i] = curves[row, 2]
+            a[i] = (prior_w + curves[row, 0]) / total
+            c[i] = c_base + curves[row, 1] / total
+            position[i] = prior_n + (i - lo + 1)
+        for i in range(lo, hi - 1):
+            following[i] = score[i + 1]
+        if hi > lo:
+            following[hi - 1] = next_score
+        _mark(c, lo, hi, (sign, c_base, lo_level, hi_level), end, start)
+        lo = hi
+    return score, a, c, position, following, end, start

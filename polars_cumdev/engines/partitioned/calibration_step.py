@@ -227,6 +227,20 @@ def calibration_points(
     return walked_points(groups, curves, starts)
 
 
+#: A flagged group's columns, in the order the compiled
+#: :func:`polars_cumdev.kernel.pieces.calibration_pieces` reads them.
+_CONSTANTS = (
+    TOTAL_WEIGHT,
+    "prior_w",
+    "c_base",
+    "prior_n",
+    "next_score",
+    SIGN,
+    "lo_level",
+    "hi_level",
+)
+
+
 def walked_points(
     groups: pl.DataFrame, curves: np.ndarray, starts: np.ndarray
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -238,55 +252,20 @@ def walked_points(
     counts = np.diff(starts)[ids]
     group_starts = np.zeros(ids.shape[0] + 1, dtype=np.int64)
     np.cumsum(counts, out=group_starts[1:])
-    inside = np.arange(group_starts[-1]) - np.repeat(group_starts[:-1], counts)
-    rows = np.repeat(starts[ids], counts) + inside
-    local_a, local_c, score = curves[rows, 0], curves[rows, 1], curves[rows, 2]
-
-    def per_point(name: str) -> np.ndarray:
-        return np.repeat(groups.get_column(name).cast(pl.Float64).to_numpy(), counts)
-
-    total = per_point(TOTAL_WEIGHT)
-    a = (per_point("prior_w") + local_a) / total
-    c = per_point("c_base") + local_c / total
-    place = inside + 1
-    position = per_point("prior_n") + place
-    nxt = np.empty_like(score)
-    nxt[:-1] = score[1:]
-    nxt[group_starts[1:] - 1] = (
-        groups.get_column("next_score").cast(pl.Float64).fill_null(np.nan).to_numpy()
+    constants = groups.select(pl.col(c).cast(pl.Float64).fill_null(np.nan) for c in _CONSTANTS)
+    score, a, c, position, nxt, end, start = _engines.kernel().calibration_pieces(
+        np.ascontiguousarray(starts[ids]),
+        counts,
+        curves,
+        np.ascontiguousarray(constants.to_numpy()),
     )
-    # Candidates (:mod:`.locating`): a strict prefix maximum of v = sign C after the
-    # point before the range, reaching the band, or a strict suffix minimum below it.
-    sign = per_point(SIGN)
-    v = pl.col("v")
-    earlier = v.cum_max().shift(1).over("g").fill_null(-np.inf)
-    later = v.reverse().cum_min().reverse().shift(-1).over("g").fill_null(np.inf)
-    points = pl.DataFrame(
-        {
-            "g": np.repeat(np.arange(ids.shape[0]), counts),
-            "v": sign * c,
-            "before": sign * per_point("c_base"),
-            "hi": per_point("hi_level"),
-            "lo": per_point("lo_level"),
-        }
-    )
-    marks = points.select(
-        ((v > pl.max_horizontal(pl.col("before"), earlier)) & (v >= pl.col("hi"))).alias("end"),
-        ((v < later) & (v <= pl.col("lo"))).alias("start"),
-    )
-    values = {
-        "score": score,
-        "a": a,
-        "c": c,
-        "position": position.astype(np.float64),
-        "next": nxt,
-        "end": marks.get_column("end").to_numpy(),
-        "start": marks.get_column("start").to_numpy(),
-    }
-    picked = values["end"] | values["start"]
+    values = {"score": score, "a": a, "c": c, "position": position, "next": nxt}
+    values |= {"end": end, "start": start}
+    picked = end | start
+    owner = np.repeat(np.arange(ids.shape[0]), counts)[picked]
     candidates = pl.DataFrame(
         {
-            FID: np.repeat(groups.get_column(FID).to_numpy(), counts)[picked],
+            FID: groups.get_column(FID).to_numpy()[owner],
             "position": position[picked].astype(np.int64),
             **{name: values[name][picked] for name in ("a", "c", "score", "next")},
         },

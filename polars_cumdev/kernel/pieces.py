@@ -7,6 +7,11 @@ points come listed by :func:`polars_cumdev.kernel.ranges.range_cells`, each
 group's together and in increasing order of score, with their running
 columns over the group's cell; the group's constants come from the first
 pass (:mod:`polars_cumdev.engines.partitioned.locating`).
+
+:func:`calibration_pieces` is the same stage for calibration by ranges
+(:func:`polars_cumdev.engines.partitioned.calibration_step.walked_points`), whose
+points are those of the range's calibration walk; a point-by-point Python
+transcription is its oracle in the tests. Both mark the candidates with one loop.
 """
 
 from __future__ import annotations

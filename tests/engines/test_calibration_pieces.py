@@ -89,7 +89,11 @@ def _calls(monkeypatch, df, weight, ranges):
 
 
 @pytest.mark.parametrize(
-    ("seed", "soft", "weight", "ranges"), [(1, False, "w", 7), (2, True, None, 3)]
+    ("seed", "soft", "weight", "ranges"),
+    [
+        (2, True, None, 3),  # (0.07 s: the fast subset's case)
+        pytest.param(1, False, "w", 7, marks=pytest.mark.slow),  # (about 1 s)
+    ],
 )
 def test_compiled_pieces_equal_a_naive_transcription(monkeypatch, seed, soft, weight, ranges):
     df = calibration_data(seed, soft=soft)

@@ -114,15 +114,18 @@ def curve_pieces(
 
 @njit(**JIT)
 def calibration_pieces(
-    first: I64, counts: I64, curves: F64, constants: F64
+    starts: I64, first: I64, curves: F64, constants: F64
 ) -> tuple[F64, F64, F64, F64, F64, npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
     """The calibration's form of :func:`curve_pieces`: each flagged group's points in one
     range, placed on the group's whole curve, and whether each is a candidate.
 
     Parameters
     ----------
-    first, counts
-        Per flagged group, its first row in ``curves`` and its number of points there.
+    starts
+        Offsets of the flagged groups' points in the output (length groups + 1), as
+        :func:`curve_pieces` takes them.
+    first
+        Per flagged group, the row of ``curves`` holding its first point.
     curves
         The range's walk (:func:`polars_cumdev.kernel.calibration_walk`): per point,
         the cell's running weight, its running sum of W'_k (R'_k - S'_k) and S'_k.
@@ -144,9 +147,7 @@ def calibration_pieces(
         the full population"; the candidates of
         :mod:`polars_cumdev.engines.partitioned.locating`).
     """
-    n = 0
-    for j in range(counts.shape[0]):
-        n += counts[j]
+    n = starts[-1]
     score = np.empty(n)
     a = np.empty(n)
     c = np.empty(n)
@@ -154,9 +155,8 @@ def calibration_pieces(
     following = np.empty(n)
     end = np.empty(n, dtype=np.bool_)
     start = np.empty(n, dtype=np.bool_)
-    lo = 0
-    for j in range(counts.shape[0]):
-        hi = lo + counts[j]
+    for j in range(starts.shape[0] - 1):
+        lo, hi = starts[j], starts[j + 1]
         total, prior_w, c_base, prior_n, next_score, sign, lo_level, hi_level = constants[j]
         for i in range(lo, hi):
             row = first[j] + (i - lo)
@@ -169,5 +169,4 @@ def calibration_pieces(
         if hi > lo:
             following[hi - 1] = next_score
         _mark(c, lo, hi, (sign, c_base, lo_level, hi_level), end, start)
-        lo = hi
     return score, a, c, position, following, end, start

@@ -254,8 +254,8 @@ def walked_points(
     np.cumsum(counts, out=group_starts[1:])
     constants = groups.select(pl.col(c).cast(pl.Float64).fill_null(np.nan) for c in _CONSTANTS)
     score, a, c, position, nxt, end, start = _engines.kernel().calibration_pieces(
+        group_starts,
         np.ascontiguousarray(starts[ids]),
-        counts,
         curves,
         np.ascontiguousarray(constants.to_numpy()),
     )

@@ -14,10 +14,11 @@ subset. The subsets are split between the threads, each owning its segments,
 and every segment adds its rows in row order: the same bits as
 ``segment_sums`` and ``segment_extremes``, on any number of threads.
 
-Ties (method.md 1.1 and 2): the extremes of C are sampled where a segment's
-tie closes (its next row has another score, or the walk ends), as in
-``segment_sums``; with every score distinct (``ties`` false) after every row,
-as in ``segment_extremes``.
+Ties (method.md 1.1 and 2): a segment's open tie is kept apart and its merged
+point W' (R' - S') added to C where the tie closes (its next row has another
+score, or the walk ends), and the extremes of C are sampled there, as in
+``segment_sums``; with every score distinct (``ties`` false) each row is added
+and sampled, as in ``segment_extremes``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from polars_cumdev.kernel.prefix import F64, I64, JIT, Array, weight
+from polars_cumdev.kernel.segments import tie_add, tie_open, tie_term
 
 __all__ = ["TABLE_LIMIT", "cell_extremes", "cell_numbers", "cell_segments"]
 
@@ -100,12 +102,14 @@ def _distinct(table: np.ndarray, cell: np.ndarray, steps: F64, state: F64, k0: i
 
 @njit(**JIT)
 def _tied(
-    table: np.ndarray, cell: np.ndarray, steps: F64, s: Array, state: F64, merged: F64,
-    last: F64, k0: int, k1: int,
+    table: np.ndarray, cell: np.ndarray, weights: F64, r: Array, s: Array, state: F64,
+    merged: F64, last: F64, tie: F64, k0: int, k1: int,
 ):  # fmt: skip
-    """Subsets k0 ... k1 - 1 with ties: extremes where a segment's tie closes."""
-    for i in range(steps.shape[0]):
-        step = steps[i]
+    """Subsets k0 ... k1 - 1 with ties: each tie's merged point added, and the extremes
+    taken, where it closes (``tie``: each segment's open tie, :data:`.segments.TIE_W` ...)."""
+    for i in range(weights.shape[0]):
+        wi = weights[i]
+        ri = float(r[i])
         c = cell[i]
         si = float(s[i])
         for k in range(k0, k1):
@@ -113,14 +117,17 @@ def _tied(
             seen = last[g]
             if seen != si:
                 if seen == seen:  # not the segment's first row: the tie before closes
-                    value = state[g, 0]
+                    value = state[g, 0] + tie_term(tie[g, 0], tie[g, 1], tie[g, 2], seen)
+                    state[g, 0] = value
                     if value > state[g, 1]:
                         state[g, 1] = value
                     if value < state[g, 2]:
                         state[g, 2] = value
                 merged[g] += 1.0
                 last[g] = si
-            state[g, 0] += step
+                tie_open(tie, g, wi, ri)
+            else:
+                tie_add(tie, g, wi, ri)
 
 
 @njit(**JIT, parallel=True)
@@ -162,20 +169,24 @@ def cell_extremes(
     """
     rows = s.shape[0]
     subsets = table.shape[1]
-    steps = np.empty(rows)
+    weights = np.empty(rows)
     for i in range(rows):
-        steps[i] = weight(w, weighted, scale, i) * (float(r[i]) - float(s[i]))
+        weights[i] = weight(w, weighted, scale, i)
+    steps = np.empty(0 if ties else rows)
+    for i in range(0 if ties else rows):
+        steps[i] = weights[i] * (float(r[i]) - float(s[i]))
     state = np.zeros((total, 3))  # C, max C, min C: 24 bytes a segment, to stay in cache
     for g in range(total):
         state[g, 1] = -np.inf
         state[g, 2] = np.inf
     merged = np.zeros(total if ties else 0)
     last = np.full(total if ties else 0, np.nan)
+    tie = np.zeros((total if ties else 0, 3))
     parts = max(min(parts, subsets), 1)
     for p in prange(parts):  # parts own disjoint subsets, so disjoint segment numbers
         k0, k1 = p * subsets // parts, (p + 1) * subsets // parts
         if ties:
-            _tied(table, cell, steps, s, state, merged, last, k0, k1)
+            _tied(table, cell, weights, r, s, state, merged, last, tie, k0, k1)
         else:
             _distinct(table, cell, steps, state, k0, k1)
     out = np.zeros((total, 4))
@@ -183,6 +194,8 @@ def cell_extremes(
         seen = last[g] == last[g] if ties else state[g, 1] > -np.inf
         if seen:
             value = state[g, 0]
+            if ties:  # the last tie closes
+                value += tie_term(tie[g, 0], tie[g, 1], tie[g, 2], last[g])
             out[g, 0] = merged[g] if ties else 0.0
             out[g, 1] = value
             out[g, 2] = max(state[g, 1], value)

@@ -9,7 +9,12 @@ nothing is stored per row and segment. The extremes of C are sampled only
 where a segment's tie closes (the row's score differs from the last one seen
 in that segment, or the walk ends), so the range is the one of the
 tie-merged curve (method.md 1.1 and 2): for calibration, merging a tie only
-hides the partial sums inside it.
+hides the partial sums inside it. The open tie's W and W R are kept apart and
+its merged point W' (R' - S') is added to C when it closes
+(:func:`tie_term`), as :func:`polars_cumdev.kernel.calibration_groups` adds
+it: adding every row's W (R - S) to a running C lost up to 1.7e-12 of the
+whole population's range at 1e6 rows with 101 distinct scores, against
+1.6e-15 now (benchmarks/README.md, "Ties merged before they are added").
 
 The additive sums (rows, W, sum W^2 S (1 - S), sum W R and the first row) do
 not need a walk per subset: :func:`cell_sums` gathers them once per cell of
@@ -28,7 +33,37 @@ from numba import njit, prange
 
 from polars_cumdev.kernel.prefix import F64, I64, JIT, Array, weight
 
-__all__ = ["cell_sums", "segment_extremes", "segment_ranges", "segment_sums"]
+__all__ = ["cell_sums", "segment_extremes", "segment_ranges", "segment_sums", "tie_term"]
+
+# Columns of a segment's open tie in the walks with ties: W, W R and the first
+# row's R (NaN once a row of the tie has another R: the tie is mixed).
+TIE_W, TIE_WR, TIE_FIRST = range(3)
+
+
+@njit(**JIT)
+def tie_term(tie_w: float, tie_wr: float, first: float, score: float) -> float:
+    """The merged point's W' (R' - S') (method.md 1.1 and 2), as
+    :func:`polars_cumdev.kernel.walks.merged_tie` and ``_accumulate`` form it:
+    R' = sum W R / W' for a mixed tie (``first`` NaN), else the common R."""
+    response = first if first == first else tie_wr / tie_w
+    return tie_w * (response - score)
+
+
+@njit(**JIT)
+def tie_open(tie: F64, g: int, wi: float, ri: float) -> None:
+    """Open segment g's tie with one row."""
+    tie[g, TIE_W] = wi
+    tie[g, TIE_WR] = wi * ri
+    tie[g, TIE_FIRST] = ri
+
+
+@njit(**JIT)
+def tie_add(tie: F64, g: int, wi: float, ri: float) -> None:
+    """One more row of segment g's open tie."""
+    tie[g, TIE_W] += wi
+    tie[g, TIE_WR] += wi * ri
+    if ri != tie[g, TIE_FIRST]:
+        tie[g, TIE_FIRST] = np.nan
 
 
 @njit(**JIT)
@@ -99,23 +134,43 @@ def segment_ranges(
     top = np.zeros((total, block))
     bottom = np.zeros((total, block))
     last = np.full(total, np.nan)
+    tie_w = np.zeros(total)  # the open tie's W, and per resample its W R and first R
+    tie_wr = np.zeros((total, block))
+    tie_first = np.zeros((total, block))
     for k in prange(subsets):  # subsets own disjoint segment numbers: no race
         base = bases[k]
         for i in range(rows):
             g = base + _number(codes, features, radices, k, depth, i)
             si = float(s[i])
             wi = weight(w, weighted, scale, i)
-            if last[g] != si:  # a new tie opens: the one before is closed
-                for b in range(block):
-                    top[g, b] = max(top[g, b], c[g, b])
-                    bottom[g, b] = min(bottom[g, b], c[g, b])
+            seen = last[g]
+            if seen != si:  # a new tie opens: the one before is closed
+                if seen == seen:
+                    for b in range(block):
+                        cg = c[g, b] + tie_term(tie_w[g], tie_wr[g, b], tie_first[g, b], seen)
+                        c[g, b] = cg
+                        top[g, b] = max(top[g, b], cg)
+                        bottom[g, b] = min(bottom[g, b], cg)
                 last[g] = si
-            for b in range(block):
-                c[g, b] += wi * (float(bits[i, b]) - si)
-    out = np.empty((total, block))
+                tie_w[g] = wi
+                for b in range(block):
+                    bi = float(bits[i, b])
+                    tie_wr[g, b] = wi * bi
+                    tie_first[g, b] = bi
+            else:
+                tie_w[g] += wi
+                for b in range(block):
+                    bi = float(bits[i, b])
+                    tie_wr[g, b] += wi * bi
+                    if bi != tie_first[g, b]:
+                        tie_first[g, b] = np.nan
+    out = np.zeros((total, block))
     for g in range(total):
-        for b in range(block):
-            out[g, b] = max(top[g, b], c[g, b]) - min(bottom[g, b], c[g, b])
+        seen = last[g]
+        if seen == seen:  # the last tie closes
+            for b in range(block):
+                cg = c[g, b] + tie_term(tie_w[g], tie_wr[g, b], tie_first[g, b], seen)
+                out[g, b] = max(top[g, b], cg) - min(bottom[g, b], cg)
     return out
 
 
@@ -183,16 +238,15 @@ def segment_sums(
     first = np.full(total, -1, dtype=np.int64)
     wr = np.zeros(total)
     c = np.zeros(total)
+    tie = np.zeros((total, 3))  # the open tie: TIE_W, TIE_WR, TIE_FIRST
     top = np.full(total, -np.inf)
     bottom = np.full(total, np.inf)
     last = np.full(total, np.nan)
     subsets, depth = features.shape
     rows = s.shape[0]
     weights = np.empty(rows)
-    steps = np.empty(rows)
     for i in range(rows):
         weights[i] = weight(w, weighted, scale, i)
-        steps[i] = weights[i] * (float(r[i]) - float(s[i]))
     for k in prange(subsets):  # subsets own disjoint segment numbers: no race
         base = bases[k]
         f0, f1, f2, r1, r2, deep = _first_three(features, radices, k)
@@ -209,30 +263,36 @@ def segment_sums(
                             g = g * r2 + np.int64(codes[f2, i])
             g += base
             si = float(s[i])
+            wi = weights[i]
+            ri = float(r[i])
             seen = last[g]
             if seen != si:
                 if seen == seen:  # not the segment's first row: the tie before closes
-                    cg = c[g]
+                    cg = c[g] + tie_term(tie[g, 0], tie[g, 1], tie[g, 2], seen)
+                    c[g] = cg
                     if cg > top[g]:
                         top[g] = cg
                     if cg < bottom[g]:
                         bottom[g] = cg
                 out[g, 1] += 1.0
                 last[g] = si
-            c[g] += steps[i]
+                tie_open(tie, g, wi, ri)
+            else:
+                tie_add(tie, g, wi, ri)
             if additive:
-                wi = weights[i]
                 if first[g] < 0:
                     first[g] = i
                 out[g, 0] += 1.0
                 out[g, 2] += wi
                 out[g, 6] += wi * wi * si * (1.0 - si)
-                wr[g] += wi * float(r[i])
+                wr[g] += wi * ri
     for g in range(total):
-        if last[g] == last[g]:
-            out[g, 3] = c[g]
-            out[g, 4] = max(top[g], c[g])
-            out[g, 5] = min(bottom[g], c[g])
+        seen = last[g]
+        if seen == seen:  # the last tie closes
+            cg = c[g] + tie_term(tie[g, 0], tie[g, 1], tie[g, 2], seen)
+            out[g, 3] = cg
+            out[g, 4] = max(top[g], cg)
+            out[g, 5] = min(bottom[g], cg)
     return out, first, wr
 
 

@@ -5,6 +5,8 @@ Usage::
     python benchmarks/cluster_floor.py --rows 1e7 --repeat 2
     python benchmarks/cluster_floor.py --rows 1e7 --engines spark
     python benchmarks/cluster_floor.py --rows 1e7 --engines spark --driver-memory 4g
+    python benchmarks/cluster_floor.py --rows 1e7 --engines spark \
+        --runs "range shuffle + jvm walk,jvm screen floor"
 
 Issue 39 item 5 asks each cluster screen to cost at most 1.2 times the
 engine's own sort of the same file by score. This script measures, in one
@@ -36,7 +38,25 @@ Spark (``local[--workers]``, the package's own session settings):
   step written in Java (``benchmarks/jvm/RangeWalkFloor.java``, compiled at run
   time by the Janino compiler pyspark ships, so no JDK is needed): the floor of
   a port of the kernel to the JVM, the one road that keeps Python out of the
-  rows' way.
+  rows' way;
+- ``jvm screen floor``: that road with the passes a screen cannot do without,
+  each at its least: one JVM aggregate over the four columns standing for the
+  cut points' sample and the checks (a row count, the scores' least and
+  largest, NaN and null counts, the weights' and responses' extremes: any real
+  sample or check reads at least this), then each row's range index from the
+  cut points, the rows shuffled by it to one range per partition (the
+  engine's routing keys, not Spark's own range sampler), sorted within and
+  walked by the Java skeleton. Still without the located pass, the
+  finite-sample step and the driver's work;
+- ``jvm screen floor + located pass``: the same, then the same sorted rows
+  walked a second time, as the located stretches need whenever significant
+  groups lie in every range (the benchmark file's 65 flagged groups do): the
+  shuffle's map output is reused (the same Dataset), so the second walk pays
+  the shuffle read, the sort within and the walk, not a second shuffle;
+- ``jvm screen floor + located pass on held arrays``: the first walk's arrays
+  kept in Spark's block manager (an RDD of one array holder per range,
+  ``MEMORY_ONLY``) and walked again from there: the least a located pass can
+  cost on this road.
 
 ``--driver-memory`` sets the local JVM's heap (Spark's default is 1g); every
 Spark run, the sort included, uses it.
@@ -48,6 +68,10 @@ Dask (``LocalCluster`` of ``--workers`` one-thread processes):
 - ``range shuffle``: each row's range index from fixed cut points, then
   ``shuffle`` on it, persisted and counted: the least the screen's range
   round must move;
+- ``set_index on the cut points``: ``set_index("score", divisions=...)`` with
+  the same cut points (and the scores' least and largest) as the divisions:
+  Dask's own machinery moving each row to its range and sorting within it,
+  persisted and counted; the sort's movement without its quantile pass;
 - the in-process screen of the same file in this process, from Parquet and
   from a frame in memory: its wall and CPU seconds, the per-row work (checks,
   sort, walk, finite-sample step, located stretches) any screen must also do
@@ -129,17 +153,19 @@ def janino_walk(spark, scratch: Path):
             out.writestr(name.replace(".", "/") + ".class", bytes(codes.get(name)))
     spark.sparkContext._jsc.sc().addJar(str(jar))
     found = compiler.getClassLoader().loadClass("RangeWalkFloor")
-    (walk,) = [m for m in found.getMethods() if m.getName() == "walk"]
+    methods = {m.getName(): m for m in found.getMethods()}
 
-    def run(sdf, groups: int) -> float:
+    def run(sdf, groups: int, name: str = "walk") -> float:
         args = spark.sparkContext._gateway.new_array(jvm.java.lang.Object, 2)
         args[0], args[1] = sdf._jdf, jvm.java.lang.Integer.valueOf(groups)
-        return float(walk.invoke(None, args))
+        return float(methods[name].invoke(None, args))
 
     return run
 
 
-def spark_floor(path: Path, workers: int, repeat: int) -> dict[str, tuple[float, float, float]]:
+def spark_floor(
+    path: Path, workers: int, repeat: int, only: set[str] | None = None
+) -> dict[str, tuple[float, float, float]]:
     import pyarrow as pa
     from pyspark.sql import Window
     from pyspark.sql import functions as sf
@@ -186,16 +212,59 @@ def spark_floor(path: Path, workers: int, repeat: int) -> dict[str, tuple[float,
     def sorted_to_noop():
         sorted_ranges().write.format("noop").mode("overwrite").save()
 
+    def jvm_screen_floor(walk, again: str = "") -> float:
+        from polars_cumdev.engines.cluster.spark_ranges import range_of, routing_keys
+
+        columns = ("group", "score", "weight", "cast(response as double) as response")
+        sdf = spark.read.parquet(str(path)).selectExpr(*columns)
+        score, weight, response = sf.col("score"), sf.col("weight"), sf.col("response")
+        facts = sdf.agg(
+            sf.count(sf.lit(1)),
+            sf.min(score),
+            sf.max(score),
+            sf.sum(sf.isnan(score).cast("long")),
+            sf.sum(score.isNull().cast("long")),
+            sf.min(weight),
+            sf.max(weight),
+            sf.sum(sf.isnan(weight).cast("long")),
+            sf.min(response),
+            sf.max(response),
+        ).collect()[0]
+        assert facts[0] > 0 and facts[3] == 0
+        keys = routing_keys(spark, RANGES)
+        route = sf.element_at(sf.array(*[sf.lit(k) for k in keys]), range_of(score, cuts) + 1)
+        shuffled = sdf.withColumn("route", route).repartition(RANGES, "route").drop("route")
+        ordered = shuffled.sortWithinPartitions("score")
+        if again == "held":  # the located pass over the arrays the first walk kept
+            return walk(ordered, groups, "walkTwice")
+        total = walk(ordered, groups)
+        if again == "read":  # the located pass: the same Dataset, its shuffle output read again
+            total += walk(ordered, groups)
+        return total
+
     groups = pl.scan_parquet(path).select(pl.col("group").max()).collect().item() + 1
     try:
         jvm_walk = janino_walk(spark, path.parent)
-        runs = {"sort": best(lambda: spark_sort_once(spark, path), repeat)}
         assert to_python() == shuffled_to_python()
-        runs["to python"] = best(to_python, repeat)
-        runs["range shuffle + to python"] = best(shuffled_to_python, repeat)
-        runs["sql windows"] = best(sql_windows, repeat)
-        runs["range shuffle + sort within"] = best(sorted_to_noop, repeat)
-        runs["range shuffle + jvm walk"] = best(lambda: jvm_walk(sorted_ranges(), groups), repeat)
+        assert np.isfinite(jvm_screen_floor(jvm_walk))  # (other cuts than Spark's sampler's)
+        todo = {
+            "sort": lambda: spark_sort_once(spark, path),
+            "to python": to_python,
+            "range shuffle + to python": shuffled_to_python,
+            "sql windows": sql_windows,
+            "range shuffle + sort within": sorted_to_noop,
+            "range shuffle + jvm walk": lambda: jvm_walk(sorted_ranges(), groups),
+            "jvm screen floor": lambda: jvm_screen_floor(jvm_walk),
+            "jvm screen floor + located pass": lambda: jvm_screen_floor(jvm_walk, "read"),
+            "jvm screen floor + located pass on held arrays": lambda: jvm_screen_floor(
+                jvm_walk, "held"
+            ),
+        }
+        runs = {
+            name: best(run, repeat)
+            for name, run in todo.items()
+            if name == "sort" or only is None or name in only
+        }
     finally:
         spark.stop()
     return runs
@@ -233,9 +302,18 @@ def dask_floor(path: Path, workers: int, repeat: int) -> dict[str, tuple[float, 
         ddf = dd.read_parquet(str(path)).map_partitions(with_range, next(runs_made))
         return counted(ddf.shuffle("rid", npartitions=RANGES).persist())
 
+    scores = pl.scan_parquet(path).select("score")
+    ends = scores.select(low=pl.col("score").min(), high=pl.col("score").max()).collect()
+    divisions = [float(ends.item(0, 0)), *map(float, cuts), float(ends.item(0, 1))]
+
+    def indexed():
+        ddf = dd.read_parquet(str(path)).map_partitions(same, next(runs_made))
+        return counted(ddf.set_index("score", divisions=divisions).persist())
+
     try:
         runs = {"sort": best(sort, repeat, client.cancel)}
         runs["range shuffle"] = best(shuffled, repeat, client.cancel)
+        runs["set_index on the cut points"] = best(indexed, repeat, client.cancel)
     finally:
         cluster = client.cluster
         client.close()
@@ -275,6 +353,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="warm runs (the best is printed)")
     parser.add_argument("--driver-memory", default=None, help="the local JVM's heap, e.g. 4g")
     parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "cumdev_cluster"))
+    parser.add_argument(
+        "--runs", default=None, help="Spark only: the runs to time beside the sort, comma-separated"
+    )
     args = parser.parse_args()
     if args.driver_memory:  # (read when pyspark starts the JVM)
         os.environ["PYSPARK_SUBMIT_ARGS"] = f"--driver-memory {args.driver_memory} pyspark-shell"
@@ -292,7 +373,10 @@ def main() -> None:
         if name not in engines:
             continue
         started = time.strftime("%H:%M:%S")
-        runs = measure(path, args.workers, args.repeat)
+        if name == "spark" and args.runs:
+            runs = measure(path, args.workers, args.repeat, set(args.runs.split(",")))
+        else:
+            runs = measure(path, args.workers, args.repeat)
         sort = runs["sort"][1]
         for run, (first, warm, cores) in runs.items():
             lines.append(

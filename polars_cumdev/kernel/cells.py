@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit, prange
 
 from polars_cumdev.kernel.prefix import F64, I64, JIT, Array, weight
-from polars_cumdev.kernel.segments import tie_add, tie_open, tie_term
+from polars_cumdev.kernel.segments import TIE_FIRST, TIE_W, TIE_WR, tie_add, tie_open, tie_term
 
 __all__ = ["TABLE_LIMIT", "cell_extremes", "cell_numbers", "cell_segments"]
 
@@ -106,7 +106,7 @@ def _tied(
     merged: F64, last: F64, tie: F64, k0: int, k1: int,
 ):  # fmt: skip
     """Subsets k0 ... k1 - 1 with ties: each tie's merged point added, and the extremes
-    taken, where it closes (``tie``: each segment's open tie, :data:`.segments.TIE_W` ...)."""
+    taken, where it closes (``tie``: each segment's open tie, columns ``TIE_W`` ...)."""
     for i in range(weights.shape[0]):
         wi = weights[i]
         ri = float(r[i])
@@ -117,7 +117,9 @@ def _tied(
             seen = last[g]
             if seen != si:
                 if seen == seen:  # not the segment's first row: the tie before closes
-                    value = state[g, 0] + tie_term(tie[g, 0], tie[g, 1], tie[g, 2], seen)
+                    value = state[g, 0] + tie_term(
+                        tie[g, TIE_W], tie[g, TIE_WR], tie[g, TIE_FIRST], seen
+                    )
                     state[g, 0] = value
                     if value > state[g, 1]:
                         state[g, 1] = value
@@ -169,12 +171,13 @@ def cell_extremes(
     """
     rows = s.shape[0]
     subsets = table.shape[1]
-    weights = np.empty(rows)
+    weights = np.empty(rows if ties else 0)  # with ties, the rows' weights;
+    steps = np.empty(0 if ties else rows)  # without, their steps W (R - S)
     for i in range(rows):
-        weights[i] = weight(w, weighted, scale, i)
-    steps = np.empty(0 if ties else rows)
-    for i in range(0 if ties else rows):
-        steps[i] = weights[i] * (float(r[i]) - float(s[i]))
+        if ties:
+            weights[i] = weight(w, weighted, scale, i)
+        else:
+            steps[i] = weight(w, weighted, scale, i) * (float(r[i]) - float(s[i]))
     state = np.zeros((total, 3))  # C, max C, min C: 24 bytes a segment, to stay in cache
     for g in range(total):
         state[g, 1] = -np.inf
@@ -195,7 +198,7 @@ def cell_extremes(
         if seen:
             value = state[g, 0]
             if ties:  # the last tie closes
-                value += tie_term(tie[g, 0], tie[g, 1], tie[g, 2], last[g])
+                value += tie_term(tie[g, TIE_W], tie[g, TIE_WR], tie[g, TIE_FIRST], last[g])
             out[g, 0] = merged[g] if ties else 0.0
             out[g, 1] = value
             out[g, 2] = max(state[g, 1], value)

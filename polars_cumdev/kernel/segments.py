@@ -14,7 +14,7 @@ its merged point W' (R' - S') is added to C when it closes
 (:func:`tie_term`), as :func:`polars_cumdev.kernel.calibration_groups` adds
 it: adding every row's W (R - S) to a running C lost up to 1.7e-12 of the
 whole population's range at 1e6 rows with 101 distinct scores, against
-1.6e-15 now (benchmarks/README.md, "Ties merged before they are added").
+1.8e-15 now (benchmarks/README.md, "Ties merged before they are added").
 
 The additive sums (rows, W, sum W^2 S (1 - S), sum W R and the first row) do
 not need a walk per subset: :func:`cell_sums` gathers them once per cell of
@@ -33,7 +33,18 @@ from numba import njit, prange
 
 from polars_cumdev.kernel.prefix import F64, I64, JIT, Array, weight
 
-__all__ = ["cell_sums", "segment_extremes", "segment_ranges", "segment_sums", "tie_term"]
+__all__ = [
+    "TIE_FIRST",
+    "TIE_W",
+    "TIE_WR",
+    "cell_sums",
+    "segment_extremes",
+    "segment_ranges",
+    "segment_sums",
+    "tie_add",
+    "tie_open",
+    "tie_term",
+]
 
 # Columns of a segment's open tie in the walks with ties: W, W R and the first
 # row's R (NaN once a row of the tie has another R: the tie is mixed).
@@ -268,7 +279,7 @@ def segment_sums(
             seen = last[g]
             if seen != si:
                 if seen == seen:  # not the segment's first row: the tie before closes
-                    cg = c[g] + tie_term(tie[g, 0], tie[g, 1], tie[g, 2], seen)
+                    cg = c[g] + tie_term(tie[g, TIE_W], tie[g, TIE_WR], tie[g, TIE_FIRST], seen)
                     c[g] = cg
                     if cg > top[g]:
                         top[g] = cg
@@ -289,7 +300,7 @@ def segment_sums(
     for g in range(total):
         seen = last[g]
         if seen == seen:  # the last tie closes
-            cg = c[g] + tie_term(tie[g, 0], tie[g, 1], tie[g, 2], seen)
+            cg = c[g] + tie_term(tie[g, TIE_W], tie[g, TIE_WR], tie[g, TIE_FIRST], seen)
             out[g, 3] = cg
             out[g, 4] = max(top[g], cg)
             out[g, 5] = min(bottom[g], cg)

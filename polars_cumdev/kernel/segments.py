@@ -32,6 +32,7 @@ import numpy as np
 from numba import njit, prange
 
 from polars_cumdev.kernel.prefix import F64, I64, JIT, Array, weight
+from polars_cumdev.kernel.walks import merged_response
 
 __all__ = [
     "TIE_FIRST",
@@ -53,11 +54,10 @@ TIE_W, TIE_WR, TIE_FIRST = range(3)
 
 @njit(**JIT)
 def tie_term(tie_w: float, tie_wr: float, first: float, score: float) -> float:
-    """The merged point's W' (R' - S') (method.md 1.1 and 2), as
-    :func:`polars_cumdev.kernel.walks.merged_tie` and ``_accumulate`` form it:
-    R' = sum W R / W' for a mixed tie (``first`` NaN), else the common R."""
-    response = first if first == first else tie_wr / tie_w
-    return tie_w * (response - score)
+    """The merged point's W' (R' - S') (method.md 1.1 and 2), as ``_walk`` and
+    ``_accumulate`` of :mod:`polars_cumdev.kernel.walks` form it (``first`` NaN: the
+    tie is mixed)."""
+    return tie_w * (merged_response(tie_w, tie_wr, first, first != first) - score)
 
 
 @njit(**JIT)

@@ -29,6 +29,7 @@ from polars_cumdev.kernel.prefix import (
 
 __all__ = [
     "calibration_groups",
+    "merged_response",
     "merged_tie",
     "screen_groups",
     "tie_counts",
@@ -36,11 +37,18 @@ __all__ = [
 
 
 @njit(**JIT)
+def merged_response(tie_w: float, tie_wr: float, tie_first: float, mixed: bool) -> float:
+    """R' of a merged tie (method.md 1.1): sum W R / W' when its rows' R differ, else
+    their common R, exactly."""
+    return tie_wr / tie_w if mixed else tie_first
+
+
+@njit(**JIT)
 def merged_tie(
     tie_w: float, tie_wr: float, tie_ww: float, tie_first: float, mixed: bool, rows: int
 ) -> tuple[float, float]:
     """R' and f of a merged tie (method.md 1.1; :func:`polars_cumdev.method.ties.merge_ties`)."""
-    response = tie_wr / tie_w if mixed else tie_first
+    response = merged_response(tie_w, tie_wr, tie_first, mixed)
     factor = 1.0 if rows == 1 else tie_ww / (tie_w * tie_w)
     return response, factor
 

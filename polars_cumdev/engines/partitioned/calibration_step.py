@@ -255,7 +255,7 @@ def walked_points(
     constants = groups.select(pl.col(c).cast(pl.Float64).fill_null(np.nan) for c in _CONSTANTS)
     score, a, c, position, nxt, end, start = _engines.kernel().calibration_pieces(
         group_starts,
-        np.ascontiguousarray(starts[ids]),
+        starts[ids],
         curves,
         np.ascontiguousarray(constants.to_numpy()),
     )

@@ -24,6 +24,7 @@ from polars_cumdev.method.keys import coded
 from polars_cumdev.method.prefix_sums import full_population_prefix
 from polars_cumdev.method.prepare import Prepared, schema_of
 from polars_cumdev.method.statistics import FACTS_SCHEMA, SUMMARY_SCHEMA, summarize, with_location
+from polars_cumdev.method.summary_columns import EVENTS
 from polars_cumdev.method.ties import merge_ties
 from polars_cumdev.method.weights import SCALE
 
@@ -86,7 +87,8 @@ def polars_summary(
 def summary_node(
     prepared: Prepared, choice: compiled.Choice, variance: str, level: float
 ) -> pl.LazyFrame:
-    """Per-group statistics (:func:`summarize`'s layout, with ``BINARY`` and ``RMAX``).
+    """Per-group statistics (:func:`summarize`'s layout, with ``BINARY``, ``RMAX`` and
+    ``EVENTS``, the effective events the walk sums for the finite-sample step).
 
     From the compiled node; ``"auto"`` below the threshold runs the Polars
     stages on the node's rows instead. Stretches are located only in groups
@@ -96,15 +98,19 @@ def summary_node(
     keys = prepared.keys
     source = schema_of(prepared.source)
     schema = {**{k: source[k] for k in keys}, **SUMMARY_SCHEMA, **FACTS_SCHEMA}
+    schema[EVENTS] = pl.Float64()
 
     def run(rows: compiled.Rows) -> pl.DataFrame:
-        constants = compiled.facts(rows, variance)
+        found = compiled.response_facts(rows)
+        constants = compiled.facts(rows, variance, found)
         if choice == "at run time" and rows.small:
             binary = pl.LazyFrame([constants])
             ordered, texts = coded(compiled.standardized(rows, prepared), prepared.key_types)
             summary = polars_summary(ordered, keys, binary, prepared.key_types, texts)
             summary = summary.with_columns(
-                pl.col("weight") / rows.scale, *[pl.lit(v).alias(n) for n, v in constants.items()]
+                pl.col("weight") / rows.scale,
+                *[pl.lit(v).alias(n) for n, v in constants.items()],
+                pl.lit(None, dtype=pl.Float64).alias(EVENTS),  # (not summed by these stages)
             )
             return summary.select(list(schema)).collect(engine="in-memory")
         ids, offset, count = rows.groups
@@ -115,10 +121,13 @@ def summary_node(
         )
         binary = bool(constants[nm.BINARY])
         recorded = (starts, curves[:, 0], curves[:, 1], None)  # (no scores: see location)
-        found = kernel_frames.location(
+        located = kernel_frames.location(
             rows, ids, offset, out, first, binary, recorded=recorded, level=level
         )
-        summary = kernel_frames.summary_frame(rows, keys, out, first, {**constants, **found})
+        events = {EVENTS: kernel_frames.walk_events(out, found[0])}
+        summary = kernel_frames.summary_frame(
+            rows, keys, out, first, {**constants, **located, **events}
+        )
         return summary.select(list(schema))
 
     return compiled.node(prepared, run, schema, grouped=True)

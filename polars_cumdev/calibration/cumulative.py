@@ -53,6 +53,7 @@ from polars_cumdev.method.statistics import (
     summarize,
     with_location,
 )
+from polars_cumdev.method.summary_columns import EVENTS
 from polars_cumdev.method.ties import merge_ties, sort_by_score
 from polars_cumdev.method.weights import rescale
 
@@ -129,13 +130,16 @@ def _kernel_summary(
     """:func:`_summary_node`'s function of the node's rows, and the schema of its frame."""
     keys = prepared.keys
     source = schema_of(prepared.source)
-    schema = {**{k: source[k] for k in keys}, **SUMMARY_SCHEMA}
+    schema = {**{k: source[k] for k in keys}, **SUMMARY_SCHEMA, EVENTS: pl.Float64()}
 
     def run(rows: compiled.Rows) -> pl.DataFrame:
         if choice == "at run time" and rows.small:
             summary = _polars_summary(compiled.standardized(rows, prepared), keys)
-            summary = summary.with_columns(pl.col("weight") / rows.scale).select(list(schema))
-            return summary.collect(engine="in-memory")
+            summary = summary.with_columns(
+                pl.col("weight") / rows.scale,
+                pl.lit(None, dtype=pl.Float64).alias(EVENTS),  # (not summed by these stages)
+            )
+            return summary.select(list(schema)).collect(engine="in-memory")
         ids, offset, count = rows.groups
         k = compiled.kernel()
         starts = np.zeros(count + 1, dtype=np.int64)
@@ -149,6 +153,9 @@ def _kernel_summary(
         found = kernel_frames.location(
             rows, ids, offset, out, first, True, recorded=recorded, level=level
         )
+        # (E of the scores as the null probabilities, whatever the responses: soft labels
+        # take the same criterion, method/finite_batch.py)
+        found[EVENTS] = kernel_frames.walk_events(out, True)
         return kernel_frames.summary_frame(rows, keys, out, first, found).select(list(schema))
 
     return run, schema
@@ -255,15 +262,17 @@ def calibration(
         stats = held.lazy()
     else:
         stats, scale = _summary_node(prepared, choice, level), None
-    if held is not None and _finite_sample and not any_candidate(held, level):
+    events = None if choice == "polars" else EVENTS  # (the walk's effective events)
+    if held is not None and _finite_sample and not any_candidate(held, level, events):
         _finite_sample = False  # no group to simulate: with_simulated would add nulls
     if _finite_sample:  # finite-sample p-values where the asymptotic tail fails
         rows, null = prepared.frame, target.null
         if target.name == "quantile":  # the hits 1{y <= q}, Bernoulli(alpha) under the null
             rows = target.standardize(rows)
         stats = with_simulated(
-            stats, rows, keys, prepared.key_types, level, null=null, alpha=target.alpha
-        )
+            stats, rows, keys, prepared.key_types, level, null=null, alpha=target.alpha,
+            events=events,
+        )  # fmt: skip
     else:
         stats = stats.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED)
     out = normalized_table(stats, keys, bernoulli, scale, prepared, target, level)

@@ -173,3 +173,5 @@ def tie_scores(gid: Array, offset: int, s: Array, wanted: I64) -> F64:
 
 # Compiled with kernel/prefix.py midpoint inlined (subnormal halves rounded down since
 # issue 37): editing this line invalidates a cache compiled with an older midpoint.
+# Compiled with kernel/walks.py's _walk inlined (with the effective events' sums since
+# 2026-11-30): editing this line invalidates a cache compiled with an older walk.

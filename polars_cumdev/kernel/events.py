@@ -25,6 +25,10 @@ sorted by score, and the running sums are never stored:
    stretch reads without walking the rows again (the scores of the points it
    ends at come from :func:`polars_cumdev.kernel.curves.tie_scores`: a third
    column of S'_k was 0.4 times the input's memory at the screen's peak).
+   Each closed point also adds its terms of the group's effective number of
+   events (``EVENTS_3``, ``EVENTS_4`` of :mod:`polars_cumdev.kernel.walks`), which
+   the finite-sample step reads to set aside the groups that need no look at
+   their rows.
 
 Memory: two 32-bit integers per row (three on two threads) and two doubles
 per merged point.
@@ -73,9 +77,11 @@ __all__ = ["boundaries", "screen_events", "sweep"]
 
 # Columns of a queued closing: the tie (W, W R, W^2, first R) and, as doubles,
 # its rows, whether its responses are mixed, its group and the snapshot of the
-# running sums it ends at. (Its score is not queued: the curves keep none.)
-Q_W, Q_WR, Q_WW, Q_FIRST, Q_ROWS, Q_MIXED, Q_GROUP, Q_SNAP = range(8)
-Q_COLUMNS = 8
+# running sums it ends at; then the tie's sums of W^3 and W^4 (for the effective
+# events: EVENTS_3 and EVENTS_4 of polars_cumdev.kernel.walks). (Its score is not
+# queued: the curves keep none.)
+Q_W, Q_WR, Q_WW, Q_FIRST, Q_ROWS, Q_MIXED, Q_GROUP, Q_SNAP, Q_W3, Q_W4 = range(10)
+Q_COLUMNS = 10
 QUEUE = 16384
 # UNSIGNED: this walk indexes its arrays by rows and groups held as unsigned
 # integers. With a signed index Numba adds a test for a negative one (counted
@@ -127,7 +133,7 @@ def _flush(
             lows[g, j] = snaps[k, j]
         _accumulate(
             out, g, queue[q, Q_W], response, factor, rows, ref, var, e_ref, e_bern, e_var,
-            overflow,
+            overflow, queue[q, Q_W3], queue[q, Q_W4],
         )  # fmt: skip
         if record:
             at = np.uint64(starts[g] + int(out[g, N_SCORES]) - 1)
@@ -144,6 +150,7 @@ def _enqueue(queue: F64, queued: int, g: int, tie: F64, ints: I64, snap: int) ->
     queue[queued, Q_MIXED] = ints[g, 1]
     queue[queued, Q_GROUP] = g
     queue[queued, Q_SNAP] = snap
+    queue[queued, Q_W3], queue[queued, Q_W4] = tie[g, 5], tie[g, 6]
 
 
 # The running sums carried from one batch of rows to the next: h, l, m (4 each),
@@ -212,10 +219,13 @@ def _fill(
         zeros += ri == 0.0
         ones += ri == 1.0
         # The group's open tie (method.md 1.1); a previous tie is closed already.
+        ww = wi * wi
         if tie[g, 0] == si:
             tie[g, 1] += wi
             tie[g, 2] += wi * ri
-            tie[g, 3] += wi * wi
+            tie[g, 3] += ww
+            tie[g, 5] += ww * wi
+            tie[g, 6] += ww * ww
             if ri != tie[g, 4]:
                 ints[g, 1] = 1
             ints[g, 0] += 1
@@ -223,8 +233,10 @@ def _fill(
             tie[g, 0] = si
             tie[g, 1] = wi
             tie[g, 2] = wi * ri
-            tie[g, 3] = wi * wi
+            tie[g, 3] = ww
             tie[g, 4] = ri
+            tie[g, 5] = ww * wi
+            tie[g, 6] = ww * ww
             ints[g, 0] = 1
             ints[g, 1] = 0
         if heads[0, i] < 0 and heads[lists - 1, i] < 0 and n < m - 1:
@@ -276,7 +288,7 @@ def _walk_share(
     """
     gid, offset, s, r, w, weighted, scale, groups, centre = columns
     m = s.shape[0]
-    tie = np.zeros((groups, 5))  # score, W, W R, W^2, first R of the open tie
+    tie = np.zeros((groups, 7))  # score, W, W R, W^2, first R, W^3, W^4 of the open tie
     tie[:, 0] = np.nan
     ints = np.zeros((groups, 2), dtype=np.int64)  # rows, mixed
     sums = np.zeros(SUMS)

@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit, prange
 
 from polars_cumdev.kernel.prefix import F64, I64, JIT, Array, weight
-from polars_cumdev.kernel.walks import merged_response
+from polars_cumdev.kernel.walks import GROUP_COLUMNS, merged_response
 
 __all__ = [
     "TIE_FIRST",
@@ -240,12 +240,13 @@ def segment_sums(
     sum_j W_j^2 S_j (1 - S_j), which equals the merged form
     sum_k W'_k^2 f_k S'_k (1 - S'_k) of (50) of M. Tygert, "Cumulative deviation
     of a subpopulation from the full population"; the error columns are 0 as for
-    calibration. ``first[g]`` is the segment's first row (-1 if none),
-    ``wr[g]`` the sum of W_j R_j. With ``additive`` false, the rows, W_g,
-    sigma^2's sum, ``first`` and ``wr`` are left at 0 (and -1): the caller
-    takes them from :func:`cell_sums`.
+    calibration, and so are the effective events' EVENTS_3 and EVENTS_4 (the
+    audit's finite-sample step counts those from the rows). ``first[g]`` is the
+    segment's first row (-1 if none), ``wr[g]`` the sum of W_j R_j. With
+    ``additive`` false, the rows, W_g, sigma^2's sum, ``first`` and ``wr`` are
+    left at 0 (and -1): the caller takes them from :func:`cell_sums`.
     """
-    out = np.zeros((total, 12))
+    out = np.zeros((total, GROUP_COLUMNS))
     first = np.full(total, -1, dtype=np.int64)
     wr = np.zeros(total)
     c = np.zeros(total)

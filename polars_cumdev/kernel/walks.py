@@ -53,14 +53,21 @@ def merged_tie(
     return response, factor
 
 
-# Columns of the per-group output of screen_groups and calibration_groups.
+# Columns of the per-group output of screen_groups and calibration_groups. EVENTS_3 and
+# EVENTS_4 sum w^3 v |1 - 2p| and w^4 v max(1 - 6v, 0) over the group's rows, p the
+# reference of the row's point (Rt_k, or the score for calibration) clipped to [0, 1]
+# and v = p (1 - p): with SIGMA_B (the sum of w^2 v, times each tie's f) they give the
+# group's effective number of events (method/finite_sample.py) with no second look at
+# its rows; EVENTS_4 is NaN once a tie's sum of w^4 is below the smallest normal double
+# (weights spread over more than about 2^250): not known then.
 N_ROWS, N_SCORES, WEIGHT, C_LAST, C_MAX, C_MIN, SIGMA_B, SIGMA_E = range(8)
-ERR_C, ERR_B, ERR_E, OVERFLOWS = range(8, 12)
-GROUP_COLUMNS = 12
+ERR_C, ERR_B, ERR_E, OVERFLOWS, EVENTS_3, EVENTS_4 = range(8, 14)
+GROUP_COLUMNS = 14
+_TINY = 2.0**-1022
 _ONE = np.zeros(1, dtype=np.int64)  # the starts of no recorded group (read only)
 
 # Columns of the per-group state of the walk: the open tie and where its bin starts.
-T_SCORE, T_W, T_WR, T_WW, T_FIRST = range(5)  # floats
+T_SCORE, T_W, T_WR, T_WW, T_FIRST, T_W3, T_W4 = range(7)  # floats
 T_ROW, T_BELOW, T_ROWS, T_MIXED = range(4)  # integers
 
 
@@ -78,12 +85,16 @@ def _accumulate(
     e_bern: float,
     e_var: float,
     overflow: bool,
+    w3: float,
+    w4: float,
 ) -> None:
     """Add one closed point of group g to its statistics, unnormalized by W_g.
 
     C_k times W_g is sum_{j<=k} W'_j (R'_j - ref_j), (25)-(28) of M. Tygert,
     "Cumulative deviation of a subpopulation from the full population"; the
-    sigma^2 terms (31)-(32) and their error bounds are W'^2 f times the bin's.
+    sigma^2 terms (31)-(32) and their error bounds are W'^2 f times the bin's;
+    ``w3`` and ``w4``, the tie's sums of W^3 and W^4, times the reference's
+    terms give the effective events' (EVENTS_3, EVENTS_4).
     """
     out[g, N_ROWS] += rows
     out[g, N_SCORES] += 1
@@ -101,6 +112,12 @@ def _accumulate(
     out[g, ERR_B] += w2f * e_bern + 8.0 * EPS * abs(bern)
     out[g, ERR_E] += w2f * e_var + 8.0 * EPS * abs(emp)
     out[g, OVERFLOWS] += overflow
+    p = min(max(reference, 0.0), 1.0)  # (as the finite-sample step's bin means are clipped)
+    v = p * (1.0 - p)
+    out[g, EVENTS_3] += w3 * v * abs(1.0 - 2.0 * p)
+    out[g, EVENTS_4] += w4 * v * max(1.0 - 6.0 * v, 0.0)
+    if w4 < _TINY:  # (w^4 underflowed: the sum is not known to its last digits)
+        out[g, EVENTS_4] = np.nan
 
 
 @njit(**JIT)
@@ -134,7 +151,7 @@ def _walk(
     out[:, C_MAX] = -np.inf
     out[:, C_MIN] = np.inf
     first = np.full(groups, -1, dtype=np.int64)
-    tie = np.zeros((groups, 5))
+    tie = np.zeros((groups, 7))
     tie[:, T_SCORE] = np.nan
     state = np.zeros((groups, 4), dtype=np.int64)
     state[:, T_BELOW] = -1
@@ -151,10 +168,13 @@ def _walk(
                 first[g] = i
             wi = weight(w, weighted, scale, i)
             ri = float(r[i])
+            ww = wi * wi
             if tie[g, T_SCORE] == si:  # one more row of the open tie (method.md 1.1)
                 tie[g, T_W] += wi
                 tie[g, T_WR] += wi * ri
-                tie[g, T_WW] += wi * wi
+                tie[g, T_WW] += ww
+                tie[g, T_W3] += ww * wi
+                tie[g, T_W4] += ww * ww
                 if ri != tie[g, T_FIRST]:
                     state[g, T_MIXED] = 1
                 state[g, T_ROWS] += 1
@@ -207,6 +227,8 @@ def _walk(
                 e_bern,
                 e_var,
                 overflow,
+                tie[g, T_W3],
+                tie[g, T_W4],
             )
             if recording:
                 at = starts[g] + int(out[g, N_SCORES]) - 1
@@ -217,8 +239,10 @@ def _walk(
             tie[g, T_SCORE] = si
             tie[g, T_W] = wi
             tie[g, T_WR] = wi * ri
-            tie[g, T_WW] = wi * wi
+            tie[g, T_WW] = ww
             tie[g, T_FIRST] = ri
+            tie[g, T_W3] = ww * wi
+            tie[g, T_W4] = ww * ww
             state[g, T_ROW] = d
             state[g, T_ROWS] = 1
             state[g, T_MIXED] = 0

@@ -62,6 +62,7 @@ __all__ = [
     "group_ids",
     "kernel",
     "node",
+    "response_facts",
     "standardized",
 ]
 
@@ -349,20 +350,26 @@ def standardized(rows: Rows, prepared: Prepared) -> pl.LazyFrame:
     return rescale(frame)[0]
 
 
-def facts(rows: Rows, variance: str) -> dict[str, object]:
+def response_facts(rows: Rows) -> tuple[bool, float]:
+    """Whether every response of the node's rows is 0 or 1, and the largest |R|."""
+    if rows.small:  # NumPy: no Numba import where the Polars stages may run
+        r = rows.r.astype(np.float64)
+        largest = float(np.max(np.abs(r))) if r.size else 0.0
+        return bool(np.all((r == 0.0) | (r == 1.0))), largest
+    binary, largest = kernel().response_facts(rows.r)
+    return bool(binary), float(largest)
+
+
+def facts(rows: Rows, variance: str, found: tuple[bool, float] | None = None) -> dict[str, object]:
     """The ``BINARY`` and ``RMAX`` columns :func:`polars_cumdev.method.statistics.normalize` needs.
 
     As :func:`polars_cumdev.method.statistics.is_binary` computes them, from the
-    node's rows instead of another scan of the input.
+    node's rows instead of another scan of the input (or from ``found``, what
+    :func:`response_facts` returned for them).
     """
     from polars_cumdev.method.statistics import RMAX
 
-    if rows.small:  # NumPy: no Numba import where the Polars stages may run
-        r = rows.r.astype(np.float64)
-        binary = bool(np.all((r == 0.0) | (r == 1.0)))
-        largest = float(np.max(np.abs(r))) if r.size else 0.0
-    else:
-        binary, largest = kernel().response_facts(rows.r)
+    binary, largest = response_facts(rows) if found is None else found
     if variance != "auto":
         binary = variance == "bernoulli"
     return {nm.BINARY: bool(binary), RMAX: float(largest)}

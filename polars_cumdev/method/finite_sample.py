@@ -63,6 +63,7 @@ __all__ = [
     "may_have_few_events",
     "method_column",
     "redraws",
+    "set_aside",
     "simulate",
     "size_ranks",
 ]
@@ -72,6 +73,8 @@ MIN_EVENTS = 200.0
 #: Room above :data:`MIN_EVENTS` for the rounding of a lower bound of the effective events
 #: (sigma_B (W / w_max)^2) that sets groups aside before the exact criterion is computed.
 MARGIN = 1.0 + 1e-6
+#: Room above :data:`MIN_EVENTS` for a count summed another way (:func:`set_aside`).
+WALK_MARGIN = 1.01
 _REAL = "__cd_real"
 # may_have_few_events' columns of its bound, dropped before it returns
 _TOP, _SUM, _FIRST, _FOURTH, _BOUND = (
@@ -259,6 +262,22 @@ def events_floor(sigma_b: pl.Expr, total: pl.Expr, top: pl.Expr) -> pl.Expr:
     simulated, so every engine sets it aside before its rows are brought together.
     """
     return sigma_b * (total / top) ** 2
+
+
+def set_aside(events: pl.Expr) -> pl.Expr:
+    """Whether a group's effective number of events, as the compiled screen's walk sums it
+    (``events``; null or NaN where not known), puts it surely above the criterion.
+
+    The walk sums E's three terms (:func:`event_terms`) point by point, with each tie's
+    powers of the weights summed first and the bin means of the walk's compensated sums;
+    the finite-sample step sums them row by row, with the bin means of
+    :func:`~polars_cumdev.method.finite_bins.bin_means`. The two agree to rounding
+    (``tests/method/test_walk_events.py`` measures how closely), far inside the
+    :data:`WALK_MARGIN` (1%) asked here, so a group set aside would not have been
+    simulated: the p-values are those the step gives every candidate itself. A group
+    within the margin goes on to that step, which decides.
+    """
+    return events.fill_nan(None).fill_null(0.0) >= MIN_EVENTS * WALK_MARGIN
 
 
 def may_have_few_events(

@@ -22,7 +22,7 @@ from polars_cumdev.method.compiled import Rows
 from polars_cumdev.method.kernel_loader import kernel
 from polars_cumdev.method.weights import SCALE
 
-__all__ = ["location", "points_frame", "summary_frame"]
+__all__ = ["location", "points_frame", "summary_frame", "walk_events"]
 
 
 def summary_frame(
@@ -78,6 +78,24 @@ def summary_frame(
     )
     key_frame = rows.at(first, keys) if keys else pl.DataFrame()
     return pl.concat([key_frame, body], how="horizontal")
+
+
+def walk_events(out: np.ndarray, binary: bool) -> np.ndarray:
+    """Each group's effective number of events from the screen walk's sums, one per group
+    number (:func:`polars_cumdev.method.finite_sample.effective_events` of its sums of
+    w^2 v, w^3 v |1 - 2p| and w^4 v (1 - 6v)+, p the bin mean Rt_k of each row's point,
+    :data:`polars_cumdev.kernel.events.EVENTS_3`).
+
+    NaN where it is not known: responses other than 0 and 1 (``binary`` false; the
+    screen's finite-sample step then takes another criterion), or a sum that underflowed.
+    """
+    from polars_cumdev import kernel as k
+    from polars_cumdev.method.finite_sample import effective_events
+
+    if not binary:
+        return np.full(out.shape[0], np.nan)
+    sums = out[:, [k.SIGMA_B, k.EVENTS_3, k.EVENTS_4]].T
+    return np.where(np.isnan(sums).any(axis=0), np.nan, effective_events(sums))
 
 
 def location(

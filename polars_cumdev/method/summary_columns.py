@@ -15,6 +15,7 @@ from polars_cumdev.method.location import LOCATION_COLUMNS, LOCATION_SCHEMA
 
 __all__ = [
     "C_ERROR",
+    "EVENTS",
     "FACTS_SCHEMA",
     "OVERFLOWS",
     "RMAX",
@@ -60,6 +61,9 @@ SIGMA_E_ERROR = f"{nm.PREFIX}sigma_empirical_error"
 # Per group, the number of points whose bin sums overflowed (BinMoments.overflow).
 OVERFLOWS = f"{nm.PREFIX}overflows"
 RMAX = f"{nm.PREFIX}rmax"
+# Per group, its effective number of events (method/finite_sample.py) as the compiled
+# screen's walk sums it (null where that walk did not, or the responses are not 0/1).
+EVENTS = f"{nm.PREFIX}events"
 #: The columns of :func:`is_binary`, with their types.
 FACTS_SCHEMA: dict[str, pl.DataType] = {nm.BINARY: pl.Boolean(), RMAX: pl.Float64()}
 #: Columns of :func:`summarize` after the keys, with their types.

@@ -34,7 +34,7 @@ from polars_cumdev.kernel.prefix import (
     prefix_table,
     weight,
 )
-from polars_cumdev.kernel.walks import merged_tie
+from polars_cumdev.kernel.walks import event_terms, merged_tie
 
 __all__ = [
     "CELL_FLOATS",
@@ -62,8 +62,17 @@ __all__ = [
     C_E_C,
     C_E_B,
     C_E_E,
-) = range(15)
-CELL_FLOATS = 15
+    C_S_3,
+    C_S_4,
+    C_F_W3,
+    C_F_W4,
+    C_L_W3,
+    C_L_W4,
+) = range(21)
+CELL_FLOATS = 21
+# (C_S_3, C_S_4: the interior points' terms of the effective events,
+# :func:`polars_cumdev.kernel.walks.event_terms`; C_F_W3 ... C_L_W4: the sums of W^3
+# and W^4 of the first and last points' ties, whose terms need their bins' means.)
 # Integer columns of a cell: rows, points, overflowed interior bins, the
 # prefix row at the first point's upper midpoint, at the last point's lower
 # one (-1: none, the cell has one point), the first row (for the keys), and
@@ -180,6 +189,8 @@ def range_cells(
     tie_w = np.zeros(groups)
     tie_wr = np.zeros(groups)
     tie_ww = np.zeros(groups)
+    tie_w3 = np.zeros(groups)
+    tie_w4 = np.zeros(groups)
     tie_first = np.zeros(groups)
     tie_mixed = np.zeros(groups, dtype=np.bool_)
     tie_rows = np.zeros(groups, dtype=np.int64)
@@ -201,10 +212,13 @@ def range_cells(
         wi = weight(w, True, scale, i)
         ri = float(r[i])
         ints[g, C_N] += 1
+        ww = wi * wi
         if open_score[g] == si:
             tie_w[g] += wi
             tie_wr[g] += wi * ri
-            tie_ww[g] += wi * wi
+            tie_ww[g] += ww
+            tie_w3[g] += ww * wi
+            tie_w4[g] += ww * ww
             tie_mixed[g] = tie_mixed[g] or ri != tie_first[g]
             tie_rows[g] += 1
             continue
@@ -218,6 +232,8 @@ def range_cells(
                 floats[g, C_F_W] = tie_w[g]
                 floats[g, C_F_R] = response
                 floats[g, C_F_TIE] = factor
+                floats[g, C_F_W3] = tie_w3[g]
+                floats[g, C_F_W4] = tie_w4[g]
                 ints[g, C_F_UP] = upper
             else:
                 ref, var, e_ref, e_bern, e_var, overflow, _, _ = bin_moments(
@@ -238,6 +254,9 @@ def range_cells(
                 floats[g, C_E_C] += tie_w[g] * e_ref
                 floats[g, C_E_B] += w2f * e_bern
                 floats[g, C_E_E] += w2f * e_var
+                third, fourth = event_terms(ref, tie_w3[g], tie_w4[g])
+                floats[g, C_S_3] += third
+                floats[g, C_S_4] += fourth
                 ints[g, C_OVERFLOWS] += overflow
             ints[g, C_N_SCORES] += 1
             below[g] = upper
@@ -248,7 +267,9 @@ def range_cells(
         open_row[g] = d
         tie_w[g] = wi
         tie_wr[g] = wi * ri
-        tie_ww[g] = wi * wi
+        tie_ww[g] = ww
+        tie_w3[g] = ww * wi
+        tie_w4[g] = ww * ww
         tie_first[g] = ri
         tie_mixed[g] = False
         tie_rows[g] = 1
@@ -263,10 +284,14 @@ def range_cells(
         floats[g, C_L_W] = tie_w[g]
         floats[g, C_L_R] = response
         floats[g, C_L_TIE] = factor
+        floats[g, C_L_W3] = tie_w3[g]
+        floats[g, C_L_W4] = tie_w4[g]
         if ints[g, C_N_SCORES] == 0:  # a single point: it is the first one too
             floats[g, C_F_W] = tie_w[g]
             floats[g, C_F_R] = response
             floats[g, C_F_TIE] = factor
+            floats[g, C_F_W3] = tie_w3[g]
+            floats[g, C_F_W4] = tie_w4[g]
             ints[g, C_F_UP] = last_row
         else:
             ints[g, C_L_LO] = below[g]

@@ -29,6 +29,7 @@ from polars_cumdev.kernel.prefix import (
 
 __all__ = [
     "calibration_groups",
+    "event_terms",
     "merged_response",
     "merged_tie",
     "screen_groups",
@@ -112,12 +113,21 @@ def _accumulate(
     out[g, ERR_B] += w2f * e_bern + 8.0 * EPS * abs(bern)
     out[g, ERR_E] += w2f * e_var + 8.0 * EPS * abs(emp)
     out[g, OVERFLOWS] += overflow
-    p = min(max(reference, 0.0), 1.0)  # (as the finite-sample step's bin means are clipped)
+    third, fourth = event_terms(reference, w3, w4)
+    out[g, EVENTS_3] += third
+    out[g, EVENTS_4] += fourth
+
+
+@njit(**JIT)
+def event_terms(reference: float, w3: float, w4: float) -> tuple[float, float]:
+    """A point's terms of its group's effective events (EVENTS_3, EVENTS_4): its tie's sums
+    of W^3 and W^4 times v |1 - 2p| and v max(1 - 6v, 0), p the reference clipped to
+    [0, 1] (as the finite-sample step clips its bin means), v = p (1 - p); the second is
+    NaN when ``w4`` is below the smallest normal double (not known to its last digits)."""
+    p = min(max(reference, 0.0), 1.0)
     v = p * (1.0 - p)
-    out[g, EVENTS_3] += w3 * v * abs(1.0 - 2.0 * p)
-    out[g, EVENTS_4] += w4 * v * max(1.0 - 6.0 * v, 0.0)
-    if w4 < _TINY:  # (w^4 underflowed: the sum is not known to its last digits)
-        out[g, EVENTS_4] = np.nan
+    fourth = w4 * v * max(1.0 - 6.0 * v, 0.0) if w4 >= _TINY else np.nan
+    return w3 * v * abs(1.0 - 2.0 * p), fourth
 
 
 @njit(**JIT)

@@ -53,6 +53,7 @@ __all__ = [
     "SIM_KUIPER",
     "STOP",
     "WORK",
+    "counted_events",
     "cutoff",
     "effective_events",
     "effective_rows",
@@ -124,6 +125,14 @@ def event_terms(p: np.ndarray, w: np.ndarray) -> np.ndarray:
     return np.stack(
         [w2v, w2v * w * np.abs(1.0 - 2.0 * p), w2v * w * w * np.maximum(1.0 - 6.0 * v, 0.0)]
     )
+
+
+def counted_events(second: np.ndarray, third: np.ndarray, fourth: np.ndarray) -> np.ndarray:
+    """:func:`effective_events` of sums counted elsewhere (the compiled walks, the range
+    engines' cells), NaN where any of them is NaN (not known): :func:`set_aside` then
+    leaves the group to the step."""
+    sums = np.stack([second, third, fourth]).astype(np.float64)
+    return np.where(np.isnan(sums).any(axis=0), np.nan, effective_events(sums))
 
 
 def effective_events(sums: np.ndarray) -> np.ndarray:

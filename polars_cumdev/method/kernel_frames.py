@@ -81,21 +81,21 @@ def summary_frame(
 
 
 def walk_events(out: np.ndarray, binary: bool) -> np.ndarray:
-    """Each group's effective number of events from the screen walk's sums, one per group
+    """Each group's effective number of events from a compiled walk's sums, one per group
     number (:func:`polars_cumdev.method.finite_sample.effective_events` of its sums of
-    w^2 v, w^3 v |1 - 2p| and w^4 v (1 - 6v)+, p the bin mean Rt_k of each row's point,
-    :data:`polars_cumdev.kernel.events.EVENTS_3`).
+    w^2 v, w^3 v |1 - 2p| and w^4 v (1 - 6v)+, p the reference of each row's point: the
+    screen's bin mean Rt_k, calibration's score; ``EVENTS_3`` and ``EVENTS_4`` of
+    :mod:`polars_cumdev.kernel.walks`).
 
-    NaN where it is not known: responses other than 0 and 1 (``binary`` false; the
-    screen's finite-sample step then takes another criterion), or a sum that underflowed.
+    NaN where it is not known: ``binary`` false (the screen of responses other than 0
+    and 1 takes another criterion), or a sum that underflowed.
     """
     from polars_cumdev import kernel as k
-    from polars_cumdev.method.finite_sample import effective_events
+    from polars_cumdev.method.finite_sample import counted_events
 
     if not binary:
         return np.full(out.shape[0], np.nan)
-    sums = out[:, [k.SIGMA_B, k.EVENTS_3, k.EVENTS_4]].T
-    return np.where(np.isnan(sums).any(axis=0), np.nan, effective_events(sums))
+    return counted_events(out[:, k.SIGMA_B], out[:, k.EVENTS_3], out[:, k.EVENTS_4])
 
 
 def location(

@@ -24,14 +24,13 @@ Checked here:
 
 from __future__ import annotations
 
-import itertools
-import math
-
 import numpy as np
 import polars as pl
 import pytest
 
 pytest.importorskip("numba")
+
+from reference_events import naive_events
 
 from polars_cumdev import kernel as k
 from polars_cumdev.calibration import calibration
@@ -65,38 +64,13 @@ def _walked(gid, s, r, w, groups: int, binary: bool = True, screen: bool = True)
     return walk_events(out, binary)
 
 
-def _naive(gid, s, r, w, groups: int, screen: bool = True) -> np.ndarray:
-    """E per group: the criterion's three sums row by row, p the bin mean of the row's point
-    (the screen) or its score (calibration)."""
-    found = []
-    for g in range(groups):
-        mine = gid == g
-        scores = sorted(set(s[mine].tolist()))
-        edges = [-math.inf] + [(a + b) / 2 for a, b in itertools.pairwise(scores)] + [math.inf]
-        p = {x: x for x in scores}
-        for j, x in enumerate(scores if screen else []):
-            inside = (s > edges[j]) & (s <= edges[j + 1])
-            p[x] = math.fsum(w[inside] * r[inside]) / math.fsum(w[inside])
-        terms = [0.0, 0.0, 0.0]
-        for si, wi in zip(s[mine].tolist(), w[mine].tolist(), strict=True):
-            v = p[si] * (1.0 - p[si])
-            terms[0] += wi**2 * v
-            terms[1] += wi**3 * v * abs(1.0 - 2.0 * p[si])
-            terms[2] += wi**4 * v * max(1.0 - 6.0 * v, 0.0)
-        second, third, fourth = terms
-        e3 = second**3 / third**2 if third > 0 else math.inf
-        e4 = second**2 / fourth if fourth > 0 else math.inf
-        found.append(min(e3, e4) if second > 0 else 0.0)
-    return np.array(found)
-
-
 @pytest.mark.parametrize("screen", [True, False], ids=["screen", "calibration"])
 @pytest.mark.parametrize("scores", ["continuous", "tied"])
 @pytest.mark.parametrize("weights", ["unit", "log-normal"])
 def test_walk_events_against_a_naive_transcription(scores: str, weights: str, screen) -> None:
     gid, s, r, w = _rows(3, scores, weights)
     got = _walked(gid, s, r, w, 12, screen=screen)
-    want = _naive(gid, s, r, w, 12, screen=screen)
+    want = naive_events(gid, s, r, w, 12, screen=screen)
     assert np.isfinite(want).all() and (want > 1.0).all()
     np.testing.assert_allclose(got, want, rtol=1e-12)
 

@@ -47,7 +47,7 @@ from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.finite_batch import TESTS
 from polars_cumdev.method.finite_groups import SIMULATED
 from polars_cumdev.method.keys import join_on_keys
-from polars_cumdev.method.summary_columns import SIGMA_B
+from polars_cumdev.method.summary_columns import EVENTS, SIGMA_B
 
 __all__ = [
     "OTHER",
@@ -261,9 +261,12 @@ def calibration_simulated(
     """The calibration statistics (:func:`~polars_cumdev.calibration.cumulative._summary_node`'s
     layout, every group) with the simulated p-value columns, as in-process.
 
-    The candidates (asymptotic p at most the cutoff) whose lower bound of the
-    effective events, sigma_B W^2 / w_max^2 (:mod:`polars_cumdev.engines.partitioned.finite`),
-    is below the threshold send their rows to the driver, which decides exactly and
+    Candidates (asymptotic p at most the cutoff) whose effective events the range
+    walks counted at the threshold or more (``EVENTS``,
+    :func:`~polars_cumdev.method.finite_sample.set_aside`) are set aside at once; the
+    others whose lower bound of the effective events, sigma_B W^2 / w_max^2
+    (:mod:`polars_cumdev.engines.partitioned.finite`), is below the threshold send
+    their rows to the driver, which decides exactly and
     simulates them (responses all 0 or 1) or bounds their p-values (soft labels,
     :mod:`polars_cumdev.method.finite_bound`), as in-process. Each group's w_max (and
     its count of responses other than 0 and 1) come from a pass over the rows
@@ -276,6 +279,8 @@ def calibration_simulated(
     candidates = table.with_columns(fg.tests_expr(False).alias(TESTS)).filter(
         fg.candidate(level, False)
     )
+    if EVENTS in candidates.columns:  # (counted by the range walks: set aside at once)
+        candidates = candidates.filter(~fs.set_aside(pl.col(EVENTS)))
     if not candidates.height:
         return pf.without_simulation(stats)
     chosen = candidates.select(*on, TESTS, "weight", SIGMA_B)

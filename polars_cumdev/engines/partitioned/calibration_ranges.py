@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from polars_cumdev.engines.partitioned import events
 from polars_cumdev.engines.partitioned.calibration_step import CELL_SUMS
 from polars_cumdev.engines.partitioned.columns import LO, RANGE, TOTAL_WEIGHT
 from polars_cumdev.engines.partitioned.locating import FID, LIMIT, SIGN, SLACK, Locating
@@ -37,6 +38,7 @@ from polars_cumdev.method.summary_columns import (
     SIGMA_E_ERROR,
     SUMMARY_SCHEMA,
 )
+from polars_cumdev.method.sums import ordered_sum
 
 __all__ = ["combine", "finish", "flag", "with_located"]
 
@@ -84,7 +86,9 @@ def combine(
     sums = joined.group_by(on, maintain_order=True).agg(
         pl.col("n").sum(),
         pl.col("n_scores").sum(),
-        *[pl.col(c).sum() for c in CELL_SUMS],
+        # (added one cell at a time, in range order: a group-by's sum is not the same
+        # bits from run to run, Polars 2.1)
+        *[ordered_sum(pl.col(c)).alias(c) for c in CELL_SUMS],
         pl.col("_max").max().alias("top"),
         pl.col("_min").min().alias("bottom"),
         pl.col("overflows").sum(),
@@ -110,7 +114,10 @@ def combine(
         *keys,
         *[columns[c].cast(SUMMARY_SCHEMA[c]).alias(c) for c in columns],
         *[pl.lit(None, dtype=pl.Float64).alias(c) for c in LOCATION_COLUMNS],
+        (pl.col("s_3") / total**3).alias(events.SUMS[0]),
+        (pl.col("s_4") / total**4).alias(events.SUMS[1]),
     )
+    stats = events.with_events(stats)  # (the walks' count of the effective events)
     groups = sums.select(*on, pl.col("weight").alias(TOTAL_WEIGHT), "top", "bottom", LO)
     joined = joined.join(groups, on=on, how="left", nulls_equal=True, maintain_order="left")
     return stats, joined

@@ -45,8 +45,9 @@ __all__ = [
     "walked_points",
 ]
 
-#: The cell's sums, in the kernel's units (weights times the plan's scale), undivided.
-CELL_SUMS = ("weight", "c_last", "s_b", "s_e", "e_c", "e_b", "e_e")
+#: The cell's sums, in the kernel's units (weights times the plan's scale), undivided
+#: (``s_3``, ``s_4``: the effective events' terms, ``kernel.walks.EVENTS_3`` and ``_4``).
+CELL_SUMS = ("weight", "c_last", "s_b", "s_e", "e_c", "e_b", "e_e", "s_3", "s_4")
 #: Every column of a cell after the keys.
 CELL_COLUMNS = (
     "n",
@@ -182,6 +183,8 @@ def walked_cells(
         "e_c": out[:, k.ERR_C],
         "e_b": out[:, k.ERR_B],
         "e_e": out[:, k.ERR_E],
+        "s_3": out[:, k.EVENTS_3],
+        "s_4": out[:, k.EVENTS_4],
         "c_max": out[:, k.C_MAX],
         "c_min": out[:, k.C_MIN],
         "at_max": at_max,

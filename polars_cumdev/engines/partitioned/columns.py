@@ -7,6 +7,7 @@ from typing import Literal
 from polars_cumdev.method import _names as nm
 
 __all__ = [
+    "EVENT_SUMS",
     "MIDPOINT",
     "QUERY",
     "RANGE",
@@ -31,3 +32,6 @@ NONBINARY = f"{nm.PREFIX}nonbinary"
 Q_LO = f"{nm.PREFIX}q_lo"  # query answering the lower midpoint of a cell's first point
 Q_HI = f"{nm.PREFIX}q_hi"  # query answering the upper midpoint of a cell's last point
 GID = f"{nm.PREFIX}gid"  # group number inside one range
+#: A cell's columns for its group's effective events (``kernel.walks.event_terms``): the
+#: interior points' two terms, and the sums of W^3 and W^4 of its first and last points.
+EVENT_SUMS = ("s_3", "s_4", "f_w3", "f_w4", "l_w3", "l_w4")

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 import polars as pl
 
+from polars_cumdev.engines.partitioned import events
 from polars_cumdev.engines.partitioned.cells import Plan
 from polars_cumdev.engines.partitioned.columns import Q_HI, Q_LO, QUERY, RANGE, TOTAL_WEIGHT
 from polars_cumdev.engines.partitioned.step import RangeResult, zero_sums
@@ -25,7 +26,7 @@ from polars_cumdev.method.statistics import (
     SIGMA_E_ERROR,
     normalize,
 )
-from polars_cumdev.method.sums import with_running_sums
+from polars_cumdev.method.sums import ordered_sum, with_running_sums
 from polars_cumdev.method.weights import SCALE
 
 __all__ = ["aggregate", "combine", "combine_cells", "finish"]
@@ -273,7 +274,7 @@ def combine_cells(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataF
     total = pl.col(TOTAL_WEIGHT)
     cells = l_.on(f.on(cells.lazy())).collect()
     cells = cells.sort(on, nulls_last=True).with_columns(
-        per_group(pl.col("weight").sum(), keys).alias(TOTAL_WEIGHT)
+        per_group(ordered_sum(pl.col("weight")), keys).alias(TOTAL_WEIGHT)
     )
     cells = cells.with_columns(
         *[(pl.col(c) / total) for c in ("q_sum", "q_max", "q_min", "e_c")],
@@ -291,6 +292,7 @@ def combine_cells(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataF
         .otherwise(0.0)
         .alias("_lb"),
         pl.when(multi).then(l_a * l_a * pl.col("l_tie") * l_var).otherwise(0.0).alias("_lv"),
+        *events.cell_terms(f_ref, l_ref, multi, total),
     )
     # Bounds of the rounding errors (polars_cumdev.method.sigma_terms.error_terms) of
     # the two end points, beside the interior ones of the range step.
@@ -334,28 +336,38 @@ def combine_cells(plan: Plan, results: Sequence[RangeResult | None]) -> pl.DataF
 def aggregate(plan: Plan, cells: pl.DataFrame) -> pl.DataFrame:
     """:func:`combine`'s per-group statistics from :func:`combine_cells`' output."""
     keys = plan.keys
+    # Float sums added one cell at a time, in range order (ordered_sum): a group-by's
+    # sum adds partial sums in an order that varies from run to run (Polars 2.1), which
+    # made the engines' last bits differ between two runs on the same data.
     aggs = [
         pl.col("n").sum().cast(pl.Int64),
         pl.col("n_scores").sum().cast(pl.Int64),
-        pl.col("weight").sum(),
+        ordered_sum(pl.col("weight")).alias("weight"),
         (
             pl.col("_max").max().clip(lower_bound=0.0) - pl.col("_min").min().clip(upper_bound=0.0)
         ).alias("kuiper"),
         pl.max_horizontal(pl.col("_max").max().abs(), pl.col("_min").min().abs()).alias("ks"),
-        pl.col("_step").sum().alias("delta"),
-        (pl.col("s_b").sum() + pl.col("_fb").sum() + pl.col("_lb").sum()).alias(SIGMA_B),
-        (pl.col("s_e").sum() + pl.col("_fv").sum() + pl.col("_lv").sum()).alias(SIGMA_E),
-        pl.col("e_c").sum().alias(C_ERROR),
-        pl.col("e_b").sum().alias(SIGMA_B_ERROR),
-        pl.col("e_e").sum().alias(SIGMA_E_ERROR),
+        ordered_sum(pl.col("_step")).alias("delta"),
+        (
+            ordered_sum(pl.col("s_b")) + ordered_sum(pl.col("_fb")) + ordered_sum(pl.col("_lb"))
+        ).alias(SIGMA_B),
+        (
+            ordered_sum(pl.col("s_e")) + ordered_sum(pl.col("_fv")) + ordered_sum(pl.col("_lv"))
+        ).alias(SIGMA_E),
+        ordered_sum(pl.col("e_c")).alias(C_ERROR),
+        ordered_sum(pl.col("e_b")).alias(SIGMA_B_ERROR),
+        ordered_sum(pl.col("e_e")).alias(SIGMA_E_ERROR),
         pl.col("overflows").sum().alias(OVERFLOWS),
+        *[ordered_sum(pl.col(c)).alias(c) for c in events.SUMS],  # (NaN: a cell did not count)
     ]
     # The located stretch needs each group's whole curve, which no range
     # holds: a second pass over the ranges finds it (polars_cumdev.engines.partitioned.locating).
     unlocated = [pl.lit(None, dtype=pl.Float64).alias(c) for c in LOCATION_COLUMNS]
     if keys:
-        return cells.group_by(keys, maintain_order=True).agg(aggs).with_columns(unlocated)
-    return cells.select(aggs).with_columns(unlocated)
+        stats = cells.group_by(keys, maintain_order=True).agg(aggs).with_columns(unlocated)
+    else:
+        stats = cells.select(aggs).with_columns(unlocated)
+    return events.with_events(stats)
 
 
 def finish(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame:

@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 
 from polars_cumdev.engines.partitioned.cells import Plan
-from polars_cumdev.engines.partitioned.columns import GID, MIDPOINT, QUERY, Engine
+from polars_cumdev.engines.partitioned.columns import EVENT_SUMS, GID, MIDPOINT, QUERY, Engine
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method import compiled as _engines
 from polars_cumdev.method.bins import bin_moments, midpoints
@@ -185,6 +185,8 @@ def range_step(
         pl.col("_eb").sum().alias("e_b"),
         pl.col("_ee").sum().alias("e_e"),
         pl.col("_overflow").sum().cast(pl.Int64).alias("overflows"),
+        # (the effective events are counted by the compiled step alone: NaN, not known)
+        *[pl.lit(float("nan")).alias(c) for c in EVENT_SUMS],
     ]
     cells = located.group_by(GID, maintain_order=True).agg(aggs).drop(GID)
     answers = _lookup(queries.lazy().select(QUERY, MIDPOINT), prefix, MIDPOINT).drop(MIDPOINT)
@@ -365,6 +367,14 @@ def _compiled_step(frame: pl.DataFrame, plan: Plan, queries: pl.DataFrame) -> Ra
                     "e_b": floats[:, k.C_E_B],
                     "e_e": floats[:, k.C_E_E],
                     "overflows": ints[:, k.C_OVERFLOWS],
+                    **{
+                        c: floats[:, index]
+                        for c, index in zip(
+                            EVENT_SUMS,
+                            (k.C_S_3, k.C_S_4, k.C_F_W3, k.C_F_W4, k.C_L_W3, k.C_L_W4),
+                            strict=True,
+                        )
+                    },
                 }
             ),
         ],

@@ -202,7 +202,7 @@ def with_simulated(
       p-value the larger of that and the asymptotic one.
 
     ``events`` names a column of ``stats`` holding each group's effective number of
-    events as the compiled screen's walk summed it (null where not known): a
+    events as a compiled walk counted it (null or NaN where not known): a
     candidate whose count there reaches :func:`~.finite_sample.set_aside` is not
     simulated, so its rows are not joined and, when no candidate is left, the full
     population is not read again (:func:`~.finite_sample.set_aside` says why the

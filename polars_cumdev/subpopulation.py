@@ -40,7 +40,6 @@ from polars_cumdev.method.statistics import (
     resolved,
     verdict,
 )
-from polars_cumdev.method.summary_columns import EVENTS
 from polars_cumdev.method.sums import ordered_sum
 from polars_cumdev.method.ties import sort_by_score
 from polars_cumdev.method.weights import SCALE, rescale
@@ -206,7 +205,7 @@ def screen(
     finite = {"labels": prepared.labels, "level": level, "simulated": True}
     if choice != "polars":
         summary = summary_node(prepared, choice, variance, level)
-        summary = _finite(summary, prepared, _finite_sample, level, events=EVENTS)
+        summary = _finite(summary, prepared, _finite_sample, level)
         stats = normalize(summary, keys, None, **finite)
     else:
         binary = is_binary(prepared.frame, variance)
@@ -219,16 +218,13 @@ def screen(
     return stats if ordering is None else ordering.located(stats)
 
 
-def _finite(
-    summary: pl.LazyFrame, prepared: Prepared, on: bool, level: float, events: str | None = None
-) -> pl.LazyFrame:
+def _finite(summary: pl.LazyFrame, prepared: Prepared, on: bool, level: float) -> pl.LazyFrame:
     """The summary with the finite-sample p-values of :mod:`~polars_cumdev.method.finite_groups`
-    (null columns when ``on`` is false: the asymptotic values alone). ``events``: the
-    summary's column of the walk's effective events (:func:`summary_node`)."""
+    (null columns when ``on`` is false: the asymptotic values alone)."""
     if not on:
         return summary.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED)
     keys, types = prepared.keys, prepared.key_types
-    return with_simulated(summary, prepared.frame, keys, types, level, screen=True, events=events)
+    return with_simulated(summary, prepared.frame, keys, types, level, screen=True)
 
 
 @entry_point("score", "response", "weight")

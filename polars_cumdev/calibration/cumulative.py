@@ -262,17 +262,15 @@ def calibration(
         stats = held.lazy()
     else:
         stats, scale = _summary_node(prepared, choice, level), None
-    events = None if choice == "polars" else EVENTS  # (the walk's effective events)
-    if held is not None and _finite_sample and not any_candidate(held, level, events):
+    if held is not None and _finite_sample and not any_candidate(held, level):
         _finite_sample = False  # no group to simulate: with_simulated would add nulls
     if _finite_sample:  # finite-sample p-values where the asymptotic tail fails
         rows, null = prepared.frame, target.null
         if target.name == "quantile":  # the hits 1{y <= q}, Bernoulli(alpha) under the null
             rows = target.standardize(rows)
         stats = with_simulated(
-            stats, rows, keys, prepared.key_types, level, null=null, alpha=target.alpha,
-            events=events,
-        )  # fmt: skip
+            stats, rows, keys, prepared.key_types, level, null=null, alpha=target.alpha
+        )
     else:
         stats = stats.with_columns(pl.lit(None, dtype=pl.Float64).alias(c) for c in SIMULATED)
     out = normalized_table(stats, keys, bernoulli, scale, prepared, target, level)

@@ -141,15 +141,14 @@ def _positive(screen: bool) -> pl.Expr:
     return (pl.col(SIGMA_B) > 0.0) | (pl.col(SIGMA_E).fill_null(0.0) > 0.0)
 
 
-def any_candidate(stats: pl.DataFrame, level: float, events: str | None = None) -> bool:
+def any_candidate(stats: pl.DataFrame, level: float) -> bool:
     """Whether :func:`with_simulated` would simulate some group of ``stats`` (in memory).
 
-    The same filter, run now (``events`` as :func:`with_simulated` takes it): without
-    a candidate, with_simulated adds its columns null, which a caller holding the
-    statistics in memory can do at once instead of joining the rows in a plan.
+    The same filter, run now: without a candidate, with_simulated adds its columns
+    null, which a caller holding the statistics in memory can do at once instead of
+    joining the rows in a plan.
     """
-    if events is not None:  # (the groups the walk's count sets aside, as with_simulated)
-        stats = stats.filter(~fs.set_aside(pl.col(events)))
+    stats = fs.without_set_aside(stats)  # (as with_simulated sets them aside)
     kuiper, ks, sigma2 = (stats.get_column(c).cast(pl.Float64).to_numpy() for c in _READ)
     if not (np.isfinite(kuiper).all() and np.isfinite(ks).all() and np.isfinite(sigma2).all()):
         # (a null, NaN or infinity: Polars orders NaN above every number, NumPy's
@@ -185,7 +184,6 @@ def with_simulated(
     screen: bool = False,
     null: Null = "score",
     alpha: float | None = None,
-    events: str | None = None,
 ) -> pl.LazyFrame:
     """``stats`` (:func:`~polars_cumdev.method.statistics.summarize`'s layout) with the
     simulated p-value columns.
@@ -201,10 +199,9 @@ def with_simulated(
     * ``"flip"``: a predicted mean, each residual y - m given a random sign, the
       p-value the larger of that and the asymptotic one.
 
-    ``events`` names a column of ``stats`` holding each group's effective number of
-    events as a compiled walk counted it (null or NaN where not known): a
-    candidate whose count there reaches :func:`~.finite_sample.set_aside` is not
-    simulated, so its rows are not joined and, when no candidate is left, the full
+    When ``stats`` carries the compiled walks' count of each group's effective events
+    (``EVENTS``), a candidate whose count reaches :func:`~.finite_sample.set_aside` is
+    not simulated, so its rows are not joined and, when no candidate is left, the full
     population is not read again (:func:`~.finite_sample.set_aside` says why the
     decisions are those of the rows' own count).
     """
@@ -222,14 +219,9 @@ def with_simulated(
     elif null == "level":
         extra = [pl.lit(alpha, dtype=pl.Float64).alias(ALPHA)]
     carried = [e.meta.output_name() for e in extra]
-    chosen = candidate(level, screen)
-    if events is not None:
-        chosen = chosen & ~fs.set_aside(pl.col(events))
-    candidates = (
-        stats.with_columns(tests_expr(screen).alias(TESTS))
-        .filter(chosen)
-        .select(*[pl.col(k).cast(key_types[k]) for k in keys], TESTS, SIGMA_B, *extra)
-    )
+    candidates = fs.without_set_aside(
+        stats.with_columns(tests_expr(screen).alias(TESTS)).filter(candidate(level, screen))
+    ).select(*[pl.col(k).cast(key_types[k]) for k in keys], TESTS, SIGMA_B, *extra)
     floats = [k for k in keys if key_types[k].is_float()]
     on = [k for k in keys if k not in floats] + [
         f"{k}__cd_{part}" for k in floats for part in ("nan", "value")

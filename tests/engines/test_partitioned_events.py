@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from reference_events import naive_events
+from reference_events import naive_events, threshold_groups
 
 pytest.importorskip("numba")
 
@@ -77,18 +77,8 @@ def test_the_polars_range_step_does_not_count(monkeypatch) -> None:
     assert np.isnan(_counted(frame, 3, False, monkeypatch)).all()
 
 
-def _rare(seed: int) -> pl.DataFrame:
-    """Groups sized around the threshold (as tests/method/test_walk_events.py's frame)."""
-    rng = np.random.default_rng(seed)
-    sizes = np.concatenate([rng.integers(200, 4000, 60), np.full(4, 20_000)])
-    g = np.repeat(np.arange(sizes.size), sizes)
-    s = rng.beta(1.0, rng.choice([8.0, 30.0]), g.size)
-    y = (rng.random(g.size) < np.clip(s * (1.0 + 0.5 * (g % 3 == 0)), 0, 1)).astype(np.int8)
-    return pl.DataFrame({"g": g, "s": s, "y": y, "w": rng.lognormal(0.0, 0.7, g.size)})
-
-
 def test_the_set_aside_changes_no_table(monkeypatch) -> None:
-    frame = _rare(7)
+    frame = threshold_groups(7)
     picked: list[int] = []  # groups whose rows the finite step gathers, with and without
     real = pf.chosen
 
@@ -134,7 +124,7 @@ def test_calibration_counted_by_ranges_as_naively(ranges, scores, monkeypatch) -
 
 
 def test_calibration_set_aside_changes_no_table(monkeypatch) -> None:
-    frame = _rare(7)
+    frame = threshold_groups(7)
     seen = []
     real = calibration_drivers.calibration_simulated
 

@@ -30,7 +30,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from reference_events import naive_events
+from reference_events import naive_events, threshold_groups
 
 from polars_cumdev import kernel as k
 from polars_cumdev.calibration import calibration
@@ -83,19 +83,6 @@ def test_walk_events_not_known() -> None:
     assert np.isnan(walked[1]) and np.isfinite(walked[[0, 2]]).all()
 
 
-def _frame(seed: int, weights: str) -> pl.DataFrame:
-    """60 groups of 200-4,000 rows and 4 of 20,000, rare outcomes (scores near 0.03-0.2),
-    every third group's rate 1.5 times its scores: E around the threshold for many groups
-    (as in tests/analyses/test_few_events_filter.py), far above it for the large ones."""
-    rng = np.random.default_rng(seed)
-    sizes = np.concatenate([rng.integers(200, 4000, 60), np.full(4, 20_000)])
-    g = np.repeat(np.arange(sizes.size), sizes)
-    s = rng.beta(1.0, rng.choice([8.0, 30.0]), g.size)
-    y = (rng.random(g.size) < np.clip(s * (1.0 + 0.5 * (g % 3 == 0)), 0, 1)).astype(np.int8)
-    w = np.ones(g.size) if weights == "unit" else rng.lognormal(0.0, 0.7, g.size)
-    return pl.DataFrame({"g": g, "s": s, "y": y, "w": w})
-
-
 def _screen(frame: pl.DataFrame) -> pl.DataFrame:
     return screen(frame, "g", "s", "y", "w", engine="kernel")
 
@@ -107,7 +94,7 @@ def _calibration(frame: pl.DataFrame) -> pl.DataFrame:
 @pytest.mark.parametrize("analysis", [_screen, _calibration], ids=["screen", "calibration"])
 @pytest.mark.parametrize("weights", ["unit", "log-normal"])
 def test_the_set_aside_changes_no_table(weights: str, analysis, monkeypatch) -> None:
-    frame = _frame(7, weights)
+    frame = threshold_groups(7, weights)
     counts = [0, 0]  # candidates' rows reaching the step's own bound, with and without
     real = fs.may_have_few_events
 
@@ -128,7 +115,7 @@ def test_the_set_aside_changes_no_table(weights: str, analysis, monkeypatch) -> 
 
 @pytest.mark.parametrize("analysis", [_screen, _calibration], ids=["screen", "calibration"])
 def test_setting_aside_too_much_changes_the_table(analysis, monkeypatch) -> None:
-    frame = _frame(7, "unit")
+    frame = threshold_groups(7, "unit")
     right = analysis(frame)
     monkeypatch.setattr(fs, "WALK_MARGIN", 0.25)  # E >= 50 set aside: some simulated group
     assert not analysis(frame).equals(right)

@@ -47,7 +47,7 @@ from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.finite_batch import TESTS
 from polars_cumdev.method.finite_groups import SIMULATED
 from polars_cumdev.method.keys import join_on_keys
-from polars_cumdev.method.summary_columns import EVENTS, SIGMA_B
+from polars_cumdev.method.summary_columns import SIGMA_B
 
 __all__ = [
     "OTHER",
@@ -279,8 +279,7 @@ def calibration_simulated(
     candidates = table.with_columns(fg.tests_expr(False).alias(TESTS)).filter(
         fg.candidate(level, False)
     )
-    if EVENTS in candidates.columns:  # (counted by the range walks: set aside at once)
-        candidates = candidates.filter(~fs.set_aside(pl.col(EVENTS)))
+    candidates = fs.without_set_aside(candidates)  # (counted by the range walks)
     if not candidates.height:
         return pf.without_simulation(stats)
     chosen = candidates.select(*on, TESTS, "weight", SIGMA_B)

@@ -45,7 +45,7 @@ from polars_cumdev.method import finite_sample as fs
 from polars_cumdev.method.finite_batch import TESTS
 from polars_cumdev.method.finite_groups import SIMULATED
 from polars_cumdev.method.keys import join_on_keys
-from polars_cumdev.method.summary_columns import EVENTS, SIGMA_B
+from polars_cumdev.method.summary_columns import SIGMA_B
 
 __all__ = [
     "WEIGHT_SUM",
@@ -102,8 +102,7 @@ def chosen(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame | None:
     found = stats.with_columns(fg.tests_expr(False).alias(TESTS)).filter(
         fg.candidate(plan.level, True)
     )
-    if EVENTS in found.columns:  # (counted by the compiled range steps: set aside at once)
-        found = found.filter(~fs.set_aside(pl.col(EVENTS)))
+    found = fs.without_set_aside(found)  # (counted by the compiled range steps)
     if not found.height:
         return None
     if keys:

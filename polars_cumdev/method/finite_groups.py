@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
@@ -40,7 +41,7 @@ from polars_cumdev.method.finite_batch import (
 from polars_cumdev.method.finite_bins import bin_means
 from polars_cumdev.method.keys import join_on_keys
 from polars_cumdev.method.pvalues import ks_critical, kuiper_critical
-from polars_cumdev.method.summary_columns import SIGMA_B, SIGMA_E
+from polars_cumdev.method.summary_columns import EVENTS, SIGMA_B, SIGMA_E
 
 # TESTS, resample_groups and simulate_groups live in finite_batch (named here too).
 __all__ = [
@@ -52,7 +53,10 @@ __all__ = [
     "simulate_groups",
     "tests_expr",
     "with_simulated",
+    "without_set_aside",
 ]
+
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 #: The columns :func:`with_simulated` adds.
 SIMULATED = (fs.SIM_KUIPER, fs.SIM_KS)
@@ -141,6 +145,16 @@ def _positive(screen: bool) -> pl.Expr:
     return (pl.col(SIGMA_B) > 0.0) | (pl.col(SIGMA_E).fill_null(0.0) > 0.0)
 
 
+def without_set_aside(candidates: FrameT) -> FrameT:
+    """``candidates`` (groups' statistics, eager or lazy) less the ones
+    :func:`~.finite_sample.set_aside` drops, when they carry the compiled walks' count
+    (``EVENTS``: the kernel's summaries and the range engines' do; the Polars plan's do
+    not, and keep every candidate)."""
+    if EVENTS not in candidates.collect_schema().names():
+        return candidates
+    return candidates.filter(~fs.set_aside(pl.col(EVENTS)))
+
+
 def any_candidate(stats: pl.DataFrame, level: float) -> bool:
     """Whether :func:`with_simulated` would simulate some group of ``stats`` (in memory).
 
@@ -148,7 +162,7 @@ def any_candidate(stats: pl.DataFrame, level: float) -> bool:
     null, which a caller holding the statistics in memory can do at once instead of
     joining the rows in a plan.
     """
-    stats = fs.without_set_aside(stats)  # (as with_simulated sets them aside)
+    stats = without_set_aside(stats)  # (as with_simulated sets them aside)
     kuiper, ks, sigma2 = (stats.get_column(c).cast(pl.Float64).to_numpy() for c in _READ)
     if not (np.isfinite(kuiper).all() and np.isfinite(ks).all() and np.isfinite(sigma2).all()):
         # (a null, NaN or infinity: Polars orders NaN above every number, NumPy's
@@ -219,7 +233,7 @@ def with_simulated(
     elif null == "level":
         extra = [pl.lit(alpha, dtype=pl.Float64).alias(ALPHA)]
     carried = [e.meta.output_name() for e in extra]
-    candidates = fs.without_set_aside(
+    candidates = without_set_aside(
         stats.with_columns(tests_expr(screen).alias(TESTS)).filter(candidate(level, screen))
     ).select(*[pl.col(k).cast(key_types[k]) for k in keys], TESTS, SIGMA_B, *extra)
     floats = [k for k in keys if key_types[k].is_float()]

@@ -36,14 +36,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TypeVar
 
 import numpy as np
 import polars as pl
 
 from polars_cumdev.method import _names as nm
 from polars_cumdev.method.findings import check_level
-from polars_cumdev.method.summary_columns import EVENTS
 
 __all__ = [
     "EXACT_ROWS",
@@ -69,10 +67,7 @@ __all__ = [
     "set_aside",
     "simulate",
     "size_ranks",
-    "without_set_aside",
 ]
-
-FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 
 #: Groups with fewer effective events than this are simulated (where it could matter).
 MIN_EVENTS = 200.0
@@ -292,15 +287,6 @@ def set_aside(events: pl.Expr) -> pl.Expr:
     within the margin goes on to that step, which decides.
     """
     return events.fill_nan(None).fill_null(0.0) >= MIN_EVENTS * WALK_MARGIN
-
-
-def without_set_aside(candidates: FrameT) -> FrameT:
-    """``candidates`` (groups' statistics, eager or lazy) less the ones :func:`set_aside`
-    drops, when they carry the compiled walks' count (``EVENTS``: the kernel's summaries
-    and the range engines' do; the Polars plan's do not, and keep every candidate)."""
-    if EVENTS not in candidates.collect_schema().names():
-        return candidates
-    return candidates.filter(~set_aside(pl.col(EVENTS)))
 
 
 def may_have_few_events(

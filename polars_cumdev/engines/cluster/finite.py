@@ -279,7 +279,7 @@ def calibration_simulated(
     candidates = table.with_columns(fg.tests_expr(False).alias(TESTS)).filter(
         fg.candidate(level, False)
     )
-    candidates = fs.without_set_aside(candidates)  # (counted by the range walks)
+    candidates = fg.without_set_aside(candidates)  # (counted by the range walks)
     if not candidates.height:
         return pf.without_simulation(stats)
     chosen = candidates.select(*on, TESTS, "weight", SIGMA_B)

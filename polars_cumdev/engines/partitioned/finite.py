@@ -102,7 +102,7 @@ def chosen(plan: Plan, stats: pl.DataFrame) -> pl.DataFrame | None:
     found = stats.with_columns(fg.tests_expr(False).alias(TESTS)).filter(
         fg.candidate(plan.level, True)
     )
-    found = fs.without_set_aside(found)  # (counted by the compiled range steps)
+    found = fg.without_set_aside(found)  # (counted by the compiled range steps)
     if not found.height:
         return None
     if keys:
